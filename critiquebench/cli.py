@@ -1,0 +1,28 @@
+"""The `critiquebench` command line. Each command group lives in its own app-layer module with `register(app)`."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+
+# Modules that add commands to `app`; one line per module keeps the CLI surface greppable.
+COMMAND_MODULES: tuple[str, ...] = (
+    "critiquebench.score_cmd",
+)
+
+
+@app.callback()
+def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details to stderr.")) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(_name).register(app)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,7 @@
+"""`critiquebench score` (being written)."""
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Placeholder until the score command lands."""

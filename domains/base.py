@@ -1,0 +1,108 @@
+"""The one small interface every problem domain implements.
+
+A domain turns instances into prompts, free-text LLM answers into parsed answers, and parsed answers into sound
+verdicts and feedback. Verifiers are pure and deterministic: they never call an LLM, and they never evaluate
+LLM text as code.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+FeedbackLevel = Literal["binary", "first", "all"]
+FEEDBACK_LEVELS: tuple[FeedbackLevel, ...] = ("binary", "first", "all")
+
+Status = Literal["valid", "invalid", "malformed"]
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One problem. `data` is JSON-serialisable so instances can live in checkpoints and the store."""
+
+    domain: str
+    id: str
+    data: dict[str, Any] = field(hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A sound verifier's judgement of one answer.
+
+    `errors` are the domain's own error sentences in the order the verifier found them, so `first` feedback is
+    `errors[0]` and `all` feedback joins them. `answer` is the parsed answer as JSON-serialisable data (None
+    when nothing could be parsed).
+    """
+
+    status: Status
+    errors: tuple[str, ...] = ()
+    answer: Any = None
+
+    @property
+    def valid(self) -> bool:
+        return self.status == "valid"
+
+
+@dataclass(frozen=True)
+class LLMVerdict:
+    """What an LLM verifier said about an answer: its verdict (False when it gave none) and its critique."""
+
+    says_valid: bool
+    critique: str
+    parsed: bool = True
+
+
+@runtime_checkable
+class Domain(Protocol):
+    """A machine-checkable problem domain. Implementations live one per module in `domains/`."""
+
+    name: str
+
+    def load(self, selection: str | None = None, path: Path | None = None) -> list[Instance]:
+        """Instances from a dataset. `selection` is e.g. "901-1000", "1,5,9" or None for all;
+        `path` is a user dataset (file or folder) or None for the default data."""
+        ...
+
+    def generate(self, n: int, seed: int) -> list[Instance]:
+        """`n` fresh, solvable instances, the same for the same seed."""
+        ...
+
+    def prompt(self, instance: Instance, style: str | None = None) -> list[dict[str, str]]:
+        """The generation prompt as chat messages (`{"role": ..., "content": ...}`)."""
+        ...
+
+    def parse(self, instance: Instance, text: str) -> Any:
+        """The answer the LLM committed to in `text`, or None if there is none. Never raises on bad text."""
+        ...
+
+    def verify(self, instance: Instance, text: str) -> Verdict:
+        """Parse and soundly verify a free-text answer. Never raises on bad text."""
+        ...
+
+    def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
+        """The backprompt text for `verdict` at `level` (binary, first, all), in the studies' wording."""
+        ...
+
+    def canonical(self, instance: Instance, text: str) -> str | None:
+        """A canonical string for the parsed answer so equal answers compare equal (self-consistency)."""
+        ...
+
+    def candidate(self, instance: Instance, kind: str, rng: random.Random) -> str:
+        """A candidate answer text of a known kind (e.g. correct, random) for verification-only studies."""
+        ...
+
+    candidate_kinds: tuple[str, ...]
+
+    def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> list[dict[str, str]]:
+        """The studies' prompt asking an LLM to verify (and critique) answer `text`."""
+        ...
+
+    def parse_llm_verdict(self, text: str) -> LLMVerdict:
+        """Read an LLM verifier's reply robustly; a missing verdict counts as 'wrong'."""
+        ...
+
+    def backprompt(self, instance: Instance, critique: str) -> str:
+        """The user turn that hands a critique (sound feedback or LLM critique) back to the generator."""
+        ...

@@ -1,0 +1,1 @@
+"""STRIPS planning domains from PDDL."""

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Set up .venv/ at the project root with critiquebench, its test tools and the embedded default model.
+# Idempotent: a second run only re-installs the project itself.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+
+# llama-cpp-python's default native build takes an AMX code path that segfaults at the first decode on these
+# machines, so it is built portably, and never from a cached (possibly native) wheel.
+if ! .venv/bin/python -c "import llama_cpp, llama_cpp.server" >/dev/null 2>&1; then
+  echo "building llama-cpp-python portably (about 5 minutes on 2 cores)..." >&2
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" \
+    .venv/bin/python -m pip install -q --no-cache-dir 'llama-cpp-python[server]>=0.3.0'
+fi
+
+.venv/bin/python -m pip install -q -e '.[embedded,dev]'

@@ -1,0 +1,97 @@
+"""Studies, runs and per-round attempts: everything reports are computed from.
+
+Tables
+- `studies(name PK, config JSON, created_at)`: a study's full definition, so resume and report need nothing else.
+- `runs(thread_id PK, study, domain, scheme, params JSON, instance_id, trial, status, final_round, final_answer,
+  correct, rounds, prompt_tokens, completion_tokens, llm_calls, cache_hits, error, updated_at)`: one graph
+  thread = one (study, domain, scheme spec, instance, trial). `status` is pending | running | done | failed;
+  `correct` is the sound verdict of the answer the scheme output (NULL until done).
+- `attempts(thread_id, round, answer, canonical, sound_status, sound_valid, feedback, llm_verdict, llm_critique,
+  stopped, prompt_tokens, completion_tokens, llm_calls, cache_hits)` keyed by (thread_id, round): one row per
+  generation round. `llm_verdict` is 1/0 when an LLM verifier judged this answer (NULL otherwise), so Table 2
+  compares it with `sound_valid`; `stopped` is 1 on the round whose answer the scheme output. Rows are upserted,
+  so a node re-run after a crash overwrites its own row instead of adding one.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import sqlite_utils
+
+RUN_STATUSES = ("pending", "running", "done", "failed")
+
+
+def ensure_schema(db: sqlite_utils.Database) -> None:
+    """Create the tables if missing (idempotent, safe from several processes)."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS studies (name TEXT PRIMARY KEY, config TEXT NOT NULL, created_at REAL NOT NULL)"
+    )
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS runs (
+            thread_id TEXT PRIMARY KEY, study TEXT NOT NULL, domain TEXT NOT NULL, scheme TEXT NOT NULL,
+            params TEXT NOT NULL DEFAULT '{}', instance_id TEXT NOT NULL, trial INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'pending', final_round INTEGER, final_answer TEXT, correct INTEGER,
+            rounds INTEGER NOT NULL DEFAULT 0, prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0, llm_calls INTEGER NOT NULL DEFAULT 0,
+            cache_hits INTEGER NOT NULL DEFAULT 0, error TEXT, updated_at REAL NOT NULL DEFAULT 0)"""
+    )
+    db.execute("CREATE INDEX IF NOT EXISTS runs_by_study ON runs (study, domain, scheme)")
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS attempts (
+            thread_id TEXT NOT NULL, round INTEGER NOT NULL, answer TEXT, canonical TEXT,
+            sound_status TEXT, sound_valid INTEGER, feedback TEXT, llm_verdict INTEGER, llm_critique TEXT,
+            stopped INTEGER NOT NULL DEFAULT 0, prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0, llm_calls INTEGER NOT NULL DEFAULT 0,
+            cache_hits INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (thread_id, round))"""
+    )
+
+
+def save_study(db: sqlite_utils.Database, name: str, config: Mapping[str, Any]) -> None:
+    db.execute(
+        "INSERT INTO studies (name, config, created_at) VALUES (?, ?, ?) "
+        "ON CONFLICT(name) DO UPDATE SET config = excluded.config",
+        [name, json.dumps(config, sort_keys=True), time.time()],
+    )
+
+
+def load_study(db: sqlite_utils.Database, name: str) -> dict[str, Any] | None:
+    row = db.execute("SELECT config FROM studies WHERE name = ?", [name]).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+def upsert_run(db: sqlite_utils.Database, thread_id: str, **fields: Any) -> None:
+    """Insert or update one run row; only the given fields change."""
+    fields = {**fields, "updated_at": time.time()}
+    if "params" in fields and not isinstance(fields["params"], str):
+        fields["params"] = json.dumps(fields["params"], sort_keys=True)
+    cols = ", ".join(["thread_id", *fields])
+    marks = ", ".join("?" * (len(fields) + 1))
+    updates = ", ".join(f"{c} = excluded.{c}" for c in fields)
+    db.execute(
+        f"INSERT INTO runs ({cols}) VALUES ({marks}) ON CONFLICT(thread_id) DO UPDATE SET {updates}",
+        [thread_id, *fields.values()],
+    )
+
+
+def upsert_attempt(db: sqlite_utils.Database, thread_id: str, round_: int, **fields: Any) -> None:
+    """Insert or replace one round's row (a re-run node overwrites its own row)."""
+    cols = ", ".join(["thread_id", "round", *fields])
+    marks = ", ".join("?" * (len(fields) + 2))
+    updates = ", ".join(f"{c} = excluded.{c}" for c in fields) or "round = excluded.round"
+    db.execute(
+        f"INSERT INTO attempts ({cols}) VALUES ({marks}) ON CONFLICT(thread_id, round) DO UPDATE SET {updates}",
+        [thread_id, round_, *fields.values()],
+    )
+
+
+def attempts(db: sqlite_utils.Database, thread_id: str) -> list[dict[str, Any]]:
+    """A run's rounds in order."""
+    return list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [thread_id]))
+
+
+def runs(db: sqlite_utils.Database, study: str) -> Iterator[dict[str, Any]]:
+    yield from db.query("SELECT * FROM runs WHERE study = ? ORDER BY domain, scheme, instance_id, trial", [study])
