@@ -12,6 +12,9 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 # Modules that add commands to `app`; one line per module keeps the CLI surface greppable.
 COMMAND_MODULES: tuple[str, ...] = (
     "critiquebench.score_cmd",
+    "critiquebench.cache_cmd",
+    "critiquebench.graph_cmd",
+    "critiquebench.study_cmd",
 )
 
 

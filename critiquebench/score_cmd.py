@@ -1,7 +1,161 @@
-"""`critiquebench score` (being written)."""
+"""`critiquebench score`: judge saved LLM answers with a domain's sound verifier.
+
+Input: JSON lines `{"id": ..., "instance": <instance id or path to an instance file>, "response": "<text>"}`.
+Output: one JSON line per input line, `{"id", "instance", "valid", "verdict", "answer", "feedback"}` where
+verdict is valid | invalid | malformed, or "error" with an "error" message when the line cannot be scored
+(bad JSON, unknown instance, unreadable file). A bad line never stops the run. Each distinct instance is
+loaded once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
+from critiquebench.domains import Domain, Instance, get_domain, load_instances
+
+log = logging.getLogger(__name__)
+
+
+class Level(StrEnum):
+    binary = "binary"
+    first = "first"
+    all = "all"
+
+
+class InstanceCache:
+    """Instance references (ids or file paths) resolved once each; failures are cached as their message."""
+
+    def __init__(self, domain: Domain, dataset: Path | None) -> None:
+        self.domain, self.dataset = domain, dataset
+        self._found: dict[str, Instance | str] = {}
+
+    def preload(self, refs: Iterable[str]) -> None:
+        """Load many numeric ids in one pass over the dataset; on any failure fall back to one by one."""
+        ids = [r for r in dict.fromkeys(refs) if r not in self._found and r.isdigit()]
+        if len(ids) < 2:
+            return
+        try:
+            instances = load_instances(self.domain, ",".join(ids), self.dataset)
+        except Exception as exc:  # noqa: BLE001 - any failure means: resolve each id alone for exact errors
+            log.debug("batch load failed (%s); loading ids one by one", exc)
+            return
+        self._found.update({instance.id: instance for instance in instances})
+
+    def get(self, ref: str) -> Instance | str:
+        """The instance, or the error message saying why there is none."""
+        if ref not in self._found:
+            try:
+                self._found[ref] = self._load(ref)
+            except Exception as exc:  # noqa: BLE001 - reported on the output line, never a traceback
+                self._found[ref] = f"instance {ref!r}: {exc}"
+        return self._found[ref]
+
+    def _load(self, ref: str) -> Instance:
+        path = Path(ref).expanduser()
+        if not ref.isdigit() and path.exists():
+            instances = self.domain.load(None, path)
+        elif ref.startswith("gen-") and len(parts := ref.split("-")) == 3:
+            seed, index = int(parts[1]), int(parts[2])
+            instances = self.domain.generate(index, seed)[-1:] if index >= 1 else []
+        else:
+            instances = load_instances(self.domain, ref, self.dataset)
+        if len(instances) != 1:
+            raise ValueError(f"refers to {len(instances)} instances, not one")
+        return instances[0]
+
+
+def score_lines(
+    domain: Domain, lines: Iterable[str], level: str, dataset: Path | None
+) -> Iterator[dict[str, Any]]:
+    """One result per non-blank input line (see module docstring)."""
+    cache = InstanceCache(domain, dataset)
+    rows = [(number, line) for number, line in enumerate(lines, start=1) if line.strip()]
+    parsed = [_parse_line(line) for _, line in rows]
+    cache.preload(item["instance"] for item in parsed if "error" not in item)
+    for (number, _), item in zip(rows, parsed, strict=True):
+        result: dict[str, Any] = {"id": item.get("id", number), "instance": item.get("instance")}
+        if "error" in item:
+            yield {**result, **_error(item["error"])}
+            continue
+        instance = cache.get(item["instance"])
+        if isinstance(instance, str):
+            yield {**result, **_error(instance)}
+            continue
+        try:
+            verdict = domain.verify(instance, item["response"])
+            feedback = domain.feedback(instance, verdict, level)  # type: ignore[arg-type]
+        except Exception as exc:  # noqa: BLE001 - a verifier bug must not lose the other lines
+            log.exception("verifying line %d failed", number)
+            yield {**result, **_error(f"verifier failed: {exc}")}
+            continue
+        yield {**result, "valid": verdict.valid, "verdict": verdict.status, "answer": verdict.answer,
+               "feedback": feedback}
+
+
+def _parse_line(line: str) -> dict[str, Any]:
+    try:
+        item = json.loads(line)
+    except ValueError as exc:
+        return {"error": f"bad JSON: {exc}"}
+    if not isinstance(item, dict):
+        return {"error": "a line must be a JSON object"}
+    out: dict[str, Any] = {"id": item["id"]} if "id" in item else {}
+    instance, response = item.get("instance"), item.get("response")
+    if isinstance(instance, int) and not isinstance(instance, bool):
+        instance = str(instance)
+    if not isinstance(instance, str) or not instance.strip():
+        return {**out, "error": "missing 'instance' (an instance id or a path to an instance file)"}
+    out["instance"] = instance.strip()
+    if not isinstance(response, str):
+        return {**out, "error": "missing 'response' (the raw answer text)"}
+    return {**out, "response": response}
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"valid": False, "verdict": "error", "answer": None, "feedback": None, "error": message}
+
+
+def score(
+    file: Annotated[Path, typer.Argument(help="JSONL of {id, instance, response} lines; - for stdin.")],
+    domain: Annotated[str, typer.Option("--domain", "-d", help="game24, coloring, ... or a folder.")],
+    feedback: Annotated[Level, typer.Option("--feedback", "-f", help="Feedback level.")] = Level.first,
+    dataset: Annotated[Path | None, typer.Option(help="Datasets root or the domain's own data.")] = None,
+    prompt_style: Annotated[str | None, typer.Option(help="Planning prompt style: nl or pddl.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here, not to stdout.")] = None,
+) -> None:
+    """Score saved LLM answers with the domain's sound verifier; writes one JSON line per answer."""
+    try:
+        chosen = get_domain(domain, prompt_style=prompt_style)
+    except Exception as exc:  # noqa: BLE001 - unknown names and broken PDDL folders alike
+        raise typer.BadParameter(str(exc), param_hint="--domain") from None
+    if dataset is not None and not dataset.exists():
+        raise typer.BadParameter(f"{dataset} does not exist", param_hint="--dataset")
+    try:
+        lines = (sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8", errors="replace"))
+        sink = output.open("w", encoding="utf-8") if output else sys.stdout
+    except OSError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    counts: Counter[str] = Counter()
+    try:
+        for result in score_lines(chosen, lines.splitlines(), feedback.value, dataset):
+            counts[result["verdict"]] += 1
+            sink.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
+    finally:
+        if output:
+            sink.close()
+    summary = ", ".join(f"{counts[v]} {v}" for v in ("valid", "invalid", "malformed", "error"))
+    typer.echo(f"scored {sum(counts.values())} answers: {summary}", err=True)
+
 
 def register(app: typer.Typer) -> None:
-    """Placeholder until the score command lands."""
+    app.command("score")(score)

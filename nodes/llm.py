@@ -1,34 +1,79 @@
-"""The one LLM client path: langchain-openai's ChatOpenAI against any OpenAI-compatible endpoint, with the call
-cache in front of it.
+"""The one LLM client path: langchain-openai's ChatOpenAI against any OpenAI-compatible endpoint, with the
+call cache in front of it.
 
-CONTRACT (other modules code against these names; the implementation is being written):
 - `LLMSettings`: frozen configuration of one endpoint + sampling parameters.
-- `Completion`: one answered (or failed) call.
+- `Completion`: one answered call.
 - `LLMClient(settings, cache).complete(messages, sample=0) -> Completion` is thread-safe; it returns cached
   answers without contacting the endpoint, and raises `LLMCallError` when a call still fails after retries
   (the failure is recorded in the cache's log first), `BudgetExceeded` once the budget cap is reached, and
   `ReplayMiss` in replay mode when a call is not in the cache.
+- `open_llm(settings, cache)`: a client in a context; serves the embedded model when no endpoint is set.
+
+The API key comes from `$OPENAI_API_KEY` only when the ChatOpenAI client is built; it never enters settings,
+cache keys, the store or log messages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlsplit
+
+import openai
+from critiquebench.store.cache import CallCache, CallRecord, cache_key, normalise_messages, sampling_params
+
+log = logging.getLogger(__name__)
+
+API_KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+NO_KEY = "sk-no-key"  # OpenAI-compatible local servers accept any key, but the client insists on one
+ROLES = ("system", "user", "assistant")
+_RETRY_STATUS = frozenset({408, 409, 429})
+_MAX_RETRY_AFTER_S = 600.0
 
 
 @dataclass(frozen=True)
 class LLMSettings:
     model: str = "smollm2-135m-instruct"
-    base_url: str | None = None  # None: serve the embedded default model
+    base_url: str | None = None  # None: $OPENAI_BASE_URL, else serve the embedded default model
     temperature: float = 0.0
     max_tokens: int = 512
     stop: tuple[str, ...] = ()
     timeout: float = 120.0
     concurrency: int = 4
     max_retries: int = 6
-    budget_tokens: int | None = None  # stop new calls once this many tokens were spent
+    budget_tokens: int | None = None  # stop new calls once this client spent this many tokens
     replay: bool = False  # every call must be a cache hit; no endpoint is contacted
     endpoint_id: str | None = None  # identity in cache keys; default derived from base_url
+    top_p: float | None = None
+    backoff_s: float = 1.0  # first retry delay; doubles per attempt, with jitter, up to max_backoff_s
+    max_backoff_s: float = 60.0
+    cost_per_1k: tuple[float, float] | None = None  # USD per 1K (prompt, completion) tokens of this model
+
+    def sampling_params(self) -> dict[str, Any]:
+        """The parameters that enter cache keys (use the same ones with `CallCache.put_recorded`)."""
+        return sampling_params(self.temperature, self.max_tokens, self.stop, self.top_p)
+
+    def resolved_base_url(self) -> str | None:
+        return self.base_url or os.environ.get(BASE_URL_ENV) or None
+
+    def endpoint(self) -> str:
+        """The endpoint's identity in cache keys: stable across runs, no credentials, no random ports."""
+        if self.endpoint_id:
+            return self.endpoint_id
+        base_url = self.resolved_base_url()
+        if base_url is None:
+            from critiquebench.nodes.embedded import embedded_endpoint_id
+
+            return embedded_endpoint_id()
+        return endpoint_identity(base_url)
 
 
 @dataclass(frozen=True)
@@ -39,6 +84,7 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    tokens_estimated: bool = False  # the server reported no usage; counts are len(text) // 4
 
 
 class LLMError(RuntimeError):
@@ -57,9 +103,234 @@ class ReplayMiss(LLMError):
     """Replay mode met a call that is not in the cache; the message names the first differing message."""
 
 
+def endpoint_identity(base_url: str) -> str:
+    """`scheme://host[:port]/path` without credentials, query or trailing slashes."""
+    parts = urlsplit(base_url.strip())
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}{port}{parts.path.rstrip('/')}"
+
+
+_slots_lock = threading.Lock()
+_slots: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+
+
+def _endpoint_slots(endpoint: str, concurrency: int) -> threading.BoundedSemaphore:
+    """One semaphore per endpoint, shared by every client of this process that talks to it."""
+    with _slots_lock:
+        return _slots.setdefault((endpoint, concurrency), threading.BoundedSemaphore(max(1, concurrency)))
+
+
 class LLMClient:
-    def __init__(self, settings: LLMSettings, cache: object) -> None:
-        raise NotImplementedError
+    def __init__(self, settings: LLMSettings, cache: CallCache) -> None:
+        self.settings = settings
+        self.cache = cache
+        self.endpoint = settings.endpoint()
+        self._params = settings.sampling_params()
+        self._chat: Any = None
+        if not settings.replay:
+            base_url = settings.resolved_base_url()
+            if base_url is None:
+                raise ValueError(
+                    "no endpoint: set base_url (or $OPENAI_BASE_URL) or use open_llm() for the embedded model"
+                )
+            self._chat = _chat_model(settings, base_url)
+        self._slots = _endpoint_slots(self.endpoint, settings.concurrency)
+        self._lock = threading.Lock()
+        self._inflight: dict[str, list[Any]] = {}
+        self._random = random.Random()
+        self._usage = {"calls": 0, "hits": 0, "failed": 0, "prompt_tokens": 0, "completion_tokens": 0}
+
+    def key(self, messages: Sequence[Mapping[str, str]], sample: int = 0) -> str:
+        return cache_key(self.settings.model, self.endpoint, messages, self._params, sample)
+
+    def usage(self) -> dict[str, Any]:
+        """What this client did: calls, hits, failed, tokens spent, cost_usd (None without cost_per_1k)."""
+        with self._lock:
+            usage: dict[str, Any] = dict(self._usage)
+        cost = self.settings.cost_per_1k
+        usage["cost_usd"] = (
+            None
+            if cost is None
+            else (usage["prompt_tokens"] * cost[0] + usage["completion_tokens"] * cost[1]) / 1000
+        )
+        return usage
 
     def complete(self, messages: Sequence[Mapping[str, str]], sample: int = 0) -> Completion:
-        raise NotImplementedError
+        msgs = normalise_messages(messages)
+        bad = [m["role"] for m in msgs if m["role"] not in ROLES]
+        if bad or not msgs:
+            raise ValueError(
+                f"messages need roles among {ROLES} and at least one message (got {bad or 'none'})"
+            )
+        key = self.key(msgs, sample)
+        with self._key_lock(key):  # two threads asking for the same call make one request
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.cache.log_event(
+                    key, self.settings.model, "hit", None, hit.prompt_tokens, hit.completion_tokens
+                )
+                self._count(hits=1)
+                return Completion(
+                    hit.response,
+                    key,
+                    True,
+                    hit.prompt_tokens,
+                    hit.completion_tokens,
+                    hit.latency_s,
+                    hit.tokens_estimated,
+                )
+            if self.settings.replay:
+                raise ReplayMiss(
+                    self.cache.explain_miss(self.settings.model, self.endpoint, msgs, self._params, sample)
+                )
+            self._check_budget()
+            return self._call(key, msgs, sample)
+
+    def _call(self, key: str, messages: list[dict[str, str]], sample: int) -> Completion:
+        settings = self.settings
+        for attempt in range(settings.max_retries + 1):
+            started = time.monotonic()
+            try:
+                with self._slots:
+                    reply = self._chat.invoke(messages)
+            except Exception as exc:  # noqa: BLE001 - every failure is classified, recorded or retried
+                delay = self._retry_delay(exc, attempt)
+                error = self._describe(exc)
+                if delay is None or attempt == settings.max_retries:
+                    self.cache.log_event(key, settings.model, "failed", error)
+                    self._count(failed=1)
+                    raise LLMCallError(
+                        f"{settings.model} at {self.endpoint} failed after {attempt + 1} attempt(s): {error}"
+                    ) from exc
+                log.warning(
+                    "%s attempt %d failed (%s); retrying in %.2fs", settings.model, attempt + 1, error, delay
+                )
+                time.sleep(delay)
+                continue
+            latency = time.monotonic() - started
+            text = reply.text
+            usage = reply.usage_metadata or {}
+            prompt_tokens, completion_tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+            estimated = not (prompt_tokens or completion_tokens)
+            if estimated:
+                prompt_tokens = sum(len(m["content"]) for m in messages) // 4
+                completion_tokens = len(text) // 4
+            self.cache.put(
+                CallRecord(
+                    key,
+                    settings.model,
+                    self.endpoint,
+                    messages,
+                    self._params,
+                    sample,
+                    text,
+                    prompt_tokens,
+                    completion_tokens,
+                    estimated,
+                    latency,
+                    time.time(),
+                )
+            )
+            self.cache.log_event(key, settings.model, "call", None, prompt_tokens, completion_tokens)
+            self._count(calls=1, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+            return Completion(text, key, False, prompt_tokens, completion_tokens, latency, estimated)
+        raise AssertionError("unreachable")  # the loop either returns or raises
+
+    def _retry_delay(self, exc: Exception, attempt: int) -> float | None:
+        """Seconds to wait before retrying `exc`, or None when retrying cannot help."""
+        if isinstance(exc, openai.APIStatusError):
+            if exc.status_code not in _RETRY_STATUS and exc.status_code < 500:
+                return None
+            retry_after = _retry_after(exc.response.headers)
+            if retry_after is not None:
+                return retry_after
+        elif not isinstance(exc, openai.APIConnectionError | openai.APIResponseValidationError | ValueError):
+            return None  # timeouts are APIConnectionErrors; a garbled body surfaces as a ValueError
+        backoff = min(self.settings.max_backoff_s, self.settings.backoff_s * 2**attempt)
+        return backoff * self._random.uniform(0.5, 1.0)
+
+    def _describe(self, exc: Exception) -> str:
+        text = f"{type(exc).__name__}: {exc}"[:1000]
+        secret = os.environ.get(API_KEY_ENV)
+        return text.replace(secret, "***") if secret else text
+
+    def _check_budget(self) -> None:
+        budget = self.settings.budget_tokens
+        if budget is None:
+            return
+        with self._lock:
+            spent = self._usage["prompt_tokens"] + self._usage["completion_tokens"]
+        if spent >= budget:
+            raise BudgetExceeded(
+                f"token budget of {budget} reached ({spent} tokens spent); no new calls are made"
+            )
+
+    def _count(self, **deltas: int) -> None:
+        with self._lock:
+            for name, delta in deltas.items():
+                self._usage[name] += delta
+
+    @contextmanager
+    def _key_lock(self, key: str) -> Iterator[None]:
+        with self._lock:
+            entry = self._inflight.setdefault(key, [threading.Lock(), 0])
+            entry[1] += 1
+        try:
+            with entry[0]:
+                yield
+        finally:
+            with self._lock:
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del self._inflight[key]
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds from `retry-after-ms` or `retry-after` (seconds; HTTP dates are left to the backoff)."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            continue
+        if seconds >= 0:
+            return min(seconds, _MAX_RETRY_AFTER_S)
+    return None
+
+
+def _chat_model(settings: LLMSettings, base_url: str) -> Any:
+    from langchain_openai import ChatOpenAI
+
+    # ChatOpenAI sends `max_completion_tokens`, which llama.cpp-style servers ignore; they read `max_tokens`.
+    is_openai = (urlsplit(base_url).hostname or "").endswith("api.openai.com")
+    extra_body = None if is_openai else {"max_tokens": settings.max_tokens}
+    return ChatOpenAI(
+        model=settings.model,
+        base_url=base_url,
+        api_key=os.environ.get(API_KEY_ENV) or NO_KEY,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+        stop=list(settings.stop) or None,
+        top_p=settings.top_p,
+        timeout=settings.timeout,
+        max_retries=0,  # retried here, so failures are logged and Retry-After is honoured
+        n=1,
+        extra_body=extra_body,
+    )
+
+
+@contextmanager
+def open_llm(settings: LLMSettings, cache: CallCache) -> Iterator[LLMClient]:
+    """A client for `settings`; with no endpoint configured, serves the embedded model for the block."""
+    if settings.replay or settings.resolved_base_url() is not None:
+        yield LLMClient(settings, cache)
+        return
+    from critiquebench.nodes.embedded import EmbeddedServer
+
+    with EmbeddedServer(model_alias=settings.model) as server:
+        served = replace(
+            settings, base_url=server.base_url, endpoint_id=settings.endpoint_id or server.endpoint_id
+        )
+        yield LLMClient(served, cache)

@@ -1,1 +1,41 @@
-"""STRIPS planning domains from PDDL."""
+"""STRIPS planning domains from PDDL: PlanBench's Blocksworld, Mystery Blocksworld and Logistics, or any folder
+with a ``domain.pddl`` and a PlanBench-style ``config.yaml`` (plus ``instances/`` if it brings its problems).
+
+    domain = load_planning_domain("blocksworld")                  # shipped domain, nl prompts
+    domain = load_planning_domain("path/to/my_domain", "pddl")   # a user folder, raw-PDDL prompts
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from critiquebench.domains.planning.domain import PlanningDomain
+from critiquebench.domains.planning.prompts import PROMPT_STYLES
+from critiquebench.domains.planning.strips import PlanningError
+
+BUILTIN_PLANNING: tuple[str, ...] = ("blocksworld", "mystery_blocksworld", "logistics")
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+
+__all__ = ["BUILTIN_PLANNING", "PROMPT_STYLES", "PlanningDomain", "PlanningError", "load_planning_domain"]
+
+
+def load_planning_domain(
+    name_or_folder: str | Path, prompt_style: str = "nl", *, strict: bool = False, shots: int = 3
+) -> PlanningDomain:
+    """A builtin planning domain by name, or a user domain folder (domain.pddl + config.yaml).
+
+    `prompt_style` is one of `PROMPT_STYLES`; `strict` makes action-like lines that cannot be read invalidate
+    a plan (PlanBench skips them); `shots` is the number of examples in the pddl style.
+    """
+    if str(name_or_folder) in BUILTIN_PLANNING:
+        name = str(name_or_folder)
+        return PlanningDomain(name, DATA_DIR / name, prompt_style, strict, shots, generator=name)
+    folder = Path(name_or_folder).expanduser()
+    if not folder.is_dir():
+        raise PlanningError(
+            f"{name_or_folder}: not a builtin planning domain ({', '.join(BUILTIN_PLANNING)}) nor a folder"
+        )
+    for needed in ("domain.pddl", "config.yaml"):
+        if not (folder / needed).is_file():
+            raise PlanningError(f"{folder}: a planning domain folder needs {needed}")
+    return PlanningDomain(folder.resolve().name, folder.resolve(), prompt_style, strict, shots)

@@ -1,0 +1,86 @@
+"""`critiquebench cache stats|export|import`: inspect the LLM call cache, or hand it on for replay."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from critiquebench.store.cache import CallCache
+from critiquebench.store.db import default_store_path
+
+cache_app = typer.Typer(no_args_is_help=True, help=__doc__)
+_STORE_HELP = "Store file (default: $CRITIQUEBENCH_STORE or ./critiquebench.sqlite)."
+StoreOption = Annotated[Path | None, typer.Option("--store", help=_STORE_HELP)]
+
+
+def _open(store: Path | None, must_exist: bool = True) -> CallCache:
+    path = store or default_store_path()
+    if must_exist and not path.exists():
+        typer.echo(f"error: no store at {path}", err=True)
+        raise typer.Exit(2)
+    return CallCache(path)
+
+
+@cache_app.command("stats")
+def stats(
+    store: StoreOption = None, as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False
+) -> None:
+    """Calls made, cache hits, failures and tokens spent, per model and in total."""
+    result = _open(store).stats()
+    if as_json:
+        typer.echo(json.dumps(result, indent=2, sort_keys=True))
+        return
+    columns = ("recorded", "calls", "hits", "failed", "prompt_tokens", "completion_tokens")
+    table = Table(title="LLM call cache")
+    table.add_column("model")
+    for column in columns:
+        table.add_column(column.replace("_", " "), justify="right")
+    for model, counts in result["by_model"].items():
+        table.add_row(model, *(str(counts[c]) for c in columns))
+    table.add_row("total", *(str(result["total"][c]) for c in columns), style="bold")
+    Console().print(table)
+
+
+@cache_app.command("export")
+def export(
+    store: StoreOption = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="JSONL file (default: stdout).")
+    ] = None,
+) -> None:
+    """Write every recorded call as JSON lines, for `cache import` elsewhere (no API keys are in it)."""
+    cache = _open(store)
+    if output is None:
+        count = cache.export(sys.stdout)
+    else:
+        with output.open("w", encoding="utf-8") as fp:
+            count = cache.export(fp)
+    typer.echo(f"exported {count} recorded calls", err=True)
+
+
+@cache_app.command("import")
+def import_(
+    source: Annotated[
+        Path, typer.Argument(exists=True, dir_okay=False, help="A JSONL file from `cache export`.")
+    ],
+    store: StoreOption = None,
+) -> None:
+    """Merge recorded calls into the store, so runs can replay them with no LLM."""
+    cache = _open(store, must_exist=False)
+    try:
+        with source.open(encoding="utf-8") as fp:
+            added, present = cache.import_jsonl(fp)
+    except ValueError as exc:
+        typer.echo(f"error: {source}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"added {added} recorded calls ({present} already present)", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(cache_app, name="cache")

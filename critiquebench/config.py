@@ -1,0 +1,207 @@
+"""A study's definition: domains x instance selections x scheme specs x model x trials.
+
+A study comes from CLI flags, a TOML file, or both (flags override the file). Its full definition is stored in
+the store's `studies` table (never an API key), so `resume NAME` and `report NAME` need nothing else.
+
+TOML keys (all optional except domains and schemes; see studies/main.toml):
+    domains = ["game24", "coloring"]           schemes = ["standard", "sampling:k=5"]
+    instances = "901-905"  |  [instances] game24 = "901-905", coloring = "1-5"
+    dataset = "../../shared/datasets"           # relative paths are relative to the TOML file
+    figure = "main_figure2.png"                 # `run` also writes Figure 2 here (not part of the study)
+    model, base_url, temperature, max_tokens, trials, concurrency, timeout, budget_tokens
+    [domain_options.blocksworld] prompt_style = "pddl"
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MODEL = "smollm2-135m-instruct"
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# Operational settings: changing them does not change which results a study produces.
+_OPERATIONAL = frozenset({"concurrency", "timeout", "budget_tokens"})
+
+
+class ConfigError(ValueError):
+    """A study definition that cannot be run; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    name: str
+    domains: tuple[str, ...]
+    instances: Mapping[str, str]  # domain -> selection ("901-1000", "1,5", "all", "gen:N:SEED")
+    schemes: tuple[str, ...]
+    dataset: str | None = None  # absolute path, or None for the default data lookup
+    model: str = DEFAULT_MODEL
+    base_url: str | None = None  # None: the embedded model
+    temperature: float = 0.0
+    max_tokens: int = 512
+    trials: int = 1
+    concurrency: int = 4
+    timeout: float = 120.0
+    budget_tokens: int | None = None
+    domain_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    kind: str = "loop"  # "loop" for generate/verify/critique studies, "verify" for verification-only ones
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form for the studies table."""
+        data = asdict(self)
+        data["domains"] = list(self.domains)
+        data["schemes"] = list(self.schemes)
+        data["instances"] = dict(self.instances)
+        data["domain_options"] = {k: dict(v) for k, v in self.domain_options.items()}
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StudyConfig:
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        kwargs["domains"] = tuple(kwargs.get("domains", ()))
+        kwargs["schemes"] = tuple(kwargs.get("schemes", ()))
+        return cls(**kwargs)
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that decide a study's results; a re-run must match them to resume."""
+        return {k: v for k, v in self.to_dict().items() if k not in _OPERATIONAL}
+
+    def differences(self, other: StudyConfig) -> list[str]:
+        mine, theirs = self.identity(), other.identity()
+        return [
+            f"{k}: stored {theirs.get(k)!r}, given {mine.get(k)!r}" for k in mine if mine[k] != theirs.get(k)
+        ]
+
+
+def split_list(text: str) -> list[str]:
+    """Comma-separated names: "a, b ,c" -> ["a", "b", "c"]."""
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def split_schemes(text: str) -> list[str]:
+    """Scheme specs from one comma-separated flag.
+
+    Parameters also use commas ("llm-llm:rounds=10,critic=partial"), so a piece holding "=" but no ":"
+    continues the previous spec's parameters; any other piece starts a new spec.
+    """
+    specs: list[str] = []
+    for piece in split_list(text):
+        if "=" in piece and ":" not in piece and specs:
+            specs[-1] = f"{specs[-1]},{piece}"
+        else:
+            specs.append(piece)
+    return specs
+
+
+def parse_instances(value: str | Mapping[str, str], domains: tuple[str, ...]) -> dict[str, str]:
+    """One selection for every domain ("901-905") or per domain ("game24=901-905,coloring=1,5")."""
+    if isinstance(value, Mapping):
+        per = {str(k): str(v).strip() for k, v in value.items()}
+    elif "=" not in value:
+        return {d: value.strip() for d in domains}
+    else:
+        per, current = {}, None
+        for piece in value.split(","):
+            if "=" in piece:
+                current, _, sel = piece.partition("=")
+                current = current.strip()
+                per[current] = sel.strip()
+            elif current is None:
+                raise ConfigError(f"--instances {value!r}: start with DOMAIN=SELECTION or give one selection")
+            else:
+                per[current] = f"{per[current]},{piece.strip()}"
+    unknown = sorted(set(per) - set(domains))
+    if unknown:
+        raise ConfigError(f"instance selection for {', '.join(unknown)}, which is not in --domains")
+    missing = [d for d in domains if not per.get(d)]
+    if missing:
+        raise ConfigError(f"no instance selection for domain(s) {', '.join(missing)}")
+    return {d: per[d] for d in domains}
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """The study keys of a TOML file, with `dataset` and `figure` made absolute relative to its folder."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file {path} not found") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    for key in ("dataset", "figure"):  # paths in the file are relative to the file, wherever it is run from
+        if isinstance(data.get(key), str):
+            data[key] = str((path.parent / data[key]).resolve())
+    return data
+
+
+def build_config(name: str, file_values: Mapping[str, Any], flags: Mapping[str, Any]) -> StudyConfig:
+    """Merge TOML values and CLI flags (flags win; None means "not given") and validate the result."""
+    merged: dict[str, Any] = {**file_values, **{k: v for k, v in flags.items() if v is not None}}
+    merged.pop("name", None)
+    unknown = sorted(set(merged) - {f.name for f in fields(StudyConfig)})
+    if unknown:
+        raise ConfigError(f"unknown study setting(s): {', '.join(unknown)}")
+    domains = merged.get("domains")
+    domains = tuple(split_list(domains) if isinstance(domains, str) else domains or ())
+    schemes = merged.get("schemes")
+    schemes = tuple(split_schemes(schemes) if isinstance(schemes, str) else schemes or ())
+    if not domains:
+        raise ConfigError("no domains: pass --domains game24,coloring,... or set domains in --config")
+    if not schemes:
+        raise ConfigError("no schemes: pass --schemes standard,llm-llm,... or set schemes in --config")
+    if "instances" not in merged:
+        raise ConfigError(
+            "no instances: pass --instances 901-1000 (or gen:N:SEED) or set instances in --config"
+        )
+    merged.update(
+        domains=domains,
+        schemes=canonical_schemes(schemes),
+        instances=parse_instances(merged["instances"], domains),
+    )
+    if merged.get("dataset"):
+        merged["dataset"] = str(Path(merged["dataset"]).expanduser().resolve())
+    if merged.get("base_url") is None and os.environ.get("OPENAI_BASE_URL"):
+        # Resolved once and stored, so a resume talks to the same endpoint whatever the environment then is.
+        merged["base_url"] = os.environ["OPENAI_BASE_URL"]
+    config = StudyConfig(name=name, **merged)
+    validate(config)
+    return config
+
+
+def validate(config: StudyConfig) -> None:
+    """Clear errors for values that cannot work, before anything is stored or called."""
+    if not NAME_RE.match(config.name):
+        raise ConfigError(f"study name {config.name!r}: use letters, digits, '_', '-', '.' (no '/')")
+    if len(set(config.domains)) != len(config.domains):
+        raise ConfigError("a domain is listed twice")
+    if len(set(config.schemes)) != len(config.schemes):
+        raise ConfigError("a scheme spec is listed twice")
+    for key, low in (("trials", 1), ("concurrency", 1), ("max_tokens", 1)):
+        value = getattr(config, key)
+        if not isinstance(value, int) or value < low:
+            raise ConfigError(f"{key} must be an integer >= {low}, got {value!r}")
+    if not 0.0 <= float(config.temperature) <= 2.0:
+        raise ConfigError(f"temperature must be in [0, 2], got {config.temperature}")
+    if config.dataset and not Path(config.dataset).exists():
+        raise ConfigError(f"dataset {config.dataset} does not exist")
+
+
+def canonical_schemes(specs: tuple[str, ...]) -> tuple[str, ...]:
+    """Specs in the canonical form the scheme registry writes into thread ids and result rows
+    ("llm-llm:rounds=10,critic=partial" -> "llm-llm:critic=partial,rounds=10"); unknown schemes or parameters
+    raise ConfigError."""
+    from critiquebench.graphs import normalize_spec
+
+    out = []
+    for spec in specs:
+        try:
+            out.append(normalize_spec(spec))
+        except ValueError as exc:
+            raise ConfigError(f"scheme {spec!r}: {exc}") from exc
+    if len(set(out)) != len(out):
+        raise ConfigError("a scheme spec is listed twice")
+    return tuple(out)

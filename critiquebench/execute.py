@@ -1,0 +1,153 @@
+"""Run or resume ONE graph thread: one (study, domain, scheme spec, instance, trial).
+
+The scheme graph is compiled here, and only here, with a SQLite checkpointer on the store file. A thread that
+exists and is unfinished continues from its last checkpoint (its LLM calls so far are cache hits); a finished
+one is not run again. The `runs` row goes running -> done (totals summed from the `attempts` rows) or failed
+(with the error; the thread stays resumable).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import sqlite_utils
+
+from critiquebench.domains.base import Domain, Instance
+from critiquebench.graphs import SCHEMES, format_spec, normalize_spec, parse_spec
+from critiquebench.graphs.state import initial_state, recursion_limit
+from critiquebench.nodes.context import USAGE_KEYS, ChatLLM, RunContext
+from critiquebench.nodes.llm import LLMError
+from critiquebench.store.checkpoints import open_saver
+from critiquebench.store.db import connect
+from critiquebench.store.results import attempts, ensure_schema, upsert_run
+
+log = logging.getLogger(__name__)
+
+DURABILITY = "sync"  # a checkpoint is on disk before the next node starts, so a kill loses at most one node
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    thread_id: str
+    status: str  # "done" or "failed"
+    correct: bool | None = None
+    final_answer: str | None = None  # the raw text of the answer the scheme output
+    final_round: int | None = None
+    rounds: int = 0
+    resumed: bool = False  # continued from an earlier checkpoint
+    skipped: bool = False  # already done before this call; nothing ran
+    error: str | None = None
+
+
+def thread_id_for(study: str, domain: str, spec: str, instance_id: str, trial: int) -> str:
+    """The thread (and `runs` row) id of one run; `spec` is written in its canonical form."""
+    return f"{study}/{domain}/{normalize_spec(spec)}/{instance_id}/{trial}"
+
+
+def execute_run(
+    store_path: str | os.PathLike[str],
+    study: str,
+    domain: Domain | str,
+    instance: Instance,
+    spec: str,
+    trial: int,
+    llm: ChatLLM,
+) -> RunOutcome:
+    """Run the thread to its end (fresh, resumed, or not at all when already done) and record its `runs` row.
+
+    Raises ValueError for a bad scheme spec; LLM failures (LLMCallError, BudgetExceeded, ReplayMiss) and other
+    errors inside the graph are recorded on the row (status failed) and returned, not raised.
+    """
+    if isinstance(domain, str):
+        from critiquebench.domains import get_domain
+
+        domain = get_domain(domain)
+    name, given = parse_spec(spec)
+    scheme = SCHEMES[name]
+    label = format_spec(name, given)
+    tid = thread_id_for(study, domain.name, label, instance.id, trial)
+    db = connect(store_path)
+    try:
+        ensure_schema(db)
+        row = db.execute("SELECT status FROM runs WHERE thread_id = ?", [tid]).fetchone()
+        if row is not None and row[0] == "done":
+            return _outcome(db, tid, skipped=True)
+        ctx = RunContext.create(domain, instance, llm, db, tid)
+        builder = scheme(ctx, **given)
+        config: Any = {
+            "configurable": {"thread_id": tid},
+            "recursion_limit": recursion_limit(scheme.max_rounds(given)),
+        }
+        with open_saver(store_path) as saver:
+            graph = builder.compile(checkpointer=saver)
+            snapshot = graph.get_state(config)
+            resumed = bool(snapshot.values)
+            # upsert_run's INSERT needs the NOT NULL identity columns even when the row exists
+            ident = dict(
+                study=study,
+                domain=domain.name,
+                scheme=label,
+                params=scheme.params(given),
+                instance_id=instance.id,
+                trial=trial,
+            )
+            upsert_run(db, tid, **ident, status="running", error=None)
+            if resumed and not snapshot.next:  # finished, but killed before its row said so
+                return _finish(db, tid, ident, resumed=True)
+            try:
+                graph.invoke(None if resumed else initial_state(instance.id), config, durability=DURABILITY)
+            except LLMError as exc:
+                return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
+            except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
+                log.exception("run %s failed", tid)
+                return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
+        return _finish(db, tid, ident, resumed=resumed)
+    finally:
+        db.conn.close()
+
+
+def _finish(db: sqlite_utils.Database, tid: str, ident: dict[str, Any], resumed: bool) -> RunOutcome:
+    rows = attempts(db, tid)
+    final = next((r for r in rows if r["stopped"]), rows[-1] if rows else None)
+    totals = {k: sum(int(r[k] or 0) for r in rows) for k in USAGE_KEYS}
+    upsert_run(
+        db,
+        tid,
+        **ident,
+        status="done",
+        error=None,
+        rounds=max((r["round"] for r in rows), default=0),
+        final_round=final["round"] if final else None,
+        final_answer=final["answer"] if final else None,
+        correct=final["sound_valid"] if final else None,
+        **totals,
+    )
+    return _outcome(db, tid, resumed=resumed)
+
+
+def _fail(
+    db: sqlite_utils.Database, tid: str, ident: dict[str, Any], error: str, resumed: bool
+) -> RunOutcome:
+    rows = attempts(db, tid)
+    totals = {k: sum(int(r[k] or 0) for r in rows) for k in USAGE_KEYS}
+    upsert_run(db, tid, **ident, status="failed", error=error, rounds=len(rows), **totals)
+    return _outcome(db, tid, resumed=resumed)
+
+
+def _outcome(db: sqlite_utils.Database, tid: str, resumed: bool = False, skipped: bool = False) -> RunOutcome:
+    row = next(iter(db.query("SELECT * FROM runs WHERE thread_id = ?", [tid])))
+    correct = None if row["correct"] is None else bool(row["correct"])
+    return RunOutcome(
+        thread_id=tid,
+        status=row["status"],
+        correct=correct,
+        final_answer=row["final_answer"],
+        final_round=row["final_round"],
+        rounds=row["rounds"],
+        resumed=resumed,
+        skipped=skipped,
+        error=row["error"],
+    )

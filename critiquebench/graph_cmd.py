@@ -1,0 +1,58 @@
+"""`critiquebench graph` (draw a scheme's graph) and `critiquebench critics` (list critic plug-ins)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+
+def register(app: typer.Typer) -> None:
+    app.command("graph")(graph)
+    app.command("critics")(critics)
+
+
+def graph(
+    scheme: Annotated[str, typer.Argument(help='A scheme spec, e.g. "llm-llm" or "sampling:k=25".')],
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="mermaid | ascii | png (png needs --output).")
+    ] = ("mermaid"),
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here, not to stdout.")] = None,
+) -> None:
+    """Draw a scheme's LangGraph graph (no network: PNG is rendered locally with matplotlib)."""
+    from critiquebench.graphs.draw import draw
+
+    if fmt == "png" and output is None:
+        raise typer.BadParameter("png output is binary: give --output FILE.png", param_hint="--format")
+    try:
+        picture = draw(scheme, fmt)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="SCHEME / --format") from None
+    if output is None:
+        typer.echo(picture.rstrip("\n") if isinstance(picture, str) else picture)
+    elif isinstance(picture, bytes):
+        output.write_bytes(picture)
+    else:
+        output.write_text(picture if picture.endswith("\n") else picture + "\n")
+
+
+def critics(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON list instead of a table.")] = False,
+) -> None:
+    """List the critics a scheme can use (critic=NAME): built-in ones and installed plug-ins."""
+    from critiquebench.nodes.critics import ENTRY_POINT_GROUP, available_critics
+
+    infos = available_critics()
+    if as_json:
+        typer.echo(json.dumps([{"name": i.name, "source": i.source, "doc": i.doc} for i in infos], indent=2))
+        return
+    table = Table(title=f"critics (plug-ins: entry-point group {ENTRY_POINT_GROUP})")
+    for column in ("name", "source", "description"):
+        table.add_column(column)
+    for info in infos:
+        table.add_row(info.name, info.source, info.doc)
+    Console().print(table)

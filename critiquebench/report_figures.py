@@ -1,0 +1,45 @@
+"""Figure 2: accuracy against the round budget n, one panel per domain, one line per iterative scheme."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display is needed or wanted
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+from critiquebench.reports import BudgetPoint  # noqa: E402
+
+
+def budget_figure(points: Sequence[BudgetPoint], path: Path, title: str | None = None) -> Path:
+    """Write the PNG (or any format matplotlib infers from the suffix) and return its path."""
+    by_domain: dict[str, dict[str, list[BudgetPoint]]] = defaultdict(lambda: defaultdict(list))
+    for p in points:
+        by_domain[p.domain][p.scheme].append(p)
+    domains = list(by_domain) or ["(no iterative runs)"]
+    fig, axes = plt.subplots(1, len(domains), figsize=(4.2 * len(domains), 3.6), squeeze=False)
+    for ax, domain in zip(axes[0], domains, strict=True):
+        for scheme, series in by_domain.get(domain, {}).items():
+            xs = [p.budget for p in series]
+            ys = [100 * (p.accuracy or 0.0) for p in series]
+            ax.plot(xs, ys, marker="o", markersize=3, label=f"{scheme} (n={series[0].total})")
+        ax.set_title(domain)
+        ax.set_xlabel("round budget n")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylim(-2, 102)
+        ax.grid(alpha=0.3)
+        if by_domain.get(domain):
+            ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("accuracy (%)")
+    fig.suptitle(f"Figure 2: accuracy by round budget ({title})" if title else "Accuracy by round budget")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

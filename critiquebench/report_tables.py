@@ -1,0 +1,229 @@
+"""Rendering report rows as rich terminal tables, Markdown, CSV or JSON.
+
+JSON and CSV are long format: one object/line per row with every field (Table 1 rows carry at least domain,
+scheme, correct, total, accuracy, ci_low, ci_high, mean_rounds, prompt_tokens, completion_tokens, llm_calls,
+cache_hits; every row has a `table` key: "1", "2", "figure" or "compare"). The terminal and Markdown forms
+use the papers' layout: schemes as rows, domains as columns, cells like "23.0% (23/100)".
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from critiquebench.reports import (
+    BudgetPoint,
+    CompareRow,
+    Table1Row,
+    Table2Row,
+    row_dict,
+)
+
+FORMATS = ("table", "md", "csv", "json")
+
+NOTES = {
+    "1": "Accuracy = sound-verified final answers / finished runs; 95% Wilson interval; rounds and tokens "
+    "are means per run (instance x trial).",
+    "2": "Over every attempt judged by an LLM verifier and the sound verifier. Accuracy: LLM agrees with "
+    "the sound verdict. FPR: LLM said valid among sound-invalid answers. FNR: LLM said invalid among "
+    "sound-valid answers.",
+    "figure": "Budget n: a run's answer is the one it stopped at if that round is <= n, else the answer of "
+    "round n.",
+}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """One rendered table: a title, column headers and string cells."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    note: str = ""
+
+
+def pct(num: int | None, den: int | None) -> str:
+    """The papers' cell format: "23.0% (23/100)"; "-" when there is nothing to count."""
+    if num is None or not den:
+        return "-"
+    return f"{100 * num / den:.1f}% ({num}/{den})"
+
+
+def _num(value: float | None, fmt: str = "{:.1f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
+    domains = list(dict.fromkeys(r.domain for r in rows))
+    schemes = list(dict.fromkeys(r.scheme for r in rows))
+    cell = {(r.domain, r.scheme): r for r in rows}
+    main = [
+        [s, *(pct(cell[(d, s)].correct, cell[(d, s)].total) if (d, s) in cell else "" for d in domains)]
+        for s in schemes
+    ]
+    detail = [
+        [
+            r.domain,
+            r.scheme,
+            pct(r.correct, r.total),
+            "-" if r.ci_low is None else f"[{100 * r.ci_low:.1f}, {100 * r.ci_high:.1f}]",
+            _num(r.mean_rounds, "{:.2f}"),
+            _num(r.mean_tokens, "{:.0f}"),
+            str(r.llm_calls),
+            str(r.cache_hits),
+            str(r.failed),
+            str(r.unfinished),
+        ]
+        for r in rows
+    ]
+    study = rows[0].study if rows else ""
+    return [
+        Grid(f"Table 1: accuracy ({study})", ["scheme", *domains], main, NOTES["1"]),
+        Grid(
+            "Table 1 detail",
+            [
+                "domain",
+                "scheme",
+                "accuracy",
+                "95% CI (%)",
+                "mean rounds",
+                "mean tokens",
+                "LLM calls",
+                "cache hits",
+                "failed",
+                "unfinished",
+            ],
+            detail,
+        ),
+    ]
+
+
+def table2_grids(rows: Sequence[Table2Row]) -> list[Grid]:
+    body = [
+        [
+            r.domain,
+            r.scheme,
+            pct(r.agree, r.n),
+            pct(r.false_pos, r.sound_invalid),
+            pct(r.false_neg, r.sound_valid),
+        ]
+        for r in rows
+    ]
+    study = rows[0].study if rows else ""
+    return [
+        Grid(
+            f"Table 2: LLM verifier vs sound verifier ({study})",
+            ["domain", "scheme", "accuracy", "FPR", "FNR"],
+            body,
+            NOTES["2"],
+        )
+    ]
+
+
+def budget_grids(rows: Sequence[BudgetPoint]) -> list[Grid]:
+    body = [[r.domain, r.scheme, str(r.budget), pct(r.correct, r.total)] for r in rows]
+    study = rows[0].study if rows else ""
+    return [
+        Grid(
+            f"Figure 2 data: accuracy by round budget ({study})",
+            ["domain", "scheme", "budget n", "accuracy"],
+            body,
+            NOTES["figure"],
+        )
+    ]
+
+
+def compare_grids(rows: Sequence[CompareRow]) -> list[Grid]:
+    if not rows:
+        return [Grid("Comparison", ["domain", "scheme"], [])]
+    a, b = rows[0].study, rows[0].other_study
+    body = [
+        [
+            r.domain,
+            r.scheme,
+            pct(r.correct, r.total),
+            pct(r.other_correct, r.other_total),
+            "-" if r.delta is None else f"{100 * r.delta:+.1f}",
+        ]
+        for r in rows
+    ]
+    return [
+        Grid(
+            f"{a} vs {b}",
+            ["domain", "scheme", a, b, "delta (points)"],
+            body,
+            f"delta = accuracy of {a} minus accuracy of {b}.",
+        )
+    ]
+
+
+# Row type -> renderer; other report modules (verification-only studies) add their row types here.
+GRIDS: dict[type, Callable[[Any], list[Grid]]] = {
+    Table1Row: table1_grids,
+    Table2Row: table2_grids,
+    BudgetPoint: budget_grids,
+    CompareRow: compare_grids,
+}
+
+
+def grids_for(rows: Sequence[Any]) -> list[Grid]:
+    if not rows:
+        return [Grid("(no rows)", ["result"], [["the study has no finished results yet"]])]
+    return GRIDS[type(rows[0])](rows)
+
+
+def render(rows: Sequence[Any], fmt: str) -> str:
+    """Rows of one report kind as text in `fmt` (table, md, csv, json)."""
+    if fmt == "json":
+        return json.dumps([row_dict(r) for r in rows], indent=2)
+    if fmt == "csv":
+        return _csv([row_dict(r) for r in rows])
+    grids = grids_for(rows)
+    return "\n".join(_md(g) for g in grids) if fmt == "md" else rich_text(grids)
+
+
+def _csv(dicts: list[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    if dicts:
+        writer = csv.DictWriter(buf, fieldnames=list(dicts[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(dicts)
+    return buf.getvalue()
+
+
+def _md(grid: Grid) -> str:
+    esc = [[c.replace("|", "\\|") for c in row] for row in grid.rows]
+    lines = [f"### {grid.title}", ""]
+    if grid.note:
+        lines += [grid.note, ""]
+    lines += ["| " + " | ".join(grid.headers) + " |", "|" + "|".join("---" for _ in grid.headers) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in esc]
+    return "\n".join(lines) + "\n"
+
+
+def _numeric(cells: list[str]) -> bool:
+    return bool(cells) and all(c == "" or c[0].isdigit() or c[0] in "-[" for c in cells)
+
+
+def rich_text(grids: list[Grid]) -> str:
+    """Grids as rich tables (plain text, no colour codes, so output can be piped and compared)."""
+    console = Console(file=io.StringIO(), width=160, force_terminal=False, color_system=None)
+    for grid in grids:
+        table = Table(title=grid.title, title_justify="left")
+        for i, header in enumerate(grid.headers):
+            numeric = _numeric([row[i] for row in grid.rows])
+            table.add_column(header, justify="right" if numeric else "left", overflow="fold")
+        for row in grid.rows:
+            table.add_row(*row)
+        console.print(table)
+        if grid.note:
+            console.print(grid.note, soft_wrap=False, width=110)
+        console.print()
+    return console.file.getvalue()  # type: ignore[attr-defined]

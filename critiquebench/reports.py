@@ -1,0 +1,310 @@
+"""Study reports computed from the store alone: Table 1 (accuracy), Table 2 (LLM verifier), Figure 2 (budget).
+
+Definitions (also printed in report headers):
+- Table 1 counts finished runs (status done); `correct` is the sound verdict of the answer the scheme output.
+  The 95% interval is Wilson's score interval. Tokens, calls and cache hits are totals over finished runs;
+  `mean_rounds` and `mean_tokens` are per run (one run = one instance x trial).
+- Table 2 uses every attempt whose answer an LLM verifier judged (llm_verdict not NULL) and the sound verifier
+  judged too. accuracy = LLM agrees with the sound verdict; FPR = LLM said valid among sound-invalid answers;
+  FNR = LLM said invalid among sound-valid answers.
+- Figure 2 evaluates iterative schemes as if their round budget were n: a run's output is the answer of the
+  round where the scheme stopped if that round is within the first n rounds, else the answer of round n;
+  it is correct iff the sound verifier accepted that answer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import sqlite_utils
+
+from critiquebench.store.results import ensure_schema, load_study
+
+Z95 = 1.959963984540054
+NON_ITERATIVE = frozenset({"standard", "self-consistency"})
+
+
+class ReportError(LookupError):
+    """The study to report does not exist (message names the known studies)."""
+
+
+def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion; (nan, nan) when n is 0."""
+    if n == 0:
+        return (math.nan, math.nan)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+@dataclass(frozen=True)
+class Table1Row:
+    study: str
+    domain: str
+    scheme: str
+    correct: int
+    total: int
+    accuracy: float | None
+    ci_low: float | None
+    ci_high: float | None
+    mean_rounds: float | None
+    mean_tokens: float | None
+    prompt_tokens: int
+    completion_tokens: int
+    llm_calls: int
+    cache_hits: int
+    failed: int
+    unfinished: int
+    table: str = "1"
+
+
+@dataclass(frozen=True)
+class Table2Row:
+    study: str
+    domain: str
+    scheme: str  # a scheme spec, or "all" for every scheme of the domain together
+    n: int
+    agree: int
+    accuracy: float | None
+    false_pos: int
+    sound_invalid: int
+    fpr: float | None
+    false_neg: int
+    sound_valid: int
+    fnr: float | None
+    table: str = "2"
+
+
+@dataclass(frozen=True)
+class BudgetPoint:
+    study: str
+    domain: str
+    scheme: str
+    budget: int
+    correct: int
+    total: int
+    accuracy: float | None
+    table: str = "figure"
+
+
+def row_dict(row: Any) -> dict[str, Any]:
+    """A report row as JSON-ready data (NaN becomes None)."""
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(row).items()}
+
+
+def study_config(db: sqlite_utils.Database, study: str) -> dict[str, Any]:
+    ensure_schema(db)
+    config = load_study(db, study)
+    if config is None:
+        known = [r[0] for r in db.execute("SELECT name FROM studies ORDER BY name").fetchall()]
+        hint = f"; known studies: {', '.join(known)}" if known else "; the store has no studies"
+        raise ReportError(f"no study named {study!r} in this store{hint}")
+    return config
+
+
+def spec_of(row: dict[str, Any]) -> str:
+    """The scheme spec a run was started with, read back from its thread id
+    (f"{study}/{domain}/{spec}/{instance_id}/{trial}"), else rebuilt from scheme + params."""
+    tid = row["thread_id"]
+    prefix, suffix = f"{row['study']}/{row['domain']}/", f"/{row['instance_id']}/{row['trial']}"
+    if tid.startswith(prefix) and tid.endswith(suffix) and len(tid) > len(prefix) + len(suffix):
+        return tid[len(prefix) : -len(suffix)]
+    params = json.loads(row.get("params") or "{}")
+    if ":" in row["scheme"] or not params:
+        return row["scheme"]
+    return row["scheme"] + ":" + ",".join(f"{k}={v}" for k, v in sorted(params.items()))
+
+
+def _order(keys: Iterable[tuple[str, str]], config: dict[str, Any]) -> list[tuple[str, str]]:
+    """Domain then scheme in the order the study lists them; anything else after, sorted."""
+    doms, schemes = list(config.get("domains", [])), list(config.get("schemes", []))
+
+    def rank(key: tuple[str, str]) -> tuple[int, str, int, str]:
+        d, s = key
+        return (
+            doms.index(d) if d in doms else len(doms),
+            d,
+            schemes.index(s) if s in schemes else len(schemes),
+            s,
+        )
+
+    return sorted(set(keys), key=rank)
+
+
+def _runs(db: sqlite_utils.Database, study: str) -> list[dict[str, Any]]:
+    rows = list(db.query("SELECT * FROM runs WHERE study = ? ORDER BY thread_id", [study]))
+    for row in rows:
+        row["spec"] = spec_of(row)
+    return rows
+
+
+def table1(db: sqlite_utils.Database, study: str) -> list[Table1Row]:
+    """Accuracy per domain x scheme, in the study's order."""
+    config = study_config(db, study)
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for run in _runs(db, study):
+        groups[(run["domain"], run["spec"])].append(run)
+    out = []
+    for key in _order(groups, config):
+        runs = groups[key]
+        done = [r for r in runs if r["status"] == "done"]
+        n, correct = len(done), sum(1 for r in done if r["correct"])
+        low, high = wilson(correct, n)
+        ptok = sum(r["prompt_tokens"] for r in done)
+        ctok = sum(r["completion_tokens"] for r in done)
+        out.append(
+            Table1Row(
+                study=study,
+                domain=key[0],
+                scheme=key[1],
+                correct=correct,
+                total=n,
+                accuracy=_ratio(correct, n),
+                ci_low=None if n == 0 else low,
+                ci_high=None if n == 0 else high,
+                mean_rounds=_ratio(sum(r["rounds"] for r in done), n),
+                mean_tokens=_ratio(ptok + ctok, n),
+                prompt_tokens=ptok,
+                completion_tokens=ctok,
+                llm_calls=sum(r["llm_calls"] for r in done),
+                cache_hits=sum(r["cache_hits"] for r in done),
+                failed=sum(1 for r in runs if r["status"] == "failed"),
+                unfinished=sum(1 for r in runs if r["status"] in ("pending", "running")),
+            )
+        )
+    return out
+
+
+def table2(db: sqlite_utils.Database, study: str) -> list[Table2Row]:
+    """LLM-verifier agreement with the sound verifier per domain (and per scheme when several judged)."""
+    config = study_config(db, study)
+    specs = {r["thread_id"]: (r["domain"], r["spec"]) for r in _runs(db, study)}
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # tp, fp, fn, tn
+    sql = (
+        "SELECT a.thread_id, a.llm_verdict, a.sound_valid FROM attempts a "
+        "JOIN runs r ON r.thread_id = a.thread_id "
+        "WHERE r.study = ? AND a.llm_verdict IS NOT NULL AND a.sound_valid IS NOT NULL"
+    )
+    for tid, said, valid in db.execute(sql, [study]).fetchall():
+        domain, spec = specs[tid]
+        cell = (0 if valid else 1) if said else (2 if valid else 3)
+        for key in ((domain, spec), (domain, "all")):
+            counts[key][cell] += 1
+    per_domain: dict[str, list[str]] = defaultdict(list)
+    for domain, spec in counts:
+        if spec != "all":
+            per_domain[domain].append(spec)
+    out = []
+    for domain, spec in _order(counts, config):
+        if spec != "all" and len(per_domain[domain]) == 1:
+            continue  # the domain's "all" row says the same
+        tp, fp, fn, tn = counts[(domain, spec)]
+        n = tp + fp + fn + tn
+        out.append(
+            Table2Row(
+                study=study,
+                domain=domain,
+                scheme=spec,
+                n=n,
+                agree=tp + tn,
+                accuracy=_ratio(tp + tn, n),
+                false_pos=fp,
+                sound_invalid=fp + tn,
+                fpr=_ratio(fp, fp + tn),
+                false_neg=fn,
+                sound_valid=tp + fn,
+                fnr=_ratio(fn, tp + fn),
+            )
+        )
+    return out
+
+
+def budget_curve(db: sqlite_utils.Database, study: str) -> list[BudgetPoint]:
+    """Accuracy against round budget n = 1..max rounds, for each iterative scheme (Figure 2)."""
+    config = study_config(db, study)
+    runs = [
+        r
+        for r in _runs(db, study)
+        if r["status"] == "done" and r["spec"].partition(":")[0] not in NON_ITERATIVE
+    ]
+    rounds: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+    sql = (
+        "SELECT a.thread_id, a.round, COALESCE(a.sound_valid, 0), a.stopped FROM attempts a "
+        "JOIN runs r ON r.thread_id = a.thread_id WHERE r.study = ? ORDER BY a.thread_id, a.round"
+    )
+    for tid, rnd, valid, stopped in db.execute(sql, [study]).fetchall():
+        rounds[tid].append((rnd, int(valid), int(stopped)))
+    series: dict[tuple[str, str], list[list[int]]] = defaultdict(list)  # per run: correctness at budget 1..
+    for run in runs:
+        att = rounds.get(run["thread_id"], [])
+        if not att:
+            continue
+        stop = next((i for i, a in enumerate(att) if a[2]), None)
+        if stop is None and run["final_round"] is not None:
+            stop = next((i for i, a in enumerate(att) if a[0] == run["final_round"]), None)
+        stop = len(att) - 1 if stop is None else stop
+        series[(run["domain"], run["spec"])].append(
+            [att[stop][1] if stop <= n else att[n][1] for n in range(len(att))]
+        )
+    out = []
+    for domain, spec in _order(series, config):
+        per_run = series[(domain, spec)]
+        for budget in range(1, max(len(r) for r in per_run) + 1):
+            correct = sum(r[min(budget, len(r)) - 1] for r in per_run)
+            out.append(
+                BudgetPoint(study, domain, spec, budget, correct, len(per_run), correct / len(per_run))
+            )
+    return out
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    domain: str
+    scheme: str
+    study: str
+    correct: int | None
+    total: int | None
+    accuracy: float | None
+    other_study: str
+    other_correct: int | None
+    other_total: int | None
+    other_accuracy: float | None
+    delta: float | None
+    table: str = "compare"
+
+
+def compare(db: sqlite_utils.Database, study: str, other: str) -> list[CompareRow]:
+    """Two studies side by side on their domain x scheme keys; delta = this study's accuracy - the other's."""
+    mine = {(r.domain, r.scheme): r for r in table1(db, study)}
+    theirs = {(r.domain, r.scheme): r for r in table1(db, other)}
+    out = []
+    for key in _order([*mine, *theirs], study_config(db, study)):
+        a, b = mine.get(key), theirs.get(key)
+        acc_a, acc_b = a.accuracy if a else None, b.accuracy if b else None
+        out.append(
+            CompareRow(
+                key[0],
+                key[1],
+                study,
+                a.correct if a else None,
+                a.total if a else None,
+                acc_a,
+                other,
+                b.correct if b else None,
+                b.total if b else None,
+                acc_b,
+                None if acc_a is None or acc_b is None else acc_a - acc_b,
+            )
+        )
+    return out

@@ -1,0 +1,295 @@
+"""Running a study: its matrix of runs over a bounded thread pool, with live progress and clean interruption.
+
+Each task is one graph thread, (domain, instance, scheme spec, trial), executed by `execute.execute_run`,
+which starts it, resumes it from its last checkpoint, or leaves it alone when it already finished. So running
+a study again (after Ctrl-C, a crash or a failed endpoint) only does the work that is missing, and the LLM
+call cache makes the repeated parts free.
+
+Interruption: `stop` (a threading.Event, set by the CLI's first Ctrl-C) stops new runs from starting; the
+running ones finish (their checkpoints make them resumable anyway). The caller's `with open_llm(...)` block
+then stops the embedded server.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from critiquebench.config import StudyConfig
+from critiquebench.domains.base import Domain, Instance
+from critiquebench.reports import spec_of
+from critiquebench.store.db import connect
+from critiquebench.store.results import ensure_schema, upsert_run
+
+log = logging.getLogger(__name__)
+
+
+class RunnerError(RuntimeError):
+    """The study cannot start (unknown domain, unreadable data, ...); the message says why."""
+
+
+@dataclass(frozen=True)
+class Task:
+    domain: Domain
+    instance: Instance
+    spec: str
+    trial: int
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.domain.name, self.spec, self.instance.id, self.trial)
+
+
+@dataclass
+class SchemeProgress:
+    """Live counters of one scheme spec (all domains)."""
+
+    total: int = 0
+    done: int = 0
+    failed: int = 0
+    running: int = 0
+    llm_calls: int = 0
+    tokens: int = 0
+    cache_hits: int = 0
+
+
+@dataclass
+class StudySummary:
+    total: int = 0
+    skipped: int = 0  # already finished before this invocation
+    done: int = 0
+    failed: int = 0
+    not_started: int = 0  # left for a later resume (interrupted)
+    interrupted: bool = False
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (run, error) of failed runs
+    schemes: dict[str, SchemeProgress] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0 and not self.interrupted and self.not_started == 0
+
+
+ExecuteFn = Callable[..., Any]
+ProgressFn = Callable[[dict[str, SchemeProgress]], None]
+
+
+def load_matrix(config: StudyConfig) -> list[Task]:
+    """Every (domain, instance, spec, trial) of the study, scheme-major so that later schemes find the samples
+    earlier ones drew (standard's sample 0 is sampling's first sample) in the cache."""
+    from critiquebench.domains import get_domain, load_instances
+
+    per_domain: list[tuple[Domain, list[Instance]]] = []
+    for name in config.domains:
+        try:
+            domain = get_domain(name, **dict(config.domain_options.get(name, {})))
+            dataset = Path(config.dataset) if config.dataset else None
+            instances = load_instances(domain, config.instances[name], dataset)
+        except (ValueError, OSError, LookupError, TypeError) as exc:
+            raise RunnerError(f"domain {name!r}: {exc}") from exc
+        if not instances:
+            raise RunnerError(f"domain {name!r}: selection {config.instances[name]!r} has no instances")
+        per_domain.append((domain, instances))
+    return [
+        Task(domain, instance, spec, trial)
+        for spec in config.schemes
+        for domain, instances in per_domain
+        for instance in instances
+        for trial in range(config.trials)
+    ]
+
+
+@contextmanager
+def _store(store_path: Path) -> Iterator[sqlite_utils.Database]:
+    """A short-lived connection: workers open their own, so no connection is shared across threads."""
+    db = connect(store_path)
+    try:
+        yield db
+    finally:
+        db.conn.close()
+
+
+def finished_keys(store_path: Path, study: str) -> dict[tuple[str, str, str, int], str]:
+    """Status of every run the study already has, keyed like `Task.key`."""
+    with _store(store_path) as db:
+        ensure_schema(db)
+        rows = db.query("SELECT * FROM runs WHERE study = ?", [study])
+        return {(r["domain"], spec_of(r), r["instance_id"], r["trial"]): r["status"] for r in rows}
+
+
+def run_row(store_path: Path, study: str, task: Task) -> dict[str, Any] | None:
+    """The runs row of `task`, if it has one."""
+    with _store(store_path) as db:
+        rows = db.query(
+            "SELECT * FROM runs WHERE study = ? AND domain = ? AND instance_id = ? AND trial = ?",
+            [study, task.domain.name, task.instance.id, task.trial],
+        )
+        return next((r for r in rows if spec_of(r) == task.spec), None)
+
+
+def _row_by_id(store_path: Path, thread_id: str) -> dict[str, Any] | None:
+    with _store(store_path) as db:
+        return next(iter(db.query("SELECT * FROM runs WHERE thread_id = ?", [thread_id])), None)
+
+
+def run_study(
+    store_path: Path,
+    config: StudyConfig,
+    llm: Any,
+    *,
+    stop: threading.Event | None = None,
+    on_progress: ProgressFn | None = None,
+    execute: ExecuteFn | None = None,
+    tasks: list[Task] | None = None,
+) -> StudySummary:
+    """Execute the study's missing runs (of `tasks`, default: the whole matrix) with at most
+    `config.concurrency` at a time."""
+    if execute is None:
+        from critiquebench.execute import execute_run as execute
+    stop = stop or threading.Event()
+    tasks = load_matrix(config) if tasks is None else tasks
+    status = finished_keys(store_path, config.name)
+    summary = StudySummary(total=len(tasks))
+    progress = summary.schemes
+    for spec in config.schemes:
+        progress[spec] = SchemeProgress()
+    pending: list[Task] = []
+    for task in tasks:
+        progress[task.spec].total += 1
+        if status.get(task.key) == "done":
+            summary.skipped += 1
+            progress[task.spec].done += 1
+        else:
+            pending.append(task)
+    lock = threading.Lock()
+
+    def work(task: Task) -> None:
+        try:
+            outcome = execute(store_path, config.name, task.domain, task.instance, task.spec, task.trial, llm)
+            row = _row_by_id(store_path, outcome.thread_id) or {}
+        except Exception as exc:  # one broken run must not end the study; it is recorded and resumable
+            log.warning("run %s failed: %s", task.key, exc, exc_info=log.isEnabledFor(logging.DEBUG))
+            _record_crash(store_path, config.name, task, exc)
+            row = run_row(store_path, config.name, task) or {}
+        with lock:
+            prog = progress[task.spec]
+            prog.running -= 1
+            if row.get("status") == "done":
+                prog.done += 1
+                summary.done += 1
+            else:
+                prog.failed += 1
+                summary.failed += 1
+                summary.errors.append(
+                    ("/".join(map(str, task.key)), str(row.get("error") or row.get("status")))
+                )
+            prog.llm_calls += row.get("llm_calls") or 0
+            prog.cache_hits += row.get("cache_hits") or 0
+            prog.tokens += (row.get("prompt_tokens") or 0) + (row.get("completion_tokens") or 0)
+
+    queue = iter(pending)
+    pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="run")
+    running: set[Future[None]] = set()
+    try:
+        while True:
+            while not stop.is_set() and len(running) < config.concurrency:
+                task = next(queue, None)
+                if task is None:
+                    break
+                with lock:
+                    progress[task.spec].running += 1
+                running.add(pool.submit(work, task))
+            if on_progress:
+                with lock:
+                    on_progress(progress)
+            if not running:
+                break
+            finished, running = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                fut.result()  # re-raises only bugs in `work` itself
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)  # an abort must not wait for running graphs
+        raise
+    pool.shutdown(wait=True)
+    summary.not_started = sum(1 for _ in queue)
+    summary.interrupted = stop.is_set()
+    if on_progress:
+        on_progress(progress)
+    return summary
+
+
+def _record_crash(store_path: Path, study: str, task: Task, exc: Exception) -> None:
+    """Mark a run that raised as failed (execute_run records its own failures; this covers the rest)."""
+    row = run_row(store_path, study, task)
+    error = f"{type(exc).__name__}: {exc}"
+    with _store(store_path) as db:
+        if row is not None:
+            upsert_run(db, row["thread_id"], status="failed", error=error)
+            return
+        tid = f"{study}/{task.domain.name}/{task.spec}/{task.instance.id}/{task.trial}"
+        upsert_run(db, tid, study=study, domain=task.domain.name, scheme=task.spec,
+                   instance_id=task.instance.id, trial=task.trial, status="failed", error=error)  # fmt: skip
+
+
+@contextmanager
+def live_progress(enabled: bool) -> Iterator[ProgressFn | None]:
+    """A rich progress display on stderr (one bar per scheme), or nothing when stderr is not a terminal."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+        yield None
+        return
+    bars = Progress(
+        TextColumn("{task.description:<24}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        console=console,
+    )
+    ids: dict[str, Any] = {}
+
+    def update(progress: dict[str, SchemeProgress]) -> None:
+        for spec, p in progress.items():
+            info = (
+                f"running {p.running} failed {p.failed} | calls {p.llm_calls} "
+                f"hits {p.cache_hits} tokens {p.tokens}"
+            )
+            if spec not in ids:
+                ids[spec] = bars.add_task(spec, total=p.total, info=info)
+            bars.update(ids[spec], completed=p.done + p.failed, info=info)
+
+    with bars:
+        yield update
+
+
+@contextmanager
+def stop_on_ctrl_c(say: Callable[[str], Any]) -> Iterator[threading.Event]:
+    """First Ctrl-C sets the event (no new runs start, running ones finish); a second one raises
+    KeyboardInterrupt to abort at once. Outside the main thread signals cannot be caught: the event stays
+    unset unless the caller sets it."""
+    stop = threading.Event()
+
+    def handle(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        say("stopping: no new runs start, running ones finish (Ctrl-C again to abort now)")
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, handle) if main else None
+    try:
+        yield stop
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)

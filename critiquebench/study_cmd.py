@@ -1,0 +1,292 @@
+"""`critiquebench run | resume | report | studies | export`: studies from definition to tables."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from critiquebench.config import ConfigError, StudyConfig, build_config, read_toml
+from critiquebench.report_export import export_rounds, list_studies
+from critiquebench.report_tables import FORMATS, Grid, render, rich_text
+from critiquebench.reports import ReportError, budget_curve, compare, study_config, table1, table2
+from critiquebench.runner import (
+    RunnerError,
+    StudySummary,
+    live_progress,
+    load_matrix,
+    run_study,
+    stop_on_ctrl_c,
+)
+from critiquebench.store.db import connect, default_store_path
+from critiquebench.store.results import ensure_schema, load_study, save_study
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+TABLES = ("1", "2", "figure")
+_IDENTITY_FLAGS = ("domains", "instances", "schemes", "model", "base_url", "dataset", "trials", "temperature",
+                   "max_tokens")  # fmt: skip
+_OPERATIONAL_FLAGS = ("concurrency", "timeout", "budget_tokens")
+
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", help="Store file (default: $CRITIQUEBENCH_STORE, else ./critiquebench.sqlite)."),
+]
+FigureOpt = Annotated[Path | None, typer.Option("--figure", help="Also write Figure 2 (PNG) to this path.")]
+ReplayOpt = Annotated[
+    bool, typer.Option(help="Answer every LLM call from the cache; never contact the endpoint.")
+]
+ProgressOpt = Annotated[bool, typer.Option(help="Live progress bars on stderr (shown on a terminal only).")]
+ConcurrencyOpt = Annotated[int | None, typer.Option(help="Runs (and LLM calls) in flight at once.")]
+
+
+def _store(path: Path | None) -> Path:
+    return Path(path) if path is not None else default_store_path()
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
+    err.print(f"error: {message}", markup=False)
+    return typer.Exit(code)
+
+
+def execute_study(
+    store: Path, config: StudyConfig, progress: bool, replay: bool, figure: Path | None
+) -> None:
+    """Run (or resume) a stored study, print Table 1; exit 1 if runs failed, 130 if interrupted."""
+    from critiquebench.nodes.llm import LLMSettings, open_llm
+    from critiquebench.store.cache import CallCache
+
+    settings = LLMSettings(
+        model=config.model,
+        base_url=config.base_url,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        timeout=config.timeout,
+        concurrency=config.concurrency,
+        budget_tokens=config.budget_tokens,
+        replay=replay,
+    )
+    try:
+        tasks = load_matrix(config)  # data problems surface before an embedded server starts
+        save_study(connect(store), config.name, {**config.to_dict(), "planned_runs": len(tasks)})
+        with stop_on_ctrl_c(err.print) as stop, open_llm(settings, CallCache(store)) as llm:
+            with live_progress(progress) as on_progress:
+                summary = run_study(store, config, llm, stop=stop, on_progress=on_progress, tasks=tasks)
+            usage = llm.usage()
+    except KeyboardInterrupt:
+        err.print(
+            f"aborted; runs in flight stay at their last checkpoint: critiquebench resume {config.name}"
+        )
+        sys.stdout.flush()
+        os._exit(EXIT_INTERRUPTED)  # worker threads may still wait on a stopped endpoint; do not join them
+    except (RunnerError, ValueError, OSError) as exc:
+        raise _fail(str(exc)) from exc
+    _print_summary(config, summary, usage)
+    db = connect(store)
+    typer.echo(render(table1(db, config.name), "table"))
+    if figure is not None:
+        _write_figure(db, config.name, figure)
+    if summary.interrupted or summary.not_started:
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if summary.failed:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _write_figure(db: Any, study: str, path: Path) -> None:
+    from critiquebench.report_figures import budget_figure
+
+    err.print(f"Figure 2 written to {budget_figure(budget_curve(db, study), path, study)}")
+
+
+def _print_summary(config: StudyConfig, s: StudySummary, usage: dict[str, Any]) -> None:
+    tokens = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+    err.print(
+        f"study {config.name}: {s.total} runs: {s.done} done now, {s.skipped} done before, "
+        f"{s.failed} failed, {s.not_started} not started; LLM calls: {usage.get('calls', 0)} new "
+        f"({tokens} tokens), {usage.get('hits', 0)} from the cache"
+    )
+    for run, error in s.errors[:10]:
+        err.print(f"  failed {run}: {error}", markup=False)
+    if len(s.errors) > 10:
+        err.print(f"  ... and {len(s.errors) - 10} more failed runs")
+    if not s.ok:
+        err.print(f"continue with: critiquebench resume {config.name}")
+
+
+def _study_for_run(
+    db: Any, name: str, config: Path | None, flags: dict[str, Any]
+) -> tuple[StudyConfig, Path | None]:
+    """The study `run` should execute, and the figure path from the TOML file if any."""
+    file_values = read_toml(config) if config else {}
+    figure = file_values.pop("figure", None)
+    stored = load_study(db, name)
+    if stored is not None and config is None and all(flags[k] is None for k in _IDENTITY_FLAGS):
+        return _operational(StudyConfig.from_dict(stored), flags), None  # plain `run NAME` resumes
+    study = build_config(name, file_values, flags)
+    if stored is not None and (diff := study.differences(StudyConfig.from_dict(stored))):
+        raise ConfigError(
+            f"study {name!r} already exists with a different definition:\n  "
+            + "\n  ".join(diff)
+            + f"\nchoose another name, or `critiquebench resume {name}` to continue the stored one"
+        )
+    return study, Path(figure) if figure else None
+
+
+def _operational(config: StudyConfig, flags: dict[str, Any]) -> StudyConfig:
+    return replace(config, **{k: flags[k] for k in _OPERATIONAL_FLAGS if flags.get(k) is not None})
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("run")
+    def run_cmd(
+        name: Annotated[str, typer.Argument(help="Study name (letters, digits, _ - .).")],
+        config: Annotated[
+            Path | None, typer.Option(help="Study TOML file; flags override its values.")
+        ] = None,
+        domains: Annotated[str | None, typer.Option(help="e.g. game24,coloring,blocksworld.")] = None,
+        instances: Annotated[
+            str | None,
+            typer.Option(help="901-1000 | 1,5 | all | gen:N:SEED, or per domain: game24=1-5,coloring=1-5."),
+        ] = None,
+        schemes: Annotated[str | None, typer.Option(help="e.g. standard,llm-llm,sampling:k=25.")] = None,
+        model: Annotated[str | None, typer.Option(help="Model name at the endpoint.")] = None,
+        base_url: Annotated[
+            str | None, typer.Option(help="OpenAI-compatible endpoint (default: embedded).")
+        ] = None,
+        dataset: Annotated[
+            Path | None, typer.Option(help="Datasets root, or a domain's own file/folder.")
+        ] = None,
+        trials: Annotated[int | None, typer.Option(help="Repetitions of every (instance, scheme).")] = None,
+        temperature: Annotated[float | None, typer.Option()] = None,
+        max_tokens: Annotated[int | None, typer.Option()] = None,
+        concurrency: ConcurrencyOpt = None,
+        timeout: Annotated[float | None, typer.Option(help="Seconds per LLM call.")] = None,
+        budget_tokens: Annotated[
+            int | None, typer.Option(help="No new LLM calls after this many tokens.")
+        ] = None,
+        figure: FigureOpt = None,
+        replay: ReplayOpt = False,
+        progress: ProgressOpt = True,
+        store: StoreOpt = None,
+    ) -> None:
+        """Run a study; running it again with the same definition resumes it."""
+        path = _store(store)
+        flags = dict(domains=domains, instances=instances, schemes=schemes, model=model, base_url=base_url,
+                     dataset=str(dataset) if dataset else None, trials=trials, temperature=temperature,
+                     max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
+                     budget_tokens=budget_tokens)  # fmt: skip
+        try:
+            db = connect(path)
+            ensure_schema(db)
+            study, toml_figure = _study_for_run(db, name, config, flags)
+            save_study(db, name, study.to_dict())
+        except (ConfigError, OSError) as exc:
+            raise _fail(str(exc)) from exc
+        execute_study(path, study, progress, replay, figure or toml_figure)
+
+    @app.command("resume")
+    def resume_cmd(
+        name: Annotated[str, typer.Argument(help="A stored study.")],
+        concurrency: ConcurrencyOpt = None,
+        figure: FigureOpt = None,
+        replay: ReplayOpt = False,
+        progress: ProgressOpt = True,
+        store: StoreOpt = None,
+    ) -> None:
+        """Continue a stored study: finished runs stay, unfinished ones continue from their checkpoints."""
+        path = _store(store)
+        try:
+            db = connect(path)
+            study = _operational(StudyConfig.from_dict(study_config(db, name)), {"concurrency": concurrency})
+        except ReportError as exc:
+            raise _fail(str(exc)) from exc
+        if study.kind == "verify":
+            raise _fail(f"{name} is a verification-only study: run `critiquebench verify-study {name}` again")
+        execute_study(path, study, progress, replay, figure)
+
+    @app.command("report")
+    def report_cmd(
+        name: Annotated[str, typer.Argument(help="A stored study.")],
+        fmt: Annotated[str, typer.Option("--format", help="table | md | csv | json.")] = "table",
+        table: Annotated[
+            str, typer.Option(help="1 (accuracy), 2 (LLM verifier) or figure (budget data).")
+        ] = "1",
+        compare_to: Annotated[
+            str | None, typer.Option("--compare", help="A second study, side by side.")
+        ] = None,
+        figure: FigureOpt = None,
+        output: Annotated[Path | None, typer.Option(help="Write the report here instead of stdout.")] = None,
+        store: StoreOpt = None,
+    ) -> None:
+        """Tables (and Figure 2) of a study, computed from the store alone."""
+        if fmt not in FORMATS:
+            raise _fail(f"--format must be one of {', '.join(FORMATS)}")
+        if table not in TABLES:
+            raise _fail(f"--table must be one of {', '.join(TABLES)}")
+        db = connect(_store(store))
+        try:
+            if study_config(db, name).get("kind") == "verify":
+                from critiquebench.verify_study import verify_report
+
+                rows: list[Any] = verify_report(db, name, table)
+            elif compare_to:
+                rows = compare(db, name, compare_to)
+            else:
+                rows = {"1": table1, "2": table2, "figure": budget_curve}[table](db, name)
+        except ReportError as exc:
+            raise _fail(str(exc)) from exc
+        text = render(rows, fmt)
+        if output:
+            output.write_text(text, encoding="utf-8")
+        else:
+            typer.echo(text)
+        if figure is not None:
+            _write_figure(db, name, figure)
+
+    @app.command("studies")
+    def studies_cmd(
+        as_json: Annotated[bool, typer.Option("--json", help="JSON instead of a table.")] = False,
+        store: StoreOpt = None,
+    ) -> None:
+        """List the store's studies: name, domains, schemes, finished/planned runs."""
+        rows = list_studies(connect(_store(store)))
+        if as_json:
+            typer.echo(json.dumps(rows, indent=2))
+            return
+        body = [
+            [r["name"], r["kind"], ",".join(r["domains"]), ",".join(r["schemes"]),
+             f"{r['done']}/{'?' if r['total'] is None else r['total']}", str(r["failed"])]
+            for r in rows
+        ]  # fmt: skip
+        headers = ["name", "kind", "domains", "schemes", "done/total", "failed"]
+        typer.echo(rich_text([Grid("studies", headers, body)]))
+
+    @app.command("export")
+    def export_cmd(
+        name: Annotated[str, typer.Argument(help="A stored study.")],
+        output: Annotated[Path | None, typer.Option(help="JSONL file (default: stdout).")] = None,
+        store: StoreOpt = None,
+    ) -> None:
+        """One JSON line per round of every run of the study."""
+        db = connect(_store(store))
+        try:
+            study_config(db, name)
+        except ReportError as exc:
+            raise _fail(str(exc)) from exc
+        if output is None:
+            export_rounds(db, name, sys.stdout)
+            return
+        with output.open("w", encoding="utf-8") as fp:
+            count = export_rounds(db, name, fp)
+        err.print(f"{count} rounds written to {output}")
+
+    from critiquebench import verify_cmd
+
+    verify_cmd.register(app)

@@ -1,0 +1,124 @@
+"""Report rows of verification-only studies: verdict quality per answer kind, and critique quality.
+
+Per kind (Tables A2-A3 style): accuracy = LLM verdict agrees with the sound verdict; FPR = LLM said valid
+among sound-invalid answers; FNR = LLM said invalid among sound-valid answers. Critique quality (Table A4
+style): among answers the LLM rejected, how its critiques classify (none / edge / color / both hallucinated).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from critiquebench.report_tables import GRIDS, Grid, pct
+
+QUALITY_LABELS = ("none", "edge", "color", "both")
+
+
+@dataclass(frozen=True)
+class VerifyRow:
+    study: str
+    domain: str
+    kind: str
+    n: int
+    agree: int
+    accuracy: float | None
+    said_valid: int
+    false_pos: int
+    sound_invalid: int
+    fpr: float | None
+    false_neg: int
+    sound_valid: int
+    fnr: float | None
+    prompt_tokens: int
+    completion_tokens: int
+    cache_hits: int
+    table: str = "verify"
+
+
+@dataclass(frozen=True)
+class CritiqueRow:
+    study: str
+    domain: str
+    kind: str
+    rejected: int  # critiques classified (the LLM said invalid and the domain is checkable)
+    none: int
+    edge: int
+    color: int
+    both: int
+    table: str = "critique"
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return a / b if b else None
+
+
+def _order(keys: Iterable[tuple[str, str]], config: dict[str, Any]) -> list[tuple[str, str]]:
+    doms = list(config.get("domains", []))
+    return sorted(set(keys), key=lambda k: (doms.index(k[0]) if k[0] in doms else len(doms), k[0], k[1]))
+
+
+def kind_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[VerifyRow]:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[(row["domain"], row["kind"])].append(row)
+        groups[(row["domain"], "all")].append(row)
+    out = []
+    for key in _order(groups, config):
+        g = groups[key]
+        valid = [r for r in g if r["sound_valid"]]
+        invalid = [r for r in g if not r["sound_valid"]]
+        fp = sum(1 for r in invalid if r["llm_verdict"])
+        fn = sum(1 for r in valid if not r["llm_verdict"])
+        out.append(
+            VerifyRow(
+                study, key[0], key[1], len(g), len(g) - fp - fn, _ratio(len(g) - fp - fn, len(g)),
+                sum(1 for r in g if r["llm_verdict"]), fp, len(invalid), _ratio(fp, len(invalid)),
+                fn, len(valid), _ratio(fn, len(valid)), sum(r["prompt_tokens"] or 0 for r in g),
+                sum(r["completion_tokens"] or 0 for r in g), sum(r["cached"] or 0 for r in g),
+            )
+        )  # fmt: skip
+    return out
+
+
+def critique_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[CritiqueRow]:
+    groups: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: dict.fromkeys(QUALITY_LABELS, 0))
+    for row in rows:
+        if row["quality"] in QUALITY_LABELS:
+            for key in ((row["domain"], row["kind"]), (row["domain"], "all")):
+                groups[key][row["quality"]] += 1
+    return [
+        CritiqueRow(study, d, k, sum(groups[(d, k)].values()), **groups[(d, k)])
+        for d, k in _order(groups, config)
+    ]
+
+
+def verify_grids(rows: Sequence[VerifyRow]) -> list[Grid]:
+    body = [
+        [r.domain, r.kind, pct(r.agree, r.n), pct(r.false_pos, r.sound_invalid),
+         pct(r.false_neg, r.sound_valid), pct(r.said_valid, r.n)]
+        for r in rows
+    ]  # fmt: skip
+    note = (
+        "Accuracy: LLM verdict agrees with the sound verifier. FPR: LLM said valid among sound-invalid "
+        "answers. FNR: LLM said invalid among sound-valid answers. Kind 'llm': answers from an earlier study."
+    )
+    title = f"LLM verifier by answer kind ({rows[0].study})"
+    return [Grid(title, ["domain", "kind", "accuracy", "FPR", "FNR", "said valid"], body, note)]
+
+
+def critique_grids(rows: Sequence[CritiqueRow]) -> list[Grid]:
+    body = [[r.domain, r.kind, str(r.rejected), *(pct(getattr(r, q), r.rejected) for q in QUALITY_LABELS)]
+            for r in rows]  # fmt: skip
+    note = (
+        "Critiques of answers the LLM rejected, checked against the graph and the critiqued colouring: "
+        "edge = names a non-existent edge, color = gives a vertex a colour it did not have, both = both."
+    )
+    headers = ["domain", "kind", "critiques", "no hallucination", "edge", "color", "both"]
+    return [Grid(f"Critique hallucinations ({rows[0].study})", headers, body, note)]
+
+
+GRIDS[VerifyRow] = verify_grids
+GRIDS[CritiqueRow] = critique_grids

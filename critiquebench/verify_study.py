@@ -1,0 +1,268 @@
+"""Verification-only studies: how well does the LLM judge answers whose correctness we know?
+
+For every instance, candidate answers of each kind the domain makes (`domain.candidate_kinds`: correct,
+ablated, non-optimal, random, ...) and, with `--from-study`, every distinct answer an earlier study's LLM
+produced, go through the domain's LLM-verifier prompt (via the LLM client, so they are cached) and through the
+sound verifier. Results live in `verify_results` (one row per judged answer; a rerun skips judged ones), and
+`report NAME` shows accuracy / FPR / FNR per kind (Tables A2-A4 style) and, with `--table 2`, critique quality
+(graph colouring: hallucinated edges and vertex colours, Table A4).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+from collections import defaultdict
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from critiquebench.config import ConfigError, parse_instances, split_list
+from critiquebench.critique_quality import classify_critique
+from critiquebench.domains.base import Domain, Instance
+from critiquebench.reports import ReportError, study_config
+from critiquebench.store.db import connect
+from critiquebench.store.results import ensure_schema, load_study, save_study
+
+log = logging.getLogger(__name__)
+
+LLM_KIND = "llm"  # kind of answers taken from an earlier study's attempts
+
+SCHEMA = """CREATE TABLE IF NOT EXISTS verify_results (
+    study TEXT NOT NULL, domain TEXT NOT NULL, instance_id TEXT NOT NULL, kind TEXT NOT NULL,
+    idx INTEGER NOT NULL, source TEXT NOT NULL, candidate TEXT, sound_status TEXT, sound_valid INTEGER,
+    llm_verdict INTEGER, llm_parsed INTEGER, critique TEXT, quality TEXT, quality_details TEXT,
+    prompt_tokens INTEGER DEFAULT 0, completion_tokens INTEGER DEFAULT 0, cached INTEGER DEFAULT 0,
+    error TEXT,
+    PRIMARY KEY (study, domain, instance_id, kind, idx))"""
+
+
+@dataclass(frozen=True)
+class VerifyConfig:
+    """A verification-only study; stored in `studies` with kind "verify"."""
+
+    name: str
+    domains: tuple[str, ...]
+    instances: dict[str, str]
+    kinds: tuple[str, ...] = ()  # empty: every kind the domain makes
+    per_kind: int = 1  # candidates of each kind per instance
+    from_study: str | None = None
+    cot: bool = False
+    seed: int = 0
+    dataset: str | None = None
+    model: str = "smollm2-135m-instruct"
+    base_url: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 512
+    concurrency: int = 4
+    timeout: float = 120.0
+    domain_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    kind: str = "verify"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "domains": list(self.domains), "kinds": list(self.kinds)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VerifyConfig:
+        known = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in data.items() if k in known}
+        return cls(**{**kw, "domains": tuple(kw["domains"]), "kinds": tuple(kw.get("kinds", ()))})
+
+    def identity(self) -> dict[str, Any]:
+        return {k: v for k, v in self.to_dict().items() if k not in ("concurrency", "timeout")}
+
+
+@dataclass(frozen=True)
+class Item:
+    domain: Domain
+    instance: Instance
+    kind: str
+    idx: int
+    source: str
+    text: str
+
+
+def ensure_verify_schema(db: sqlite_utils.Database) -> None:
+    ensure_schema(db)
+    db.execute(SCHEMA)
+
+
+def make_items(config: VerifyConfig, db: sqlite_utils.Database) -> list[Item]:
+    """Every answer the study judges: generated candidates, then the earlier study's distinct answers."""
+    from critiquebench.domains import get_domain, load_instances
+
+    earlier = _earlier_answers(db, config.from_study) if config.from_study else {}
+    items: list[Item] = []
+    for name in config.domains:
+        try:
+            domain = get_domain(name, **config.domain_options.get(name, {}))
+            dataset = Path(config.dataset) if config.dataset else None
+            instances = load_instances(domain, config.instances[name], dataset)
+        except (ValueError, OSError, LookupError, TypeError) as exc:
+            raise ConfigError(f"domain {name!r}: {exc}") from exc
+        kinds = config.kinds or tuple(domain.candidate_kinds)
+        unknown = [k for k in kinds if k not in domain.candidate_kinds]
+        if unknown:
+            raise ConfigError(f"domain {name!r} makes no {', '.join(unknown)} candidates; it makes "
+                              f"{', '.join(domain.candidate_kinds)}")  # fmt: skip
+        for inst in instances:
+            for kind in kinds:
+                for idx in range(config.per_kind):
+                    rng = random.Random(f"{config.seed}/{domain.name}/{inst.id}/{kind}/{idx}")
+                    text = domain.candidate(inst, kind, rng)
+                    items.append(Item(domain, inst, kind, idx, "candidate", text))
+            for idx, text in enumerate(earlier.get((domain.name, inst.id), [])):
+                items.append(Item(domain, inst, LLM_KIND, idx, f"study:{config.from_study}", text))
+    return items
+
+
+def _earlier_answers(db: sqlite_utils.Database, study: str) -> dict[tuple[str, str], list[str]]:
+    if load_study(db, study) is None:
+        raise ConfigError(f"--from-study {study!r}: no such study in this store")
+    out: dict[tuple[str, str], list[str]] = defaultdict(list)
+    sql = (
+        "SELECT r.domain, r.instance_id, a.answer FROM attempts a JOIN runs r ON r.thread_id = a.thread_id "
+        "WHERE r.study = ? AND a.answer IS NOT NULL ORDER BY r.domain, r.instance_id, r.thread_id, a.round"
+    )
+    for domain, instance_id, answer in db.execute(sql, [study]).fetchall():
+        if answer not in out[(domain, instance_id)]:
+            out[(domain, instance_id)].append(answer)
+    return out
+
+
+def judge(item: Item, llm: Any, cot: bool) -> dict[str, Any]:
+    """One answer through the LLM verifier and the sound verifier; the row to store."""
+    sound = item.domain.verify(item.instance, item.text)
+    row: dict[str, Any] = {
+        "candidate": item.text,
+        "sound_status": sound.status,
+        "sound_valid": int(sound.valid),
+    }
+    done = llm.complete(item.domain.verifier_prompt(item.instance, item.text, cot=cot))
+    said = item.domain.parse_llm_verdict(done.text)
+    row.update(
+        llm_verdict=int(said.says_valid),
+        llm_parsed=int(said.parsed),
+        critique=said.critique or done.text,
+        prompt_tokens=done.prompt_tokens,
+        completion_tokens=done.completion_tokens,
+        cached=int(done.cached),
+        error=None,
+    )
+    if not said.says_valid:
+        quality = classify_critique(item.domain, item.instance, item.text, sound, row["critique"])
+        if quality is not None:
+            row.update(quality=quality.label, quality_details=json.dumps(quality.details, sort_keys=True))
+    return row
+
+
+def run_verify(store_path: Path, config: VerifyConfig, llm: Any, stop: threading.Event) -> dict[str, int]:
+    """Judge every item not judged yet; returns counts of judged, skipped, failed and not started."""
+    db = connect(store_path)
+    ensure_verify_schema(db)
+    sql = "SELECT domain, instance_id, kind, idx FROM verify_results WHERE study = ? AND error IS NULL"
+    done = {tuple(r) for r in db.execute(sql, [config.name]).fetchall()}
+    items = [i for i in make_items(config, db) if (i.domain.name, i.instance.id, i.kind, i.idx) not in done]
+    counts = {"judged": 0, "skipped": len(done), "failed": 0, "not_started": 0}
+    lock = threading.Lock()
+
+    def work(item: Item) -> None:
+        if stop.is_set():
+            with lock:
+                counts["not_started"] += 1
+            return
+        try:
+            row = judge(item, llm, config.cot)
+            key = "judged"
+        except Exception as exc:  # recorded and retried by the next run, never fatal for the study
+            log.warning("verifying %s/%s failed: %s", item.instance.id, item.kind, exc)
+            row, key = {"candidate": item.text, "error": f"{type(exc).__name__}: {exc}"}, "failed"
+        wdb = connect(store_path)
+        try:
+            ident = dict(study=config.name, domain=item.domain.name, instance_id=item.instance.id,
+                         kind=item.kind, idx=item.idx, source=item.source)  # fmt: skip
+            wdb["verify_results"].upsert(
+                {**ident, **row}, pk=("study", "domain", "instance_id", "kind", "idx")
+            )
+        finally:
+            wdb.conn.close()
+        with lock:
+            counts[key] += 1
+
+    with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="verify") as pool:
+        list(pool.map(work, items))
+    return counts
+
+
+def verify_counts(db: sqlite_utils.Database, study: str) -> tuple[int, int]:
+    """(judged, failed) answers of a verification-only study."""
+    ensure_verify_schema(db)
+    row = db.execute(
+        "SELECT SUM(error IS NULL), SUM(error IS NOT NULL) FROM verify_results WHERE study = ?", [study]
+    ).fetchone()
+    return (row[0] or 0, row[1] or 0)
+
+
+def stored_verify_config(db: sqlite_utils.Database, name: str) -> VerifyConfig | None:
+    data = load_study(db, name)
+    if data is None:
+        return None
+    if data.get("kind") != "verify":
+        raise ConfigError(f"study {name!r} exists and is not a verification-only study; choose another name")
+    return VerifyConfig.from_dict(data)
+
+
+def resolve_config(db: sqlite_utils.Database, config: VerifyConfig) -> VerifyConfig:
+    """Check `config` against a stored study of that name: the same definition resumes; another fails."""
+    stored = stored_verify_config(db, config.name)
+    if stored is not None and stored.identity() != config.identity():
+        diff = [k for k in config.identity() if config.identity()[k] != stored.identity().get(k)]
+        raise ConfigError(f"verification study {config.name!r} exists with different {', '.join(diff)}")
+    save_study(db, config.name, config.to_dict())
+    return config
+
+
+def instances_from(db: sqlite_utils.Database, domains: str | None, instances: str | None,
+                   from_study: str | None) -> tuple[tuple[str, ...], dict[str, str], str | None]:  # fmt: skip
+    """Domains, selections and dataset: given, or (with --from-study) those of the earlier study."""
+    source = load_study(db, from_study) if from_study else None
+    doms = tuple(split_list(domains)) if domains else tuple(source["domains"]) if source else ()
+    if not doms:
+        raise ConfigError("no domains: pass --domains (or --from-study to take the earlier study's)")
+    if instances:
+        return doms, parse_instances(instances, doms), None
+    if source:
+        return (
+            doms,
+            {d: source["instances"][d] for d in doms if d in source["instances"]},
+            source.get("dataset"),
+        )
+    raise ConfigError("no instances: pass --instances 1-10 (or gen:N:SEED), or --from-study")
+
+
+def _iter_rows(db: sqlite_utils.Database, study: str) -> Iterator[dict[str, Any]]:
+    ensure_verify_schema(db)
+    yield from db.query("SELECT * FROM verify_results WHERE study = ? AND error IS NULL", [study])
+
+
+def verify_report(db: sqlite_utils.Database, study: str, table: str) -> list[Any]:
+    """Rows for `report`: "1" accuracy/FPR/FNR per domain x kind, "2" critique quality per domain x kind."""
+    from critiquebench.verify_report import critique_rows, kind_rows
+
+    config = study_config(db, study)
+    rows = list(_iter_rows(db, study))
+    if table == "1":
+        return kind_rows(study, config, rows)
+    if table == "2":
+        return critique_rows(study, config, rows)
+    raise ReportError("a verification-only study has tables 1 (per kind) and 2 (critique quality)")
+
+
+def with_concurrency(config: VerifyConfig, concurrency: int | None) -> VerifyConfig:
+    return config if concurrency is None else replace(config, concurrency=concurrency)

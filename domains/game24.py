@@ -1,0 +1,273 @@
+"""Game of 24 as in "On the self-verification limitations of LLMs" (Stechly, Valmeekam, Kambhampati 2024).
+
+Prompts, feedback sentences and candidate kinds follow the study's code (kstechly/gpt-and-i,
+`domain_utils/game24.py` and `game24_verification.py`); verification is exact and never evaluates text as code
+(see `arith`). Instance ids are the puzzle's rank in 24.csv ("901"), or "gen-SEED-i" (i from 1) when
+generated.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+from critiquebench.domains import arith
+from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Verdict
+from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
+
+log = logging.getLogger(__name__)
+
+END_TAG = "[ANSWER END]"
+PROMPT_START = (
+    "Use numbers and basic arithmetic operations (+ - * /) to obtain 24. You must write your response. "
+    f"Write your answer first, followed by {END_TAG}\n"
+)
+BINARY_FEEDBACK = "This is not correct."
+MALFORMED = "This expression is malformed."
+VERIFIER_INTRO = (
+    "Using each of the numbers {numbers} exactly as many times as they appear in the list and the basic "
+    "arithmetic operations (+ - * /), it is possible to write an expression that evaluates to 24. Please "
+    "check if the following expression uses only the correct numbers (and no others) and evaluates to 24: "
+    "{answer}"
+    "\nIf it is not correct, please give feedback on what is wrong and how to correct it."
+)
+VERIFIER_JSON = (
+    '\nRespond only in JSON format as described below:\n{\n   "feedback": "feedback",\n   "correct": boolean}'
+    "\nEnsure that Python's json.loads can parse this."
+)
+VERIFIER_COT = (
+    "\nFirst, think step by step. Check that the expression uses only the correct numbers, has exactly the "
+    "right number of instances each number, and evaluates to 24. Then decide what your final answer is."
+    "\nWhen outputting your final answer, first print the [Answer] tag, then put your final answer after the "
+    "[Answer] tag and respond only in JSON format as described below:"
+    '\n{\n   "feedback": "feedback",\n   "correct": boolean}'
+    "\nEnsure that Python's json.loads can parse this.\n\nLet's think step by step.\n[Thoughts]"
+)
+OPERATIONS = "*+-/"
+_SOUND_SENTENCE = (
+    r"This expression consists of the numbers [\d, ]*, but it has to consist of only and exactly "
+    r"\[[\d', ]*\]\.|"
+    r"This expression evaluates to -?\d+(?:/\d+)? instead of 24\.|This expression is malformed\."
+)
+_SOUND_ONLY = re.compile(rf"(?:(?:{_SOUND_SENTENCE})\s*)+")
+CANDIDATE_KINDS = ("correct", "ablated_op", "ablated_number", "random")
+
+
+def backprompt_end(numbers: str) -> str:
+    """The study's closing request of every backprompt."""
+    return (
+        f"Using the numbers {numbers} please provide a correct expression that evaluates to 24. "
+        f"Write your answer first. At the end of your answer, write {END_TAG}\nAnswer: "
+    )
+
+
+def check(numbers: list[int], expression: str | None) -> Verdict:
+    """Soundly judge an extracted expression: exactly `numbers` as a multiset, only `+ - * /`, value 24."""
+    if expression is None:
+        return Verdict("malformed", (MALFORMED,), None)
+    try:
+        tree = arith.parse_expression(expression)
+    except arith.MalformedExpression:
+        return Verdict("malformed", (MALFORMED,), expression)
+    used = arith.numbers_in(tree)
+    errors = []
+    if sorted(used) != sorted(numbers):
+        errors.append(
+            f"This expression consists of the numbers {', '.join(map(str, used))}, but it has to consist of "
+            f"only and exactly {[str(n) for n in numbers]}."
+        )
+    try:
+        value = arith.evaluate(tree)
+    except arith.MalformedExpression:
+        return Verdict("malformed", (*errors, MALFORMED), expression)
+    if value != 24:
+        errors.append(f"This expression evaluates to {value} instead of 24.")
+    return Verdict("invalid" if errors else "valid", tuple(errors), expression)
+
+
+def read_puzzles(path: Path) -> dict[str, Instance]:
+    """Puzzles of a 24.csv (`Rank,Puzzles,...`) by rank; a bad row is a ValueError naming file and line."""
+    puzzles: dict[str, Instance] = {}
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = csv.reader(handle)
+        header = next(rows, [])
+        if header[:2] != ["Rank", "Puzzles"]:
+            raise ValueError(f"{path}:1: expected a 'Rank,Puzzles,...' header, got {header[:2]}")
+        for line, row in enumerate(rows, start=2):
+            try:
+                rank, numbers = str(int(row[0])), [int(n) for n in row[1].split()]
+            except (IndexError, ValueError):
+                raise ValueError(f"{path}:{line}: expected 'rank,n n n n,...', got {row[:2]}") from None
+            if not numbers:
+                raise ValueError(f"{path}:{line}: puzzle has no numbers")
+            puzzles[rank] = Instance("game24", rank, {"numbers": numbers})
+    return puzzles
+
+
+class Game24:
+    """The Game of 24 domain (see module docstring)."""
+
+    name = "game24"
+    candidate_kinds = CANDIDATE_KINDS
+
+    def load(self, selection: str | None = None, path: Path | None = None) -> list[Instance]:
+        ids = parse_selection(selection)
+        if isinstance(ids, Generated):
+            return self.generate(ids.n, ids.seed)
+        source = resolve_data_path(self.name, path)
+        if source.is_dir():
+            source = source / "24.csv"
+        return pick(read_puzzles(source), ids, source)
+
+    def generate(self, n: int, seed: int) -> list[Instance]:
+        """Random solvable 4-number puzzles over 1..13; a prefix of a longer run with the same seed."""
+        rng, seen, out = random.Random(seed), set(), []
+        while len(out) < n:
+            numbers = sorted(rng.randint(1, 13) for _ in range(4))
+            if tuple(numbers) not in seen and arith.solve(numbers):
+                seen.add(tuple(numbers))
+                out.append(Instance(self.name, f"gen-{seed}-{len(out) + 1}", {"numbers": numbers}))
+        return out
+
+    def prompt(self, instance: Instance, style: str | None = None) -> list[dict[str, str]]:
+        return [{"role": "user", "content": f"{PROMPT_START}Input: {_text(instance)}\nAnswer: "}]
+
+    def parse(self, instance: Instance, text: str) -> str | None:
+        return arith.extract_expression(text or "")
+
+    def verify(self, instance: Instance, text: str) -> Verdict:
+        return check(instance.data["numbers"], self.parse(instance, text))
+
+    def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
+        """"" for a valid answer; the study's binary sentence; its first error sentence; all of them."""
+        if verdict.valid:
+            return ""
+        if level == "binary" or not verdict.errors:
+            return BINARY_FEEDBACK
+        return verdict.errors[0] if level == "first" else " ".join(verdict.errors)
+
+    def canonical(self, instance: Instance, text: str) -> str | None:
+        expression = self.parse(instance, text)
+        try:
+            return arith.canonical_form(arith.parse_expression(expression)) if expression else None
+        except arith.MalformedExpression:
+            return None
+
+    def candidate(self, instance: Instance, kind: str, rng: random.Random) -> str:
+        """A candidate of the study's kinds: correct, ablated_op (one operator swapped), ablated_number (one
+        number replaced by another in 1..12), random (shuffled numbers, random operators, left-nested)."""
+        numbers = instance.data["numbers"]
+        if kind == "random":
+            order = rng.sample(numbers, len(numbers))
+            text = str(order[0])
+            for number in order[1:]:
+                text = f"({text}{rng.choice(OPERATIONS)}{number})"
+            return text
+        correct = arith.solve(numbers)
+        if correct is None:
+            raise ValueError(f"game24 instance {instance.id} has no solution, so no {kind} candidate")
+        if kind == "correct":
+            return correct
+        if kind == "ablated_number":
+            old = rng.choice(numbers)
+            new = rng.choice([n for n in range(1, 13) if n != old])
+            return re.sub(rf"(?<!\d){old}(?!\d)", str(new), correct, count=1)
+        if kind == "ablated_op":
+            for _ in range(20):  # swapping e.g. (x*1) for (x/1) can stay correct; the study did not check
+                old = rng.choice([op for op in OPERATIONS if op in correct])
+                at = rng.choice([i for i, ch in enumerate(correct) if ch == old])
+                text = correct[:at] + rng.choice([op for op in OPERATIONS if op != old]) + correct[at + 1:]
+                if not check(numbers, text).valid:
+                    break
+            return text
+        raise ValueError(f"unknown game24 candidate kind {kind!r}: use one of {', '.join(CANDIDATE_KINDS)}")
+
+    def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> list[dict[str, str]]:
+        content = VERIFIER_INTRO.format(numbers=_text(instance), answer=text) + (VERIFIER_COT if cot else
+                                                                                  VERIFIER_JSON)
+        return [{"role": "user", "content": content}]
+
+    def parse_llm_verdict(self, text: str) -> LLMVerdict:
+        return parse_json_verdict(text)
+
+    def backprompt(self, instance: Instance, critique: str) -> str:
+        """The study's wrappers: pass/fail for the binary sentence (or no critique); its sound-feedback form
+        "Feedback: This is not correct. <errors> ..." when the critique is this domain's own error sentences;
+        its LLM-critique form "Feedback: This is not correct.\\n<critique>\\n\\nWith this feedback, please try
+        again. ..." for any other critique."""
+        critique = (critique or "").strip()
+        if critique in ("", BINARY_FEEDBACK):
+            return f"Feedback: {BINARY_FEEDBACK} {backprompt_end(_text(instance))}"
+        if _SOUND_ONLY.fullmatch(critique):
+            return f"Feedback: {BINARY_FEEDBACK} {critique} {backprompt_end(_text(instance))}"
+        return (f"Feedback: {BINARY_FEEDBACK}\n{critique}\n\nWith this feedback, please try again. "
+                f"{backprompt_end(_text(instance))}")
+
+
+_FENCE = re.compile(r"```[a-zA-Z]*")
+_OBJECT = re.compile(r"\{[^{}]*\}")
+_CORRECT = re.compile(r"""(?<!\w)["']?correct["']?\s*[:=]\s*["']?(true|false|yes|no)\b""", re.IGNORECASE)
+_FEEDBACK = re.compile(
+    r"""["']feedback["']\s*:\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')""", re.IGNORECASE
+)
+_TRUTH = {"true": True, "yes": True, "false": False, "no": False}
+
+
+def parse_json_verdict(text: str) -> LLMVerdict:
+    """The `{"feedback": ..., "correct": bool}` verdict of the study's verifier prompts, read robustly.
+
+    Reads the part after the last `[Answer]` tag (CoT prompt) when there is one, ignores markdown fences and
+    surrounding prose, takes the last JSON object that has a "correct" key (tolerating single quotes, Python
+    `True`/`False` and trailing commas), and falls back to a bare `correct: true|false`. No verdict at all
+    counts as "wrong" with `parsed=False`. The critique is the "feedback" text when given, else the reply."""
+    reply = (text or "").strip()
+    body = _FENCE.sub("", reply.rsplit("[Answer]", 1)[-1])
+    for raw in reversed(_OBJECT.findall(body)):
+        data = _loads(raw)
+        if isinstance(data, dict):
+            fields = {str(k).lower(): v for k, v in data.items()}
+            verdict = fields.get("correct")
+            if isinstance(verdict, str):
+                verdict = _TRUTH.get(verdict.strip().lower())
+            if isinstance(verdict, bool):
+                feedback = fields.get("feedback")
+                critique = feedback.strip() if isinstance(feedback, str) and feedback.strip() else reply
+                return LLMVerdict(verdict, critique)
+    if matches := _CORRECT.findall(body):
+        found = _FEEDBACK.search(body)
+        feedback = (found[1] or found[2] or "").strip() if found else ""
+        return LLMVerdict(_TRUTH[matches[-1].lower()], feedback or reply)
+    return LLMVerdict(False, reply, parsed=False)
+
+
+def _loads(raw: str) -> Any:
+    for attempt in (raw, _repair(raw)):
+        try:
+            return json.loads(attempt)
+        except ValueError:
+            continue
+    return None
+
+
+def _repair(raw: str) -> str:
+    """Python-ish dicts as LLMs write them: single quotes, True/False/None, trailing commas."""
+    fixed = re.sub(r"'([^'\\]*)'", lambda m: json.dumps(m[1]), raw)
+    fixed = re.sub(r"\bTrue\b", "true", re.sub(r"\bFalse\b", "false", re.sub(r"\bNone\b", "null", fixed)))
+    return re.sub(r",\s*}", "}", fixed)
+
+
+def _text(instance: Instance) -> str:
+    return " ".join(str(n) for n in instance.data["numbers"])
+
+
+def make_game24(**options: Any) -> Game24:
+    """The registry's factory; Game of 24 has one prompt style, so `prompt_style` is accepted and unused."""
+    options.pop("prompt_style", None)
+    if options:
+        raise ValueError(f"game24 takes no options {sorted(options)}")
+    return Game24()

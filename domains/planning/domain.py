@@ -1,0 +1,210 @@
+"""`PlanningDomain`: the `Domain` protocol for any STRIPS domain folder (domain.pddl + config.yaml).
+
+Problems are parsed once per problem text and memoised (instances are verified many times), together with
+their answer reader and, on demand, a planner plan for examples and candidates.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Verdict
+from critiquebench.domains.planning import prompts
+from critiquebench.domains.planning.candidates import CANDIDATE_KINDS, make_candidate
+from critiquebench.domains.planning.generators import GENERATORS, generate_problems
+from critiquebench.domains.planning.instances import generated_instances, load_instances
+from critiquebench.domains.planning.parser import ActionReader, ParsedPlan
+from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_problem_text
+from critiquebench.domains.planning.planner import find_plan
+from critiquebench.domains.planning.strips import DomainModel, PlanningError, Task
+from critiquebench.domains.planning.templates import NLConfig, load_config
+from critiquebench.domains.planning.validator import INVALID, check_plan, error_sentences, render
+from critiquebench.domains.planning.verdicts import parse_llm_verdict
+
+log = logging.getLogger(__name__)
+
+Step = tuple[str, tuple[str, ...]]
+NO_PLAN = "No plan could be read from the answer."
+SOUND_PREFIX = "The above plan is "
+# Critiques that are not our own sound feedback get a request to revise; sound feedback is handed back verbatim,
+# exactly as PlanBench's backprompting does.
+REVISE_TEMPLATE = "{critique}\n\nPlease provide a corrected plan, ending it with [PLAN END]."
+
+
+@dataclass
+class _Problem:
+    task: Task
+    reader: ActionReader
+    plan: list[Step] | None = None
+
+
+@dataclass
+class PlanningDomain:
+    """A PDDL planning domain. `folder` holds domain.pddl and config.yaml (and optionally instances/)."""
+
+    name: str
+    folder: Path
+    prompt_style: str = "nl"
+    strict: bool = False
+    shots: int = 3
+    generator: str | None = None
+    candidate_kinds: tuple[str, ...] = CANDIDATE_KINDS
+    model: DomainModel = field(init=False, repr=False)
+    cfg: NLConfig = field(init=False, repr=False)
+    domain_pddl: str = field(init=False, repr=False)
+    _problems: dict[str, _Problem] = field(default_factory=dict, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.prompt_style not in prompts.PROMPT_STYLES:
+            raise PlanningError(f"unknown prompt style {self.prompt_style!r}; known: {prompts.PROMPT_STYLES}")
+        source = self.folder / "domain.pddl"
+        try:
+            self.domain_pddl = source.read_text(encoding="utf-8")
+        except OSError as err:
+            raise PlanningError(f"{source}: cannot read domain: {err}") from None
+        self.model = parse_domain_text(self.domain_pddl, str(source))
+        self.cfg = load_config(self.folder / "config.yaml", self.name)
+        unknown = sorted(set(self.model.schemas) - set(self.cfg.actions))
+        if unknown:
+            raise PlanningError(f"{self.folder / 'config.yaml'}: no English template for action(s) {unknown}")
+
+    # ---- problems -------------------------------------------------------------------------------------------
+    def _problem(self, text: str, source: str) -> _Problem:
+        with self._lock:
+            found = self._problems.get(text)
+        if found is None:
+            task = parse_problem_text(text, self.model, source)
+            found = _Problem(task, ActionReader(self.cfg, task))
+            with self._lock:
+                self._problems.setdefault(text, found)
+        return found
+
+    def task(self, instance: Instance) -> Task:
+        return self._problem(instance.data["problem"], instance.data.get("source", instance.id)).task
+
+    def _plan(self, text: str, source: str, known: list[str] | None = None) -> list[Step]:
+        problem = self._problem(text, source)
+        if known:
+            return [_step(line) for line in known]
+        if problem.plan is None:
+            problem.plan = [(a.name, a.args) for a in find_plan(problem.task)]
+        return problem.plan
+
+    # ---- Domain protocol ------------------------------------------------------------------------------------
+    def load(self, selection: str | None = None, path: Path | None = None) -> list[Instance]:
+        if path is None:
+            path = self.folder / "instances"
+            if not path.is_dir():
+                raise PlanningError(
+                    f"domain {self.name!r} ships no instances: pass a dataset folder with instances/instance-N.pddl "
+                    "(e.g. ../shared/datasets/planbench/" + self.name + ") or generate instances"
+                )
+        instances = load_instances(self.name, Path(path), selection)
+        for inst in instances:  # parse now so a malformed file fails here, naming the file
+            self.task(inst)
+        return instances
+
+    def generate(self, n: int, seed: int) -> list[Instance]:
+        kind = self.generator or (self.name if self.name in GENERATORS else None)
+        if kind is None:
+            raise PlanningError(f"domain {self.name!r} has no instance generator; load instances from a folder")
+        return generated_instances(self.name, generate_problems(kind, n + 1, seed), seed)
+
+    def prompt(self, instance: Instance, style: str | None = None) -> list[dict[str, str]]:
+        style = style or self.prompt_style
+        task = self.task(instance)
+        examples = instance.data.get("examples", [])
+        if style == "pddl":
+            shots = [(e["problem"], self._plan(e["problem"], e["id"], e.get("plan"))) for e in examples[: self.shots]]
+            return prompts.messages(prompts.pddl_prompt(self.domain_pddl, instance.data["problem"], shots[::-1]))
+        if style not in ("nl", "nl_legacy"):
+            raise PlanningError(f"unknown prompt style {style!r}; known: {prompts.PROMPT_STYLES}")
+        shots_nl = [(self._problem(e["problem"], e["id"]).task, self._plan(e["problem"], e["id"], e.get("plan")))
+                    for e in examples[:1]]
+        return prompts.messages(prompts.nl_prompt(self.cfg, task, shots_nl, legacy=style == "nl_legacy"))
+
+    def read(self, instance: Instance, text: str) -> ParsedPlan | None:
+        reader = self._problem(instance.data["problem"], instance.data.get("source", instance.id)).reader
+        try:
+            return reader.read(text or "")
+        except Exception:  # noqa: BLE001 - LLM text must never crash a run; log and treat as unreadable
+            log.exception("could not read an answer for %s", instance.id)
+            return None
+
+    def parse(self, instance: Instance, text: str) -> list[str] | None:
+        parsed = self.read(instance, text)
+        return None if parsed is None else [_pddl(s) for s in parsed.steps]
+
+    def verify(self, instance: Instance, text: str) -> Verdict:
+        task = self.task(instance)
+        parsed = self.read(instance, text)
+        if parsed is None:
+            errors = error_sentences(self.cfg, task, check_plan(task, []))
+            return Verdict("malformed", errors or (NO_PLAN,), None)
+        answer = [_pddl(s) for s in parsed.steps]
+        check = check_plan(task, parsed.steps)
+        errors = error_sentences(self.cfg, task, check)
+        if self.strict and parsed.skipped:
+            unread = tuple(f"The following line could not be read as an action:\n{line}" for line in parsed.skipped)
+            return Verdict("invalid", unread + errors, answer)
+        return Verdict("valid" if check.valid else "invalid", errors, answer)
+
+    def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
+        return render(verdict.errors, level, verdict.valid)
+
+    def canonical(self, instance: Instance, text: str) -> str | None:
+        parsed = self.parse(instance, text)
+        return None if parsed is None else "\n".join(parsed)
+
+    def candidate(self, instance: Instance, kind: str, rng: random.Random) -> str:
+        task = self.task(instance)
+        plan = [task.ground(n, a) for n, a in self._plan(instance.data["problem"], instance.id)]
+        steps = make_candidate(task, [a for a in plan if a is not None], kind, rng)
+        return self.answer_text(steps)
+
+    def answer_text(self, steps: list[Step], style: str | None = None) -> str:
+        """`steps` written as a model in this prompt style would answer."""
+        if (style or self.prompt_style) == "pddl":
+            return prompts.pddl_plan_text(steps) + "\n[PLAN END]"
+        return prompts.plan_text(self.cfg, steps) + "[PLAN END]"
+
+    def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> list[dict[str, str]]:
+        task = self.task(instance)
+        parsed = self.read(instance, text)
+        if self.prompt_style == "pddl":
+            lines = prompts.pddl_plan_text(parsed.steps) if parsed else (text or "").strip()
+            return prompts.messages(
+                prompts.pddl_verification_prompt(self.domain_pddl, instance.data["problem"], lines, cot)
+            )
+        block = "\n" + (prompts.plan_text(self.cfg, parsed.steps) if parsed else (text or "").strip() + "\n")
+        return prompts.messages(prompts.verification_prompt(self.cfg, task, block + "[PLAN END]\n", cot))
+
+    def parse_llm_verdict(self, text: str) -> LLMVerdict:
+        return parse_llm_verdict(text)
+
+    def backprompt(self, instance: Instance, critique: str) -> str:
+        text = (critique or "").strip()
+        if text.startswith(SOUND_PREFIX):
+            return critique
+        return REVISE_TEMPLATE.format(critique=text or INVALID)
+
+
+def _step(line: str) -> Step:
+    words = line.strip().strip("()").lower().split()
+    return words[0], tuple(words[1:])
+
+
+def _pddl(step: Step) -> str:
+    return "(" + " ".join((step[0], *step[1])) + ")"
+
+
+def describe(domain: PlanningDomain) -> dict[str, Any]:
+    """The constructor arguments, for recording which configuration produced a result."""
+    return {"name": domain.name, "folder": str(domain.folder), "prompt_style": domain.prompt_style,
+            "strict": domain.strict, "shots": domain.shots}

@@ -1,0 +1,117 @@
+"""Instance files of a PDDL dataset folder -> `Instance`s (ids, problem text and one-shot examples).
+
+A dataset is a folder with ``instances/instance-N.pddl`` (or the ``.pddl`` files directly) and optionally
+PlanBench's ``optimal_plans.json``; a single ``.pddl`` file also works. Instance ``instance-N.pddl`` gets id
+"N"; its examples are the instances before it in id order (PlanBench's one-shot example for N is N-1), wrapping
+around for the first one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from critiquebench.domains.base import Instance
+from critiquebench.domains.planning.strips import PlanningError
+
+MAX_EXAMPLES = 3  # enough for the pddl style's shots; the nl style uses the first
+_ID = re.compile(r"^instance-(.+)$")
+
+
+def instance_id(path: Path) -> str:
+    m = _ID.match(path.stem)
+    return m.group(1) if m else path.stem
+
+
+def _sort_key(ident: str) -> tuple[int, int | str]:
+    return (0, int(ident)) if ident.isdigit() else (1, ident)
+
+
+def parse_selection(selection: str | None, ids: list[str]) -> list[str]:
+    """Ids picked by "901-1000", "1,5,9", "3-5,9" or None (all), in dataset order."""
+    if selection is None or not selection.strip():
+        return ids
+    wanted: set[str] = set()
+    for part in selection.split(","):
+        part = part.strip()
+        bounds = part.split("-")
+        if len(bounds) == 2 and bounds[0].strip().isdigit() and bounds[1].strip().isdigit():
+            lo, hi = int(bounds[0]), int(bounds[1])
+            wanted.update(str(i) for i in range(lo, hi + 1))
+        elif part:
+            wanted.add(part)
+    chosen = [i for i in ids if i in wanted]
+    if not chosen:
+        raise PlanningError(f"selection {selection!r} matches no instance")
+    return chosen
+
+
+def _files(path: Path) -> tuple[Path, list[Path]]:
+    if path.is_file():
+        return path.parent, [path]
+    folder = path / "instances" if (path / "instances").is_dir() else path
+    files = [p for p in folder.glob("*.pddl") if p.name != "domain.pddl"]
+    if not files:
+        raise PlanningError(f"{path}: no problem files (*.pddl or instances/*.pddl) found")
+    return folder, files
+
+
+def _known_plans(path: Path, folder: Path) -> dict[str, list[str]]:
+    for candidate in (path / "optimal_plans.json", folder / "optimal_plans.json", folder.parent / "optimal_plans.json"):
+        if candidate.is_file():
+            try:
+                raw = json.loads(candidate.read_text(encoding="utf-8"))
+            except ValueError as err:
+                raise PlanningError(f"{candidate}: malformed JSON: {err}") from None
+            return {instance_id(Path(k)): [ln.strip() for ln in v["plan"].splitlines() if ln.strip()]
+                    for k, v in raw.items() if isinstance(v, dict) and isinstance(v.get("plan"), str)}
+    return {}
+
+
+def load_instances(domain: str, path: Path, selection: str | None) -> list[Instance]:
+    """Instances of `domain` from a dataset folder or file; examples come from the same folder."""
+    folder, files = _files(path)
+    if path.is_file():
+        siblings = [p for p in folder.glob("*.pddl") if p.name != "domain.pddl"]
+        files = sorted(set(files) | set(siblings))
+    by_id = {instance_id(p): p for p in files}
+    ids = sorted(by_id, key=_sort_key)
+    chosen = [instance_id(path)] if path.is_file() else parse_selection(selection, ids)
+    plans = _known_plans(path if path.is_dir() else folder, folder)
+    texts: dict[str, str] = {}
+
+    def text(ident: str) -> str:
+        if ident not in texts:
+            try:
+                texts[ident] = by_id[ident].read_text(encoding="utf-8")
+            except OSError as err:
+                raise PlanningError(f"{by_id[ident]}: cannot read: {err}") from None
+        return texts[ident]
+
+    out = []
+    for ident in chosen:
+        pos = ids.index(ident)
+        example_ids = [ids[(pos - k) % len(ids)] for k in range(1, min(MAX_EXAMPLES, len(ids) - 1) + 1)]
+        data: dict[str, Any] = {
+            "source": str(by_id[ident]),
+            "problem": text(ident),
+            "examples": [{"id": e, "problem": text(e), "plan": plans.get(e)} for e in example_ids],
+        }
+        out.append(Instance(domain, ident, data))
+    return out
+
+
+def generated_instances(domain: str, problems: list[str], seed: int) -> list[Instance]:
+    """Instances "gen-SEED-i" (i = 1..n) from n+1 generated problems; problem 0 only serves as an example."""
+    out = []
+    for i in range(1, len(problems)):
+        example_ids = [(i - k) % len(problems) for k in range(1, min(MAX_EXAMPLES, len(problems) - 1) + 1)]
+        data = {
+            "source": f"generated (seed {seed})",
+            "problem": problems[i],
+            "examples": [{"id": f"gen-{seed}-{e}", "problem": problems[e], "plan": None} for e in example_ids],
+        }
+        out.append(Instance(domain, f"gen-{seed}-{i}", data))
+    return out

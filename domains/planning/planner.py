@@ -1,0 +1,135 @@
+"""A small built-in planner: breadth-first search (optimal length) with a greedy fallback.
+
+Breadth-first search is exact and quick for PlanBench-sized Blocksworld (up to ~6 blocks); larger tasks
+(Logistics) use lazy greedy best-first search with the additive relaxed-plan heuristic. Ties break on insertion
+order over a sorted action list, so the plan is the same on every run.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from itertools import count
+
+from critiquebench.domains.planning.strips import Fact, GroundAction, PlanningError, State, Task
+
+BFS_STATE_BUDGET = 20_000
+BFS_MAX_ACTIONS = 200  # 6-block Blocksworld has 72 ground actions; larger tasks go straight to greedy search
+GBFS_STATE_BUDGET = 200_000
+
+
+def find_plan(task: Task, bfs_budget: int = BFS_STATE_BUDGET) -> list[GroundAction]:
+    """A plan for `task`: optimal for small tasks (breadth-first search within its budget), else greedy."""
+    space = _Space(task)
+    plan = _bfs(task, space, bfs_budget) if len(space.actions) <= BFS_MAX_ACTIONS else None
+    if plan is None:
+        plan = _gbfs(task, space, GBFS_STATE_BUDGET)
+    if plan is None:
+        raise PlanningError(f"no plan found for problem {task.name} within the search budget")
+    return plan
+
+
+class _Space:
+    """Ground actions indexed by precondition, for fast successors and the additive heuristic."""
+
+    def __init__(self, task: Task) -> None:
+        self.actions = sorted(task.ground_all(), key=lambda a: (a.name, a.args))
+        self.by_pre: dict[Fact, list[int]] = {}
+        self.trigger: dict[Fact, list[int]] = {}
+        self.free: list[int] = []
+        static = task.domain.static_predicates
+        for i, action in enumerate(self.actions):
+            for fact in action.pre:
+                self.by_pre.setdefault(fact, []).append(i)
+            # Index each action under one precondition that can change, so a state only wakes actions that
+            # might apply (static facts such as (TRUCK t0) hold everywhere and would wake everything).
+            dynamic = [f for f in action.pre if f[0] not in static]
+            if dynamic or action.pre:
+                self.trigger.setdefault(min(dynamic or action.pre), []).append(i)
+            else:
+                self.free.append(i)
+
+    def successors(self, state: State) -> list[GroundAction]:
+        found = set(self.free)
+        for fact in state:
+            found.update(self.trigger.get(fact, ()))
+        return [self.actions[i] for i in sorted(found) if self.actions[i].applicable(state)]
+
+    def h_add(self, state: State, goal: frozenset[Fact]) -> float:
+        """Additive relaxed cost of `goal` (delete effects ignored), by a Dijkstra sweep; inf if unreachable."""
+        cost: dict[Fact, float] = dict.fromkeys(state, 0.0)
+        waiting = [len(a.pre) for a in self.actions]
+        summed = [0.0] * len(self.actions)
+        heap = [(0.0, f) for f in state]
+        for i in self.free:
+            heap += [(1.0, g) for g in self.actions[i].add]
+        heapq.heapify(heap)
+        done: set[Fact] = set()
+        left = len(goal)
+        while heap and left:
+            c, fact = heapq.heappop(heap)
+            if fact in done:
+                continue
+            done.add(fact)
+            cost[fact] = c
+            left -= fact in goal
+            for i in self.by_pre.get(fact, ()):
+                waiting[i] -= 1
+                summed[i] += c
+                if waiting[i] == 0:
+                    ac = summed[i] + 1
+                    for g in self.actions[i].add:
+                        if g not in done and ac < cost.get(g, float("inf")):
+                            cost[g] = ac
+                            heapq.heappush(heap, (ac, g))
+        if left:
+            return float("inf")
+        return sum(cost[g] for g in goal)
+
+
+def _bfs(task: Task, space: _Space, budget: int) -> list[GroundAction] | None:
+    parents: dict[State, tuple[State, GroundAction] | None] = {task.init: None}
+    queue = deque([task.init])
+    while queue:
+        state = queue.popleft()
+        if task.goal_reached(state):
+            return _path(parents, state)
+        if len(parents) > budget:
+            return None
+        for action in space.successors(state):
+            nxt = action.apply(state)
+            if nxt not in parents:
+                parents[nxt] = (state, action)
+                queue.append(nxt)
+    raise PlanningError(f"problem {task.name} is unsolvable")
+
+
+def _gbfs(task: Task, space: _Space, budget: int) -> list[GroundAction] | None:
+    # Lazy (deferred) evaluation: children are queued under their parent's heuristic value and evaluated only
+    # when expanded, which saves one relaxed-plan sweep per generated state.
+    parents: dict[State, tuple[State, GroundAction] | None] = {task.init: None}
+    tie = count()
+    heap = [(0.0, next(tie), task.init)]
+    while heap and len(parents) <= budget:
+        _h, _t, state = heapq.heappop(heap)
+        if task.goal_reached(state):
+            return _path(parents, state)
+        h = space.h_add(state, task.goal)
+        if h == float("inf"):
+            continue
+        for action in space.successors(state):
+            nxt = action.apply(state)
+            if nxt not in parents:
+                parents[nxt] = (state, action)
+                heapq.heappush(heap, (h, next(tie), nxt))
+    return None
+
+
+def _path(parents: dict[State, tuple[State, GroundAction] | None], state: State) -> list[GroundAction]:
+    plan: list[GroundAction] = []
+    link = parents[state]
+    while link is not None:
+        state, action = link
+        plan.append(action)
+        link = parents[state]
+    return plan[::-1]

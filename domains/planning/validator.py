@@ -1,0 +1,126 @@
+"""Sound plan validation on ground STRIPS, with PlanBench's feedback wording.
+
+`check_plan` simulates the whole plan and records every step whose preconditions are unmet (effects are applied
+anyway so later steps are still judged), every step that is not an action of the problem, and the goals unmet
+at the end. The first recorded error is what VAL reports and PlanBench's first-error backprompt quotes.
+
+Wording, reproduced exactly from PlanBench's `get_validation_message` (including its missing space before the
+singular precondition sentence)::
+
+    The above plan is invalid.The following action at step 1 has an unmet precondition:
+    unstack the red block from on top of the orange block
+    The unmet precondition is:
+    the red block is clear
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from critiquebench.domains.planning.strips import Fact, Task
+from critiquebench.domains.planning.templates import NLConfig
+
+Step = tuple[str, tuple[str, ...]]
+
+INVALID = "The above plan is invalid."
+VALID = "The above plan is valid."
+
+
+@dataclass(frozen=True)
+class StepError:
+    step: int  # 1-based, as in VAL's "time step"
+    action: Step
+    unmet: tuple[Fact, ...] = ()
+    unmet_negative: tuple[Fact, ...] = ()
+    not_an_action: bool = False
+
+
+@dataclass(frozen=True)
+class PlanCheck:
+    step_errors: tuple[StepError, ...]
+    unmet_goals: tuple[Fact, ...]
+
+    @property
+    def valid(self) -> bool:
+        return not self.step_errors and not self.unmet_goals
+
+
+def check_plan(task: Task, steps: Sequence[Step]) -> PlanCheck:
+    state = task.init
+    errors: list[StepError] = []
+    for i, (name, args) in enumerate(steps, start=1):
+        action = task.ground(name, args)
+        if action is None:
+            errors.append(StepError(i, (name, tuple(args)), not_an_action=True))
+            continue
+        if not action.applicable(state):
+            missing, present = action.unmet(state)
+            errors.append(StepError(i, (name, tuple(args)), _sorted(missing), _sorted(present)))
+        state = action.apply(state)
+    unmet_goals = task.goal - state
+    return PlanCheck(tuple(errors), _sorted(unmet_goals | (task.neg_goal & state)))
+
+
+def first_error_index(task: Task, steps: Sequence[Step]) -> int | None:
+    """0-based index of the first inexecutable step, or None; the fast path for first-error checks."""
+    state = task.init
+    for i, (name, args) in enumerate(steps):
+        action = task.ground(name, args)
+        if action is None or not action.applicable(state):
+            return i
+        state = action.apply(state)
+    return None
+
+
+def _sorted(facts: frozenset[Fact]) -> tuple[Fact, ...]:
+    return tuple(sorted(facts, key=lambda f: "_".join(f)))
+
+
+def error_sentences(cfg: NLConfig, task: Task, check: PlanCheck) -> tuple[str, ...]:
+    """One sentence per error, in PlanBench's words, without the leading "The above plan is invalid."."""
+    out = [_step_sentence(cfg, e) for e in check.step_errors]
+    if check.unmet_goals:
+        goals = [f for f in check.unmet_goals if f in task.goal]
+        negated = [f for f in check.unmet_goals if f not in task.goal]
+        text = _facts(cfg, goals, negated)
+        head = "These are the unmet goal conditions:" if len(check.unmet_goals) > 1 else (
+            "This is the unmet goal condition:")
+        out.append(f"{head}\n{text}")
+    return tuple(out)
+
+
+def _step_sentence(cfg: NLConfig, err: StepError) -> str:
+    action = cfg.action_text(*err.action)
+    if err.not_an_action:
+        return f"The following action at step {err.step} is not a valid action of this problem:\n{action}"
+    n = len(err.unmet) + len(err.unmet_negative)
+    facts = _facts(cfg, err.unmet, err.unmet_negative)
+    if n > 1:
+        return (f"The following action at step {err.step} has unmet preconditions:\n{action}\n"
+                f"The unmet preconditions are:\n{facts}")
+    return (f"The following action at step {err.step} has an unmet precondition:\n{action}\n"
+            f"The unmet precondition is:\n{facts}")
+
+
+def _facts(cfg: NLConfig, positive: Sequence[Fact], negative: Sequence[Fact]) -> str:
+    text = cfg.state_facts(positive) if positive else ""
+    if negative:
+        neg = " and ".join(f"it is not the case that {cfg.state_facts([f])}" for f in negative)
+        text = f"{text} and {neg}" if text else neg
+    return text
+
+
+def render(errors: Sequence[str], level: str, valid: bool) -> str:
+    """The backprompt for `errors` at feedback `level` (binary, first, all)."""
+    if valid:
+        return VALID
+    if level == "binary" or not errors:
+        return INVALID
+    chosen = errors[:1] if level == "first" else errors
+    return "\n".join([INVALID + _glue(chosen[0]) + chosen[0], *chosen[1:]])
+
+
+def _glue(sentence: str) -> str:
+    # PlanBench prefixes every sentence with a space except the singular-precondition one.
+    return "" if "has an unmet precondition:" in sentence else " "

@@ -1,0 +1,50 @@
+"""intrinsic: intrinsic self-critique for planning. The model plans (PDDL prompt style), then critiques its
+plan in a fresh conversation (no history) with N=5 votes; on a "wrong" majority the request below is appended
+to the planning conversation (verbatim; with `show_critique=true` the critique is put before it). Up to 10
+rounds; the output is the last plan."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from critiquebench.graphs.loops import critic_loop, raw_turn
+from critiquebench.graphs.state import RunContext
+from langgraph.graph import StateGraph
+
+REQUEST = "Please can you explain the error and fix it."
+
+DEFAULTS: dict[str, Any] = {
+    "rounds": 10,
+    "critic": "llm",
+    "votes": 5,
+    "history": "full",
+    "style": "pddl",
+    "show_critique": False,
+}
+
+
+def build(
+    ctx: RunContext,
+    *,
+    rounds: int = 10,
+    critic: str = "llm",
+    votes: int = 5,
+    history: str = "full",
+    style: str | None = "pddl",
+    show_critique: bool = False,
+    critic_params: dict[str, Any] | None = None,
+) -> StateGraph:
+    def handback(critique: str) -> str:
+        return f"{critique.strip()}\n\n{REQUEST}" if show_critique and critique.strip() else REQUEST
+
+    return critic_loop(
+        ctx,
+        rounds=rounds,
+        critic=critic,
+        critic_params=critic_params or {},
+        votes=votes,
+        style=style,
+        history=history,
+        wrap=raw_turn,
+        handback=handback,
+    )

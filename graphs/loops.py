@@ -1,0 +1,78 @@
+"""The two loop shapes the schemes are made of, built from the shared nodes (uncompiled StateGraphs).
+
+- verified loop: generator -> verifier (sound) -> generator | vote | END
+- critic loop:   generator -> verifier (records the sound verdict) -> critic (decides) -> generator | END
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from critiquebench.domains.base import FeedbackLevel, Instance
+from critiquebench.graphs.state import RunContext, RunState, route
+from critiquebench.nodes.generator import Mode, make_generator
+from critiquebench.nodes.llm_verifier import make_critic_node
+from critiquebench.nodes.sound_verifier import Policy, make_sound_verifier
+from critiquebench.nodes.voting import make_consistency_vote
+from langgraph.graph import END, START, StateGraph
+
+
+def verified_loop(
+    ctx: RunContext,
+    *,
+    rounds: int,
+    mode: Mode = "iterate",
+    policy: Policy = "stop_on_valid",
+    level: FeedbackLevel | None = None,
+    style: str | None = None,
+    history: str = "full",
+    wrap: Callable[[Instance, str], str] | None = None,
+) -> StateGraph:
+    graph = StateGraph(RunState)
+    graph.add_node(
+        "generator", make_generator(ctx, mode=mode, style=style, history_policy=history, wrap=wrap)
+    )
+    graph.add_node("verifier", make_sound_verifier(ctx, policy=policy, rounds=rounds, level=level))
+    graph.add_edge(START, "generator")
+    graph.add_edge("generator", "verifier")
+    targets: dict[str, str] = {END: END} if rounds == 1 else {"generator": "generator", END: END}
+    if policy == "collect":
+        graph.add_node("vote", make_consistency_vote(ctx))
+        graph.add_edge("vote", END)
+        targets = {"generator": "generator", "vote": "vote"}
+    graph.add_conditional_edges("verifier", route, targets)
+    return graph
+
+
+def critic_loop(
+    ctx: RunContext,
+    *,
+    rounds: int,
+    critic: str,
+    critic_params: dict[str, Any],
+    votes: int = 1,
+    style: str | None = None,
+    history: str = "full",
+    wrap: Callable[[Instance, str], str] | None = None,
+    handback: Callable[[str], str] = lambda critique: critique,
+) -> StateGraph:
+    graph = StateGraph(RunState)
+    graph.add_node("generator", make_generator(ctx, style=style, history_policy=history, wrap=wrap))
+    graph.add_node("verifier", make_sound_verifier(ctx, policy="record", rounds=rounds, level=None))
+    graph.add_node(
+        "critic",
+        make_critic_node(
+            ctx, critic=critic, critic_params=critic_params, votes=votes, rounds=rounds, handback=handback
+        ),
+    )
+    graph.add_edge(START, "generator")
+    graph.add_edge("generator", "verifier")
+    graph.add_edge("verifier", "critic")
+    graph.add_conditional_edges("critic", route, {"generator": "generator", END: END})
+    return graph
+
+
+def raw_turn(instance: Instance, text: str) -> str:
+    """History wrapper that hands feedback back verbatim as the user turn."""
+    return text

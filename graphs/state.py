@@ -1,0 +1,33 @@
+"""The state every scheme graph shares, its starting value, and the step limit derived from the rounds."""
+
+from __future__ import annotations
+
+from critiquebench.nodes.context import RunContext, RunState
+
+# A round runs at most three nodes (generator, verifier, critic); self-consistency adds one vote at the end.
+STEPS_PER_ROUND = 3
+EXTRA_STEPS = 5
+
+
+def initial_state(instance_id: str) -> RunState:
+    return {
+        "instance_id": instance_id,
+        "round": 0,
+        "next": "generator",
+        "done": False,
+        "final_round": None,
+        "attempt": {},
+    }
+
+
+def recursion_limit(max_rounds: int) -> int:
+    """LangGraph's step limit for a run of at most `max_rounds` generation rounds."""
+    return STEPS_PER_ROUND * max(1, max_rounds) + EXTRA_STEPS
+
+
+def route(state: RunState) -> str:
+    """Conditional edges only read the decision the last node wrote, so a resume never re-decides."""
+    return state["next"]
+
+
+__all__ = ["RunContext", "RunState", "initial_state", "recursion_limit", "route"]

@@ -1,0 +1,115 @@
+"""Critics: what judges an answer in the LLM-verification schemes, and the registry that names them.
+
+A critic is made by a factory `make_critic(llm, domain, **params) -> Critic`; the Critic is called as
+`critic(instance, answer_text, sample=0) -> LLMVerdict` (`sample` lets a voting node draw N distinct critiques
+of the same prompt; a critic that makes no LLM call ignores it). Factories are looked up by name: first the
+built-in table, then the entry-point group `critiquebench.critics`, so a package can add one with
+
+    [project.entry-points."critiquebench.critics"]
+    partial = "my_package.critics:make_critic"
+
+and a scheme selects it as `llm-llm:critic=partial` (extra factory arguments as `critic_<name>=value`).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from critiquebench.domains.base import Domain, FeedbackLevel, Instance, LLMVerdict
+from critiquebench.nodes.llm_verifier import make_llm_critic
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "critiquebench.critics"
+
+
+class Critic(Protocol):
+    def __call__(self, instance: Instance, answer: str, sample: int = 0) -> LLMVerdict: ...
+
+
+CriticFactory = Callable[..., Critic]
+
+
+def make_sound_critic(llm: Any, domain: Domain, level: FeedbackLevel = "first") -> Critic:
+    """An oracle critic: the sound verifier with its feedback at `level` as the critique (no LLM call)."""
+
+    def critic(instance: Instance, answer: str, sample: int = 0) -> LLMVerdict:
+        verdict = domain.verify(instance, answer)
+        return LLMVerdict(verdict.valid, "" if verdict.valid else domain.feedback(instance, verdict, level))
+
+    return critic
+
+
+def make_llm_cot_critic(llm: Any, domain: Domain) -> Critic:
+    """The LLM verifier with the chain-of-thought verification prompt."""
+    return make_llm_critic(llm, domain, cot=True)
+
+
+BUILTIN_CRITICS: dict[str, CriticFactory] = {
+    "llm": make_llm_critic,
+    "llm-cot": make_llm_cot_critic,
+    "sound": make_sound_critic,
+}
+
+
+@dataclass(frozen=True)
+class CriticInfo:
+    name: str
+    source: str  # "built-in" or "module:attr (distribution)" of the entry point
+    doc: str
+
+
+def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def available_critics() -> list[CriticInfo]:
+    """Built-in critics, then plug-ins (a plug-in with a built-in's name is shadowed, and says so)."""
+    infos = [CriticInfo(name, "built-in", _first_line(f.__doc__)) for name, f in BUILTIN_CRITICS.items()]
+    for name, ep in sorted(_entry_points().items()):
+        dist = ep.dist.name if ep.dist is not None else "?"
+        shadowed = " (shadowed by the built-in)" if name in BUILTIN_CRITICS else ""
+        infos.append(CriticInfo(name, f"{ep.value} ({dist}){shadowed}", _plugin_doc(ep)))
+    return infos
+
+
+def get_critic_factory(name: str) -> CriticFactory:
+    if name in BUILTIN_CRITICS:
+        return BUILTIN_CRITICS[name]
+    eps = _entry_points()
+    if name not in eps:
+        known = ", ".join([*BUILTIN_CRITICS, *sorted(eps)])
+        raise ValueError(f"unknown critic {name!r}; available: {known}")
+    try:
+        factory = eps[name].load()
+    except Exception as exc:  # a broken plug-in must not look like our bug
+        raise ValueError(f"critic plug-in {name!r} ({eps[name].value}) failed to load: {exc}") from exc
+    if not callable(factory):
+        raise ValueError(f"critic plug-in {name!r} ({eps[name].value}) is not callable")
+    return factory
+
+
+def make_critic(name: str, llm: Any, domain: Domain, **params: Any) -> Critic:
+    """The critic `name` built for `domain`; bad parameters give a clear error."""
+    factory = get_critic_factory(name)
+    try:
+        return factory(llm, domain, **params)
+    except TypeError as exc:
+        raise ValueError(f"critic {name!r} does not accept parameters {sorted(params)}: {exc}") from exc
+
+
+def _first_line(doc: str | None) -> str:
+    """The first paragraph of a docstring on one line."""
+    return " ".join((doc or "").strip().split("\n\n")[0].split())
+
+
+def _plugin_doc(ep: importlib.metadata.EntryPoint) -> str:
+    try:
+        return _first_line(getattr(ep.load(), "__doc__", None))
+    except Exception as exc:  # listing must survive a broken plug-in
+        log.warning("critic plug-in %s failed to load: %s", ep.name, exc)
+        return f"(failed to load: {exc})"

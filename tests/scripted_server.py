@@ -1,0 +1,252 @@
+"""A scripted OpenAI-compatible chat server on loopback, for tests and benchmarks needing a real endpoint.
+
+    with ScriptedServer(reply=[("capital of France", "Paris")], default="I don't know") as server:
+        settings = LLMSettings(model="scripted", base_url=server.base_url)
+        ...
+        assert server.answered == 1
+
+`reply` is a string, a list of (substring of the last user message, reply) rules tried in order, or a callable
+`reply(messages, params) -> str` that gets the full message list and the request's other fields (temperature,
+max_completion_tokens, stop, ...). All attributes documented on `ScriptedServer` may be changed while it runs.
+
+Faults (queued with `queue_fault(kind)`, or drawn at random with `fault_rate` from `faults`):
+"400" (a bad request: not worth retrying), "429" (with a Retry-After header of `retry_after` seconds),
+"500", "503", "hang" (answers only after `hang_s`,
+i.e. past any sensible client timeout), "drop" (closes the connection without an answer), "garbage" (a 200
+whose body is not JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+FAULT_KINDS = ("400", "429", "500", "503", "hang", "drop", "garbage")
+
+Reply = str | Sequence[tuple[str, str]] | Callable[[list[dict[str, Any]], dict[str, Any]], str]
+
+
+class ScriptedServer:
+    """Attributes: `reply`, `default`, `latency` (seconds before each answer), `fault_rate`, `faults`,
+    `retry_after`, `hang_s`, `usage` (False: answers carry no token usage). Counters: `requests` (chat
+    requests received, faulted ones included), `answered`, `faulted`; `calls` holds (messages, params) of the
+    answered ones; `arrivals` the monotonic arrival time of every chat request; `max_in_flight` the most chat
+    requests handled at once; `authorization` the last Authorization header seen.
+    """
+
+    def __init__(
+        self,
+        reply: Reply = "OK",
+        *,
+        default: str = "OK",
+        latency: float = 0.0,
+        fault_rate: float = 0.0,
+        faults: Sequence[str] = ("429", "500"),
+        seed: int = 0,
+        retry_after: float = 0.05,
+        hang_s: float = 30.0,
+        usage: bool = True,
+    ) -> None:
+        for kind in faults:
+            _check_kind(kind)
+        self.reply, self.default, self.latency = reply, default, latency
+        self.fault_rate, self.faults, self.retry_after, self.hang_s = (
+            fault_rate,
+            tuple(faults),
+            retry_after,
+            hang_s,
+        )
+        self.usage = usage
+        self.requests = self.answered = self.faulted = 0
+        self.calls: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
+        self.arrivals: list[float] = []  # monotonic time of each chat request, in arrival order
+        self.in_flight = self.max_in_flight = 0
+        self.authorization: str | None = None
+        self._queued: deque[str] = deque()
+        self._random = random.Random(seed)
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def queue_fault(self, kind: str, times: int = 1) -> None:
+        """Make the next `times` chat requests fail with `kind` (before any random faults)."""
+        _check_kind(kind)
+        with self._lock:
+            self._queued.extend([kind] * times)
+
+    def start(self) -> ScriptedServer:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name="scripted-server", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes "hang" handlers
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- used by the request handler -------------------------------------------------------------------------
+    def _admit(self, authorization: str | None) -> str | None:
+        """Count a request and decide its fault (None: answer normally)."""
+        with self._lock:
+            self.requests += 1
+            self.authorization = authorization
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.arrivals.append(time.monotonic())
+            if self._queued:
+                fault: str | None = self._queued.popleft()
+            elif self.fault_rate and self._random.random() < self.fault_rate:
+                fault = self._random.choice(self.faults)
+            else:
+                fault = None
+            if fault is not None:
+                self.faulted += 1
+            return fault
+
+    def _answer(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+        reply = self.reply
+        if callable(reply):
+            text = reply(messages, params)
+        elif isinstance(reply, str):
+            text = reply
+        else:
+            last_user = next(
+                (m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), ""
+            )
+            text = next((answer for needle, answer in reply if needle in str(last_user)), self.default)
+        with self._lock:
+            self.answered += 1
+            self.calls.append((messages, params))
+        return str(text)
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in FAULT_KINDS:
+        raise ValueError(f"unknown fault {kind!r}; choose from {FAULT_KINDS}")
+
+
+def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, like real endpoints
+        disable_nagle_algorithm = True  # headers and body go out as separate writes
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence per-request logging
+            pass
+
+        def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+            body = {"error": {"message": message, "type": "scripted_fault", "code": status}}
+            self._send(status, json.dumps(body).encode(), headers)
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            if self.path.rstrip("/").endswith("/models"):
+                self._send(
+                    200,
+                    json.dumps({"object": "list", "data": [{"id": "scripted", "object": "model"}]}).encode(),
+                )
+            else:
+                self._error(404, f"no route {self.path}")
+
+        def do_POST(self) -> None:  # noqa: N802
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._error(404, f"no route {self.path}")
+                return
+            try:
+                request = json.loads(raw)
+                messages = list(request.pop("messages"))
+            except (ValueError, KeyError, TypeError):
+                self._error(400, "request body is not a chat completion request")
+                return
+            fault = server._admit(self.headers.get("Authorization"))
+            try:
+                if fault is None or fault == "hang":
+                    if fault == "hang" and server._stopping.wait(server.hang_s):
+                        return
+                    if server.latency:
+                        time.sleep(server.latency)
+                    text = server._answer(messages, request)
+                    self._send(200, json.dumps(_completion(request, messages, text, server.usage)).encode())
+                elif fault == "429":
+                    self._error(429, "rate limited (scripted)", {"Retry-After": f"{server.retry_after:g}"})
+                elif fault in ("400", "500", "503"):
+                    self._error(int(fault), f"error {fault} (scripted)")
+                elif fault == "garbage":
+                    self._send(200, b"<html>this is not json{")
+                elif fault == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                self.close_connection = True  # the client gave up (e.g. after its timeout)
+            finally:
+                with server._lock:
+                    server.in_flight -= 1
+
+    return Handler
+
+
+def _completion(
+    request: dict[str, Any], messages: list[dict[str, Any]], text: str, usage: bool
+) -> dict[str, Any]:
+    prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages) + 3 * len(messages)
+    completion_tokens = max(1, len(text.split()))
+    body: dict[str, Any] = {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "scripted"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+    }
+    if usage:
+        body["usage"] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+    return body
+
+
+def _serve_until_stdin_closes(argv: list[str]) -> None:
+    """`python -m tests.scripted_server [LATENCY]`: print the base URL, serve until stdin closes."""
+    import sys
+
+    with ScriptedServer(latency=float(argv[0]) if argv else 0.0) as server:
+        print(server.base_url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    import sys
+
+    _serve_until_stdin_closes(sys.argv[1:])

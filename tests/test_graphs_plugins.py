@@ -1,0 +1,99 @@
+"""Critic plug-ins: a separately installed package adds a critic through the entry-point group, the CLI lists
+it, and a scheme selects it by name."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from critiquebench.domains import get_domain, load_instances
+from critiquebench.nodes.critics import available_critics, make_critic
+from critiquebench.nodes.llm import LLMClient
+from critiquebench.store.db import connect
+from critiquebench.store.results import attempts
+
+from critiquebench.execute import execute_run
+from tests.conftest import DATASETS
+from tests.scripted_server import ScriptedServer
+from tests.test_graphs_support import ScriptedModel
+
+PLUGIN = Path(__file__).resolve().parent / "plugin_example"
+CLI = Path(sys.executable).with_name("critiquebench")
+DIST = "critiquebench-partial-critic"
+
+
+def pip(*args: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The example plug-in pip-installed (from a copy, so no build files land in the repo); removed after."""
+    source = tmp_path_factory.mktemp("plugin") / "plugin_example"
+    shutil.copytree(PLUGIN, source)
+    pip("install", "--no-deps", "--no-build-isolation", "--no-index", "-q", str(source))
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        pip("uninstall", "-y", "-q", DIST)
+        sys.modules.pop("critiquebench_partial_critic", None)
+
+
+def test_cli_lists_builtin_and_plugin_critics(plugin: None) -> None:
+    done = subprocess.run([str(CLI), "critics", "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    listed = {c["name"]: c for c in json.loads(done.stdout)}
+    assert {"llm", "llm-cot", "sound", "partial"} <= set(listed)
+    assert listed["llm"]["source"] == "built-in"
+    assert listed["partial"]["source"] == f"critiquebench_partial_critic:make_critic ({DIST})"
+
+
+def test_scheme_runs_with_the_plugin_critic(
+    plugin: None, tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    domain = get_domain("game24")
+    instance = load_instances(domain, "901", DATASETS)[0]
+    scripted_server.reply = ScriptedModel([(domain, instance)], plan=[0, "c"])
+    store = tmp_path / "store.sqlite"
+    # The partial critic checks only the numbers, so the wrong first answer (right numbers) passes: a false
+    # positive that ends the run after one round without any critic call to the LLM.
+    out = execute_run(store, "p", domain, instance, "llm-llm:critic=partial", 0, scripted_llm)
+    rows = attempts(connect(store), out.thread_id)
+    assert (out.status, out.rounds, out.correct) == ("done", 1, False)
+    assert (rows[0]["llm_verdict"], rows[0]["sound_valid"], rows[0]["llm_calls"]) == (1, 0, 1)
+    # factory arguments travel as critic_<name>
+    out = execute_run(
+        store, "p", domain, instance, "llm-llm:critic=partial,critic_constraint=parse", 0, scripted_llm
+    )
+    assert out.status == "done" and "critic_constraint=parse" in out.thread_id
+
+
+def test_plugin_critic_judges_numbers(plugin: None) -> None:
+    domain = get_domain("game24")
+    instance = load_instances(domain, "901", DATASETS)[0]
+    critic = make_critic("partial", None, domain)
+    a, b, c, d = instance.data["numbers"]
+    assert critic(instance, f"{a} + {b} + {c} + {d}").says_valid
+    assert not critic(instance, f"{a} + {b} + {c} + {d} + 1").says_valid
+    assert "partial" in {c.name for c in available_critics()}
+
+
+def test_unknown_critic_and_bad_critic_params_are_clear_errors(
+    tmp_path: Path, scripted_llm: LLMClient
+) -> None:
+    domain = get_domain("game24")
+    instance = load_instances(domain, "901", DATASETS)[0]
+    with pytest.raises(ValueError, match="unknown critic 'nope'; available: llm, llm-cot, sound"):
+        make_critic("nope", None, domain)
+    with pytest.raises(ValueError, match="does not accept parameters"):
+        make_critic("llm", None, domain, colour="red")
+    with pytest.raises(ValueError, match="unknown critic 'nope'"):  # rejected before anything runs
+        execute_run(tmp_path / "s.sqlite", "p", domain, instance, "llm-llm:critic=nope", 0, scripted_llm)
