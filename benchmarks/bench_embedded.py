@@ -50,14 +50,14 @@ def in_process(max_tokens: int, rounds: int) -> tuple[int, float]:
 
     # n_ctx as EmbeddedServer; threads and batch sizes are the defaults both sides share.
     model = Llama(model_path=str(find_gguf()), n_ctx=8192, verbose=False)
-    model.create_chat_completion([{"role": "user", "content": "Hi"}], max_tokens=max_tokens, temperature=0.0)
+    # The server's request defaults differ from Llama's in repeat_penalty (1.1 vs 1.0): match the server.
+    params = {"max_tokens": max_tokens, "temperature": 0.0, "repeat_penalty": 1.1}
+    model.create_chat_completion([{"role": "user", "content": "Hi"}], **params)
     tokens, elapsed = 0, 0.0
     for _ in range(rounds):
         for prompt in PROMPTS:
             start = time.perf_counter()
-            out = model.create_chat_completion(
-                [{"role": "user", "content": prompt}], max_tokens=max_tokens, temperature=0.0
-            )
+            out = model.create_chat_completion([{"role": "user", "content": prompt}], **params)
             elapsed += time.perf_counter() - start
             tokens += out["usage"]["completion_tokens"]
     return tokens, elapsed

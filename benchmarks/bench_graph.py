@@ -88,7 +88,7 @@ def overhead(base_url: str, tmp: Path, instances: list[Instance], domain: Domain
             "(target < 5%)"
         )
     print(
-        "  (cpu: this process's CPU time, which machine load does not inflate; the server is another process)"
+        "  (cpu: this process's CPU time, steadier than wall time under load; the server is another process)"
     )
 
 

@@ -2,9 +2,9 @@
 SequentialPlanValidator, on the 500 GPT-4 Blocksworld plans of PlanBench's one-shot results.
 
 Both sides parse every problem once and convert every plan once before timing; the timed loop is validation
-only, over all 500 plans, measured in the same process: ours best of `--repeat` runs with its ground-action memo
-cleared before each (cold cache), unified-planning's in one pass (it is slow enough to be stable). Prints the time per plan for each and the
-ratio, and checks that both validators agree on every plan.
+only, over all 500 plans, measured in the same process: ours best of `--repeat` runs with its ground-action
+memo cleared before each (cold cache), unified-planning's in one pass (it is slow enough to be stable).
+Prints the time per plan for each and the ratio, and checks that both validators agree on every plan.
 
     .venv/bin/python benchmarks/bench_plan_validation.py [--repeat 5] [--data ../shared/datasets]
 """
@@ -91,7 +91,9 @@ def main() -> None:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        up_verdicts = [validator.validate(p, plan).status == ValidationResultStatus.VALID for p, plan in theirs]
+        up_verdicts = [
+            validator.validate(p, plan).status == ValidationResultStatus.VALID for p, plan in theirs
+        ]
     t_up = time.perf_counter() - start
     n = len(plans)
     agree = sum(a == b for a, b in zip(our_verdicts, up_verdicts, strict=True))

@@ -15,6 +15,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "critiquebench.cache_cmd",
     "critiquebench.graph_cmd",
     "critiquebench.study_cmd",
+    "critiquebench.import_cmd",
 )
 
 
@@ -29,3 +30,7 @@ for _name in COMMAND_MODULES:
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -25,7 +25,7 @@ from typing import Any
 DEFAULT_MODEL = "smollm2-135m-instruct"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # Operational settings: changing them does not change which results a study produces.
-_OPERATIONAL = frozenset({"concurrency", "timeout", "budget_tokens"})
+_OPERATIONAL = frozenset({"concurrency", "timeout", "budget_tokens", "replay"})
 
 
 class ConfigError(ValueError):
@@ -49,6 +49,8 @@ class StudyConfig:
     budget_tokens: int | None = None
     domain_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     kind: str = "loop"  # "loop" for generate/verify/critique studies, "verify" for verification-only ones
+    endpoint_id: str | None = None  # cache identity of a recorded endpoint (e.g. "recorded:planbench")
+    replay: bool = False  # answer every call from the cache (recorded studies); never contact an endpoint
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form for the studies table."""

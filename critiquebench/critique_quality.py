@@ -6,6 +6,11 @@ and 5 are both colored Color2") are compared with the graph and with the colouri
 Label: "none" (every claim is true, or nothing checkable was claimed), "edge" (a claimed edge does not
 exist), "color" (a vertex did not have the claimed colour), "both".
 
+Planning (the intrinsic self-critique paper's Tables A5-A6): the sound validator's first error says which
+action fails and which preconditions it lacks, or which goals a finished plan leaves unmet. A critique is
+"right" when it names that action (its English text, its PDDL form or "step N") and every unmet
+precondition, or every unmet goal; "partial" when it names some of them; "wrong" when it names none.
+
 Critique text is untrusted: it is only matched with bounded regular expressions, never evaluated.
 """
 
@@ -54,6 +59,8 @@ def classify_critique(
     """The hallucination class of `critique` for domains where it can be checked, else None."""
     if "edges" in instance.data:
         return coloring_hallucinations(instance, sound.answer, critique)
+    if "problem" in instance.data and not sound.valid and sound.errors:
+        return planning_critique(sound, critique)
     return None
 
 
@@ -112,4 +119,45 @@ def coloring_hallucinations(instance: Instance, answer: Any, critique: str) -> C
         "claimed_colors": sorted(claimed_colors(critique)),
         "wrong_colors": wrong_colors,
     }
+    return CritiqueQuality(label, details)
+
+
+_STEP_ERROR = re.compile(
+    r"at step (\d+) (?:has (?:an )?unmet preconditions?|is not a valid action of this problem):\n(.+?)"
+    r"(?:\nThe unmet preconditions? (?:is|are):\n(.+))?$",
+    re.S,
+)
+_GOAL_ERROR = re.compile(r"unmet goal conditions?:\n(.+)$", re.S)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _facts(text: str) -> list[str]:
+    return [f for f in (_norm(part) for part in re.split(r",\s*|\s+and\s+", text)) if f]
+
+
+def planning_critique(sound: Verdict, critique: str) -> CritiqueQuality:
+    """Does the critique name the plan's first real error (failing action + preconditions, or goals)?"""
+    # "the blue block is not clear" names the unmet precondition "the blue block is clear".
+    said = _norm(critique[:MAX_CRITIQUE]).replace(" is not ", " is ").replace(" isn't ", " is ")
+    first = sound.errors[0]
+    details: dict[str, Any] = {"error": first}
+    if step := _STEP_ERROR.search(first):
+        n, action, missing = int(step[1]), _norm(step[2]), _facts(step[3] or "")
+        answer = sound.answer if isinstance(sound.answer, list) else []
+        pddl = _norm(answer[n - 1]) if 0 < n <= len(answer) else None
+        named = action in said or (pddl is not None and pddl in said) or f"step {n}" in said
+        hits = [f for f in missing if f in said]
+        details.update(names_action=named, preconditions=missing, named_preconditions=hits)
+        found, wanted = int(named) + len(hits), 1 + len(missing)
+    elif goal := _GOAL_ERROR.search(first):
+        goals = _facts(goal[1])
+        hits = [f for f in goals if f in said]
+        details.update(goals=goals, named_goals=hits)
+        found, wanted = len(hits), len(goals)
+    else:
+        return CritiqueQuality("wrong", details)
+    label = "right" if found == wanted else "partial" if found else "wrong"
     return CritiqueQuality(label, details)

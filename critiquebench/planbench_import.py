@@ -71,7 +71,8 @@ def read_planbench(path: Path) -> PlanBenchRun:
         raise ImportError_(f"{path}: no 'instances' list: not a PlanBench results file")
     engine = str(data.get("engine") or "unknown")
     model = next((engine[: -len(s)] for s in _ENGINE_SUFFIXES if engine.endswith(s)), engine)
-    domain = str(data.get("domain") or "blocksworld")
+    # e.g. "blocksworld/generated_basic": the domain, then PlanBench's instance set within it
+    domain = str(data.get("domain") or "blocksworld").split("/")[0]
     if all("messages" in inst for inst in instances):
         kind, calls = "backprompting", _conversation_calls(path, instances)
     elif all("query" in inst and "llm_raw_response" in inst for inst in instances):
@@ -82,10 +83,21 @@ def read_planbench(path: Path) -> PlanBenchRun:
     return PlanBenchRun(kind, model, domain, ids, tuple(calls))
 
 
+# PlanBench's logger sometimes appended the response (and extracted plans) to the stored query, after this
+# marker (instance 12 of the GPT-4 Blocksworld run); the prompt actually sent ends right before it.
+_RESPONSE_MARKER = "\n--------- GPT4 response ---------"
+
+
+def sent_query(query: str) -> str:
+    """The user message PlanBench sent, from a stored `query`."""
+    cut = query.find(_RESPONSE_MARKER)
+    return query if cut < 0 else query[:cut] + "\n"
+
+
 def _one_shot_calls(instances: Sequence[Mapping[str, Any]]) -> list[RecordedCall]:
     return [
         RecordedCall(
-            ({"role": "system", "content": PLANBENCH_SYSTEM}, {"role": "user", "content": inst["query"]}),
+            ({"role": "system", "content": PLANBENCH_SYSTEM}, {"role": "user", "content": sent_query(inst["query"])}),
             str(inst["llm_raw_response"]),
         )
         for inst in instances

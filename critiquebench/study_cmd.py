@@ -71,7 +71,8 @@ def execute_study(
         timeout=config.timeout,
         concurrency=config.concurrency,
         budget_tokens=config.budget_tokens,
-        replay=replay,
+        replay=replay or config.replay,
+        endpoint_id=config.endpoint_id,
     )
     try:
         tasks = load_matrix(config)  # data problems surface before an embedded server starts

@@ -2,7 +2,7 @@
 
 Per kind (Tables A2-A3 style): accuracy = LLM verdict agrees with the sound verdict; FPR = LLM said valid
 among sound-invalid answers; FNR = LLM said invalid among sound-valid answers. Critique quality (Table A4
-style): among answers the LLM rejected, how its critiques classify (none / edge / color / both hallucinated).
+style): among answers the LLM rejected, how its critiques classify (see critique_quality).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from critiquebench.report_tables import GRIDS, Grid, pct
 
-QUALITY_LABELS = ("none", "edge", "color", "both")
+QUALITY_LABELS = ("none", "edge", "color", "both", "right", "partial", "wrong")
 
 
 @dataclass(frozen=True)
@@ -40,14 +40,15 @@ class VerifyRow:
 
 @dataclass(frozen=True)
 class CritiqueRow:
+    """How many of the critiques of one domain x kind got one quality label."""
+
     study: str
     domain: str
     kind: str
-    rejected: int  # critiques classified (the LLM said invalid and the domain is checkable)
-    none: int
-    edge: int
-    color: int
-    both: int
+    label: str  # coloring: none | edge | color | both; planning: right | partial | wrong
+    count: int
+    critiques: int  # classified critiques of this domain x kind (the LLM rejected the answer)
+    share: float | None
     table: str = "critique"
 
 
@@ -84,15 +85,21 @@ def kind_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]
 
 
 def critique_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[CritiqueRow]:
-    groups: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: dict.fromkeys(QUALITY_LABELS, 0))
+    groups: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
     for row in rows:
-        if row["quality"] in QUALITY_LABELS:
+        if row["quality"]:
             for key in ((row["domain"], row["kind"]), (row["domain"], "all")):
-                groups[key][row["quality"]] += 1
-    return [
-        CritiqueRow(study, d, k, sum(groups[(d, k)].values()), **groups[(d, k)])
-        for d, k in _order(groups, config)
-    ]
+                groups[key][row["quality"]] = groups[key].get(row["quality"], 0) + 1
+    out = []
+    for key in _order(groups, config):
+        labels, total = groups[key], sum(groups[key].values())
+        for label in sorted(labels, key=_label_rank):
+            out.append(CritiqueRow(study, key[0], key[1], label, labels[label], total, labels[label] / total))
+    return out
+
+
+def _label_rank(label: str) -> tuple[int, str]:
+    return (QUALITY_LABELS.index(label) if label in QUALITY_LABELS else len(QUALITY_LABELS), label)
 
 
 def verify_grids(rows: Sequence[VerifyRow]) -> list[Grid]:
@@ -110,14 +117,21 @@ def verify_grids(rows: Sequence[VerifyRow]) -> list[Grid]:
 
 
 def critique_grids(rows: Sequence[CritiqueRow]) -> list[Grid]:
-    body = [[r.domain, r.kind, str(r.rejected), *(pct(getattr(r, q), r.rejected) for q in QUALITY_LABELS)]
-            for r in rows]  # fmt: skip
+    labels = sorted({r.label for r in rows}, key=_label_rank)
+    cells: dict[tuple[str, str], dict[str, CritiqueRow]] = defaultdict(dict)
+    for r in rows:
+        cells[(r.domain, r.kind)][r.label] = r
+    body = []
+    for (domain, kind), by_label in cells.items():
+        total = next(iter(by_label.values())).critiques
+        body.append([domain, kind, str(total), *(pct(by_label[x].count if x in by_label else 0, total)
+                                                  for x in labels)])  # fmt: skip
     note = (
-        "Critiques of answers the LLM rejected, checked against the graph and the critiqued colouring: "
-        "edge = names a non-existent edge, color = gives a vertex a colour it did not have, both = both."
+        "Critiques of answers the LLM rejected. Colouring: edge = names a non-existent edge, color = gives a "
+        "vertex a colour it did not have. Planning: right = names the failing action and all its unmet "
+        "preconditions (or all unmet goals), partial = some of them, wrong = none."
     )
-    headers = ["domain", "kind", "critiques", "no hallucination", "edge", "color", "both"]
-    return [Grid(f"Critique hallucinations ({rows[0].study})", headers, body, note)]
+    return [Grid(f"Critique quality ({rows[0].study})", ["domain", "kind", "critiques", *labels], body, note)]
 
 
 GRIDS[VerifyRow] = verify_grids

@@ -5,7 +5,7 @@ ablated, non-optimal, random, ...) and, with `--from-study`, every distinct answ
 produced, go through the domain's LLM-verifier prompt (via the LLM client, so they are cached) and through the
 sound verifier. Results live in `verify_results` (one row per judged answer; a rerun skips judged ones), and
 `report NAME` shows accuracy / FPR / FNR per kind (Tables A2-A4 style) and, with `--table 2`, critique quality
-(graph colouring: hallucinated edges and vertex colours, Table A4).
+(graph colouring: hallucinated edges and vertex colours; planning: does the critique name the real error).
 """
 
 from __future__ import annotations

@@ -187,7 +187,7 @@ _SYMBOL_TEXT = {"\\times": "*", "\\cdot": "*", "\\div": "/", "×": "*", "∗": "
                 "✖": "*", "÷": "/", "∕": "/", "−": "-", "–": "-", "[": "(", "]": ")"}
 _BOLD = re.compile(r"(?<![\w)])\*\*|\*\*(?![\w(])")  # markdown bold, but not `**` between operands
 _TIMES_X = re.compile(r"(?<=[\d)])\s*[xX]\s*(?=[\d(])")  # "4 x 6"
-_BULLET = re.compile(r"^\s*(?:[-+*•]|\d+[.)])\s+", re.MULTILINE)
+_BULLET = re.compile(r"^[ \t]*(?:[-+*•]|\d+[.)])[ \t]+", re.MULTILINE)
 _RUN = re.compile(r"(?:\d+(?:\.\d+)?|[ \t()+\-*/])+")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _OPERATOR = re.compile(r"\d\s*\)*\s*[+\-*/]")

@@ -57,18 +57,17 @@ VERIFIER_COT = (
 )
 CANDIDATE_KINDS = ("correct", "ablated", "non_optimal", "random")
 
-_ASSIGNMENT = re.compile(
-    r"^[\s>#*_`]*(?:[-+•]\s+|\d+[.)]\s+)?[*_`]*\s*(?:vertex|node|v)?\s*(\d+)\s*[*_`]*\s*(?::|=|->|→)\s*(.+)$",
-    re.IGNORECASE | re.MULTILINE,
-)
-_SOUND_SENTENCE = (
+_MARKUP = " \t>#*_`"
+_LIST_MARK = re.compile(r"(?:[-+•]|\d+[.)])[ \t]+")
+_VERTEX = re.compile(r"(?:vertex|node|v)?[ \t]*(\d+)", re.IGNORECASE)
+_SEPARATORS = (":", "=", "->", "→")
+_SOUND_SENTENCE = re.compile(
     r"Vertex \d+ was not given a value in the coloring\.|"
-    r"Vertex \d+ and vertex \d+ were both colored .+? despite being connected by an edge\.|"
+    r"Vertex \d+ and vertex \d+ were both colored [^\n]+? despite being connected by an edge\.|"
     r"This coloring is not optimal\. It uses \d+ colors, when only \d+ are necessary\.\n Please recolor\."
 )
-_SOUND_ONLY = re.compile(rf"(?:(?:{_SOUND_SENTENCE})\s*)+", re.DOTALL)
 _COT_CORRECT = re.compile(
-    r"^[\s*#>_-]*correct[*_\s]*:[*_\s]*(true|false|yes|no)\b", re.IGNORECASE | re.MULTILINE
+    r"^[ \t*#>_-]*correct[ \t*_]*:[ \t*_]*(true|false|yes|no)\b", re.IGNORECASE | re.MULTILINE
 )
 
 
@@ -77,11 +76,28 @@ def parse_coloring(text: str) -> dict[int, str] | None:
     text after "[ANSWER END]" too, and a vertex's last assignment wins. None when there is no assignment."""
     text = re.split(r"\[ANSWER END\]", text or "", maxsplit=1, flags=re.IGNORECASE)[0]
     coloring: dict[int, str] = {}
-    for vertex, value in _ASSIGNMENT.findall(text):
-        color = re.split(r"[(,;]", value, maxsplit=1)[0].strip(" \t*_`.")
-        if color:
-            coloring[int(vertex)] = color
+    for line in text.splitlines():
+        found = _assignment(line)
+        if found:
+            coloring[found[0]] = found[1]
     return coloring or None
+
+
+def _assignment(line: str) -> tuple[int, str] | None:
+    """`[markup] [list mark] [Vertex|Node|v] N [markup] (:|=|->|→) color [(comment...]`, step by step so that
+    no regex backtracks over a long hostile line."""
+    rest = line.lstrip(_MARKUP)
+    if mark := _LIST_MARK.match(rest):
+        rest = rest[mark.end():].lstrip(_MARKUP)
+    vertex = _VERTEX.match(rest)
+    if not vertex:
+        return None
+    rest = rest[vertex.end():].lstrip(_MARKUP)
+    separator = next((s for s in _SEPARATORS if rest.startswith(s)), None)
+    if separator is None:
+        return None
+    color = re.split(r"[(,;]", rest[len(separator):], maxsplit=1)[0].strip(_MARKUP + ".")
+    return (int(vertex[1]), color) if color else None
 
 
 def _key(color: str) -> str:
@@ -230,10 +246,24 @@ class Coloring:
         critique = (critique or "").strip()
         if critique in ("", BINARY_FEEDBACK):
             return f"Feedback: {BINARY_FEEDBACK} {PROMPT_END}"
-        if _SOUND_ONLY.fullmatch(critique):
+        if _is_sound_feedback(critique):
             return f"Feedback: {critique}\nThis is wrong. Please recolor. {PROMPT_END}"
         return (f"This is incorrect. Feedback:\n{critique}\n\nUsing this feedback, please try again. "
                 f"{PROMPT_END}")
+
+
+def _is_sound_feedback(text: str) -> bool:
+    """Whether `text` is nothing but this domain's own error sentences (scanned sentence by sentence, so a
+    long hostile critique costs linear time)."""
+    pos = 0
+    while pos < len(text):
+        match = _SOUND_SENTENCE.match(text, pos)
+        if not match:
+            return False
+        pos = match.end()
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+    return bool(text)
 
 
 def make_coloring(**options: Any) -> Coloring:

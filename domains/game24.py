@@ -49,12 +49,11 @@ VERIFIER_COT = (
     "\nEnsure that Python's json.loads can parse this.\n\nLet's think step by step.\n[Thoughts]"
 )
 OPERATIONS = "*+-/"
-_SOUND_SENTENCE = (
+_SOUND_SENTENCE = re.compile(
     r"This expression consists of the numbers [\d, ]*, but it has to consist of only and exactly "
     r"\[[\d', ]*\]\.|"
     r"This expression evaluates to -?\d+(?:/\d+)? instead of 24\.|This expression is malformed\."
 )
-_SOUND_ONLY = re.compile(rf"(?:(?:{_SOUND_SENTENCE})\s*)+")
 CANDIDATE_KINDS = ("correct", "ablated_op", "ablated_number", "random")
 
 
@@ -203,7 +202,7 @@ class Game24:
         critique = (critique or "").strip()
         if critique in ("", BINARY_FEEDBACK):
             return f"Feedback: {BINARY_FEEDBACK} {backprompt_end(_text(instance))}"
-        if _SOUND_ONLY.fullmatch(critique):
+        if _is_sound_feedback(critique):
             return f"Feedback: {BINARY_FEEDBACK} {critique} {backprompt_end(_text(instance))}"
         return (f"Feedback: {BINARY_FEEDBACK}\n{critique}\n\nWith this feedback, please try again. "
                 f"{backprompt_end(_text(instance))}")
@@ -259,6 +258,20 @@ def _repair(raw: str) -> str:
     fixed = re.sub(r"'([^'\\]*)'", lambda m: json.dumps(m[1]), raw)
     fixed = re.sub(r"\bTrue\b", "true", re.sub(r"\bFalse\b", "false", re.sub(r"\bNone\b", "null", fixed)))
     return re.sub(r",\s*}", "}", fixed)
+
+
+def _is_sound_feedback(text: str) -> bool:
+    """Whether `text` is nothing but this domain's own error sentences (scanned sentence by sentence, so a
+    long hostile critique costs linear time)."""
+    pos = 0
+    while pos < len(text):
+        match = _SOUND_SENTENCE.match(text, pos)
+        if not match:
+            return False
+        pos = match.end()
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+    return bool(text)
 
 
 def _text(instance: Instance) -> str:

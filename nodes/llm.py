@@ -330,7 +330,12 @@ def open_llm(settings: LLMSettings, cache: CallCache) -> Iterator[LLMClient]:
     from critiquebench.nodes.embedded import EmbeddedServer
 
     with EmbeddedServer(model_alias=settings.model) as server:
+        # llama_cpp.server answers one request at a time: more in flight would only queue inside the server,
+        # where the wait counts against each request's timeout.
         served = replace(
-            settings, base_url=server.base_url, endpoint_id=settings.endpoint_id or server.endpoint_id
+            settings,
+            base_url=server.base_url,
+            endpoint_id=settings.endpoint_id or server.endpoint_id,
+            concurrency=1,
         )
         yield LLMClient(served, cache)

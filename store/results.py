@@ -16,6 +16,7 @@ Tables
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -64,17 +65,26 @@ def load_study(db: sqlite_utils.Database, name: str) -> dict[str, Any] | None:
 
 
 def upsert_run(db: sqlite_utils.Database, thread_id: str, **fields: Any) -> None:
-    """Insert or update one run row; only the given fields change."""
+    """Insert or update one run row; only the given fields change.
+
+    An UPDATE is tried first because an INSERT ... ON CONFLICT still checks the NOT NULL columns of the row it
+    would insert, so a status-only update of an existing run would fail.
+    """
     fields = {**fields, "updated_at": time.time()}
     if "params" in fields and not isinstance(fields["params"], str):
         fields["params"] = json.dumps(fields["params"], sort_keys=True)
+    sets = ", ".join(f"{c} = ?" for c in fields)
+    update = f"UPDATE runs SET {sets} WHERE thread_id = ?"
+    if db.execute(update, [*fields.values(), thread_id]).rowcount:
+        return
     cols = ", ".join(["thread_id", *fields])
     marks = ", ".join("?" * (len(fields) + 1))
-    updates = ", ".join(f"{c} = excluded.{c}" for c in fields)
-    db.execute(
-        f"INSERT INTO runs ({cols}) VALUES ({marks}) ON CONFLICT(thread_id) DO UPDATE SET {updates}",
-        [thread_id, *fields.values()],
-    )
+    try:
+        db.execute(f"INSERT INTO runs ({cols}) VALUES ({marks})", [thread_id, *fields.values()])
+    except sqlite3.IntegrityError:
+        # Another writer inserted the row between our UPDATE and INSERT; ours is then an update.
+        if not db.execute(update, [*fields.values(), thread_id]).rowcount:
+            raise
 
 
 def upsert_attempt(db: sqlite_utils.Database, thread_id: str, round_: int, **fields: Any) -> None:

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from critiquebench.domains.planning import BUILTIN_PLANNING, DATA_DIR, load_planning_domain
 from critiquebench.domains.planning.pddl_io import parse_domain_text
 from critiquebench.domains.planning.prompts import SYSTEM_PROMPT
@@ -35,14 +34,16 @@ def test_one_shot_prompts_equal_all_500_recorded_gpt4_queries(blocksworld):
             # PlanBench's log for instance 12 appended GPT-4's answer to the stored query; the prompt it
             # sent is the recorded text up to that marker.
             assert rec["query"].startswith(ours)
-            assert rec["query"][len(ours):].startswith("--------- GPT4 response ---------")
+            assert rec["query"][len(ours) :].startswith("--------- GPT4 response ---------")
         else:
             assert ours == rec["query"], rec["instance_id"]
 
 
 def test_default_prompts_equal_the_backprompting_conversations(blocksworld):
     domain, instances = blocksworld
-    convs = json.loads((REFERENCE / "gpt-4_blocksworld_backprompting_first_error.json").read_text())["instances"]
+    convs = json.loads((REFERENCE / "gpt-4_blocksworld_backprompting_first_error.json").read_text())[
+        "instances"
+    ]
     assert len(convs) == 50
     for conv in convs:
         assert domain.prompt(instances[str(conv["instance_id"])]) == conv["messages"][:2], conv["instance_id"]
@@ -64,8 +65,10 @@ def test_shipped_domain_files_are_semantically_planbench_s(name):
     assert ours.name == theirs.name
     assert ours.schemas == theirs.schemas
     assert ours.predicates == theirs.predicates
-    mine, planbench = load_config(DATA_DIR / name / "config.yaml", name), load_config(
-        PLANBENCH / name / "config.yaml", name)
+    mine, planbench = (
+        load_config(DATA_DIR / name / "config.yaml", name),
+        load_config(PLANBENCH / name / "config.yaml", name),
+    )
     for key in ("domain_name", "domain_intro", "actions", "predicates", "encoded_objects"):
         assert getattr(mine, key) == getattr(planbench, key), key
 
@@ -74,7 +77,9 @@ def test_shipped_domain_files_are_semantically_planbench_s(name):
 def test_builtin_prompts_equal_those_from_planbench_s_own_folder(name, selection):
     builtin = load_planning_domain(name)
     planbench = load_planning_domain(PLANBENCH / name)  # PlanBench's folder used as a user domain
-    for ours, theirs in zip(builtin.load(selection, PLANBENCH / name), planbench.load(selection), strict=True):
+    for ours, theirs in zip(
+        builtin.load(selection, PLANBENCH / name), planbench.load(selection), strict=True
+    ):
         assert builtin.prompt(ours) == planbench.prompt(theirs)
 
 
@@ -97,8 +102,10 @@ def test_fact_joining_rules():
     assert cfg.prompt_facts(two) == "location_1_0 is an airport and package_0 is at location_1_0"
     bw = load_planning_domain("blocksworld").cfg
     three = [("clear", "a"), ("handempty",), ("on", "a", "b")]
-    assert bw.prompt_facts(three) == "the red block is clear, the hand is empty and the red block is on top of " \
-                                     "the blue block"
+    assert (
+        bw.prompt_facts(three) == "the red block is clear, the hand is empty and the red block is on top of "
+        "the blue block"
+    )
 
 
 def test_pddl_style_is_a_many_shot_raw_pddl_prompt(blocksworld):

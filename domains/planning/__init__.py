@@ -1,5 +1,5 @@
-"""STRIPS planning domains from PDDL: PlanBench's Blocksworld, Mystery Blocksworld and Logistics, or any folder
-with a ``domain.pddl`` and a PlanBench-style ``config.yaml`` (plus ``instances/`` if it brings its problems).
+"""STRIPS planning domains from PDDL: PlanBench's Blocksworld, Mystery Blocksworld and Logistics, or any
+folder with a ``domain.pddl`` and a PlanBench-style ``config.yaml`` (plus ``instances/`` with its problems).
 
     domain = load_planning_domain("blocksworld")                  # shipped domain, nl prompts
     domain = load_planning_domain("path/to/my_domain", "pddl")   # a user folder, raw-PDDL prompts

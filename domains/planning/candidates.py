@@ -42,7 +42,7 @@ def make_candidate(task: Task, plan: Sequence[GroundAction], kind: str, rng: ran
 def _inexecutable(task: Task, steps: list[Step], rng: random.Random) -> list[Step]:
     for _ in range(_TRIES):
         drop = rng.randrange(1, len(steps) - 1) if len(steps) > 2 else min(1, len(steps) - 1)
-        candidate = steps[:drop] + steps[drop + 1:]
+        candidate = steps[:drop] + steps[drop + 1 :]
         rng.shuffle(candidate)
         if candidate and first_error_index(task, candidate) is not None:
             return candidate
@@ -62,7 +62,9 @@ def _non_goal_reaching(task: Task, steps: list[Step], rng: random.Random) -> lis
         if not check_plan(task, prefix).valid:
             return prefix
     # A one-step plan has no non-empty strict prefix: take one executable action that misses the goal.
-    options = [a for a in _sorted_actions(task) if a.applicable(task.init) and not task.goal_reached(a.apply(task.init))]
+    options = [
+        a for a in _sorted_actions(task) if a.applicable(task.init) and not task.goal_reached(a.apply(task.init))
+    ]
     if not options:
         raise PlanningError(f"problem {task.name}: no executable plan that misses the goal")
     pick = rng.choice(options)

@@ -11,7 +11,6 @@ import random
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Verdict
 from critiquebench.domains.planning import prompts
@@ -31,8 +30,8 @@ log = logging.getLogger(__name__)
 Step = tuple[str, tuple[str, ...]]
 NO_PLAN = "No plan could be read from the answer."
 SOUND_PREFIX = "The above plan is "
-# Critiques that are not our own sound feedback get a request to revise; sound feedback is handed back verbatim,
-# exactly as PlanBench's backprompting does.
+# Critiques that are not our own sound feedback get a request to revise; sound feedback is handed back
+# verbatim, exactly as PlanBench's backprompting does.
 REVISE_TEMPLATE = "{critique}\n\nPlease provide a corrected plan, ending it with [PLAN END]."
 
 
@@ -74,7 +73,7 @@ class PlanningDomain:
         if unknown:
             raise PlanningError(f"{self.folder / 'config.yaml'}: no English template for action(s) {unknown}")
 
-    # ---- problems -------------------------------------------------------------------------------------------
+    # ---- problems ----
     def _problem(self, text: str, source: str) -> _Problem:
         with self._lock:
             found = self._problems.get(text)
@@ -96,13 +95,14 @@ class PlanningDomain:
             problem.plan = [(a.name, a.args) for a in find_plan(problem.task)]
         return problem.plan
 
-    # ---- Domain protocol ------------------------------------------------------------------------------------
+    # ---- Domain protocol ----
     def load(self, selection: str | None = None, path: Path | None = None) -> list[Instance]:
         if path is None:
             path = self.folder / "instances"
             if not path.is_dir():
                 raise PlanningError(
-                    f"domain {self.name!r} ships no instances: pass a dataset folder with instances/instance-N.pddl "
+                    f"domain {self.name!r} ships no instances: pass a dataset folder with "
+                    "instances/instance-N.pddl "
                     "(e.g. ../shared/datasets/planbench/" + self.name + ") or generate instances"
                 )
         instances = load_instances(self.name, Path(path), selection)
@@ -125,8 +125,10 @@ class PlanningDomain:
             return prompts.messages(prompts.pddl_prompt(self.domain_pddl, instance.data["problem"], shots[::-1]))
         if style not in ("nl", "nl_legacy"):
             raise PlanningError(f"unknown prompt style {style!r}; known: {prompts.PROMPT_STYLES}")
-        shots_nl = [(self._problem(e["problem"], e["id"]).task, self._plan(e["problem"], e["id"], e.get("plan")))
-                    for e in examples[:1]]
+        shots_nl = [
+            (self._problem(e["problem"], e["id"]).task, self._plan(e["problem"], e["id"], e.get("plan")))
+            for e in examples[:1]
+        ]
         return prompts.messages(prompts.nl_prompt(self.cfg, task, shots_nl, legacy=style == "nl_legacy"))
 
     def read(self, instance: Instance, text: str) -> ParsedPlan | None:
@@ -202,9 +204,3 @@ def _step(line: str) -> Step:
 
 def _pddl(step: Step) -> str:
     return "(" + " ".join((step[0], *step[1])) + ")"
-
-
-def describe(domain: PlanningDomain) -> dict[str, Any]:
-    """The constructor arguments, for recording which configuration produced a result."""
-    return {"name": domain.name, "folder": str(domain.folder), "prompt_style": domain.prompt_style,
-            "strict": domain.strict, "shots": domain.shots}

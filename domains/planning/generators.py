@@ -12,8 +12,13 @@ from collections.abc import Callable
 
 from critiquebench.domains.planning.strips import PlanningError
 
-MYSTERY_NAMES = {"ontable": "planet", "clear": "province", "handempty": "harmony", "holding": "pain",
-                 "on": "craves"}
+MYSTERY_NAMES = {
+    "ontable": "planet",
+    "clear": "province",
+    "handempty": "harmony",
+    "holding": "pain",
+    "on": "craves",
+}
 
 
 def _random_towers(blocks: list[str], rng: random.Random) -> list[list[str]]:
@@ -75,14 +80,23 @@ def logistics_problem(cities: int, size: int, packages: int, airplanes: int, rng
     while goal == start:
         goal = [rng.choice(locs) for _ in range(packages)]
     objects = (
-        " ".join(f"a{i}" for i in range(airplanes)) + " \n          " + " ".join(f"c{c}" for c in range(cities))
-        + " \n          " + " ".join(f"t{c}" for c in range(cities)) + " \n          " + " ".join(locs)
-        + " \n          " + " ".join(f"p{i}" for i in range(packages)) + " \n"
+        " ".join(f"a{i}" for i in range(airplanes))
+        + " \n          "
+        + " ".join(f"c{c}" for c in range(cities))
+        + " \n          "
+        + " ".join(f"t{c}" for c in range(cities))
+        + " \n          "
+        + " ".join(locs)
+        + " \n          "
+        + " ".join(f"p{i}" for i in range(packages))
+        + " \n"
     )
     goals = "\n".join(f"        (at p{i} {loc})" for i, loc in enumerate(goal))
     return (
-        f"(define (problem logistics-c{cities}-s{size}-p{packages}-a{airplanes})\n(:domain logistics-strips)\n"
-        f"(:objects {objects})\n(:init\n" + "\n".join("    " + line for line in lines)
+        f"(define (problem logistics-c{cities}-s{size}-p{packages}-a{airplanes})\n"
+        "(:domain logistics-strips)\n"
+        f"(:objects {objects})\n(:init\n"
+        + "\n".join("    " + line for line in lines)
         + f"\n)\n(:goal\n    (and\n{goals}\n    )\n)\n)\n"
     )
 

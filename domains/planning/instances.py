@@ -2,8 +2,8 @@
 
 A dataset is a folder with ``instances/instance-N.pddl`` (or the ``.pddl`` files directly) and optionally
 PlanBench's ``optimal_plans.json``; a single ``.pddl`` file also works. Instance ``instance-N.pddl`` gets id
-"N"; its examples are the instances before it in id order (PlanBench's one-shot example for N is N-1), wrapping
-around for the first one.
+"N"; its examples are the instances before it in id order (PlanBench's one-shot example for N is N-1),
+wrapping around for the first one.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains.base import Instance
+from critiquebench.domains.datasets import Generated, parse_selection, pick
 from critiquebench.domains.planning.strips import PlanningError
 
 MAX_EXAMPLES = 3  # enough for the pddl style's shots; the nl style uses the first
@@ -29,25 +30,6 @@ def _sort_key(ident: str) -> tuple[int, int | str]:
     return (0, int(ident)) if ident.isdigit() else (1, ident)
 
 
-def parse_selection(selection: str | None, ids: list[str]) -> list[str]:
-    """Ids picked by "901-1000", "1,5,9", "3-5,9" or None (all), in dataset order."""
-    if selection is None or not selection.strip():
-        return ids
-    wanted: set[str] = set()
-    for part in selection.split(","):
-        part = part.strip()
-        bounds = part.split("-")
-        if len(bounds) == 2 and bounds[0].strip().isdigit() and bounds[1].strip().isdigit():
-            lo, hi = int(bounds[0]), int(bounds[1])
-            wanted.update(str(i) for i in range(lo, hi + 1))
-        elif part:
-            wanted.add(part)
-    chosen = [i for i in ids if i in wanted]
-    if not chosen:
-        raise PlanningError(f"selection {selection!r} matches no instance")
-    return chosen
-
-
 def _files(path: Path) -> tuple[Path, list[Path]]:
     if path.is_file():
         return path.parent, [path]
@@ -59,14 +41,21 @@ def _files(path: Path) -> tuple[Path, list[Path]]:
 
 
 def _known_plans(path: Path, folder: Path) -> dict[str, list[str]]:
-    for candidate in (path / "optimal_plans.json", folder / "optimal_plans.json", folder.parent / "optimal_plans.json"):
+    for candidate in (
+        path / "optimal_plans.json",
+        folder / "optimal_plans.json",
+        folder.parent / "optimal_plans.json",
+    ):
         if candidate.is_file():
             try:
                 raw = json.loads(candidate.read_text(encoding="utf-8"))
             except ValueError as err:
                 raise PlanningError(f"{candidate}: malformed JSON: {err}") from None
-            return {instance_id(Path(k)): [ln.strip() for ln in v["plan"].splitlines() if ln.strip()]
-                    for k, v in raw.items() if isinstance(v, dict) and isinstance(v.get("plan"), str)}
+            return {
+                instance_id(Path(k)): [ln.strip() for ln in v["plan"].splitlines() if ln.strip()]
+                for k, v in raw.items()
+                if isinstance(v, dict) and isinstance(v.get("plan"), str)
+            }
     return {}
 
 
@@ -78,7 +67,14 @@ def load_instances(domain: str, path: Path, selection: str | None) -> list[Insta
         files = sorted(set(files) | set(siblings))
     by_id = {instance_id(p): p for p in files}
     ids = sorted(by_id, key=_sort_key)
-    chosen = [instance_id(path)] if path.is_file() else parse_selection(selection, ids)
+    if path.is_file():
+        chosen = [instance_id(path)]
+    else:
+        # The project-wide selection syntax and rules: ids in the order given, unknown ids are an error.
+        wanted = parse_selection(selection)
+        if isinstance(wanted, Generated):
+            raise PlanningError(f"selection {selection!r} asks for generated instances: use generate()")
+        chosen = pick({i: i for i in ids}, wanted, folder)
     plans = _known_plans(path if path.is_dir() else folder, folder)
     texts: dict[str, str] = {}
 

@@ -3,41 +3,30 @@
 Reading order:
 
 1. Markdown is flattened (fences, bold, backticks) and text is lower-cased.
-2. The answer region: the last ``[PLAN] ... [PLAN END]`` block that holds actions; without ``[PLAN]`` markers
-   (the prompt already ended with ``[PLAN]``) the text before the first ``[PLAN END]``. A hallucinated next
-   ``[STATEMENT]`` ends the region.
+2. The answer region is chosen (see `assembly`).
 3. Each line yields actions: PDDL atoms such as ``(unstack a c)``, else English clauses, one per verb of the
    config's action templates ("unstack ... from on top of ..."), whose objects are the object names in the
    clause in order of first appearance (PlanBench's rule). A verb whose objects do not fit any action is
    skipped, as PlanBench's extraction does; `ParsedPlan.skipped` keeps those lines.
-4. Lines assemble into the committed plan: a repeated item number replaces the steps from that item on;
-   in numbered/bulleted answers unlisted lines are commentary; after prose that signals a correction or
-   restatement ("wait", "corrected plan", ...), or when a new run repeats the plan's first action, the plan
-   restarts; "X is not correct" retracts X.
+4. The lines assemble into the committed plan (see `assembly`); "X is not correct" on a line retracts X.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from critiquebench.domains.planning.assembly import Line, assemble, flatten, region
 from critiquebench.domains.planning.strips import Task
 from critiquebench.domains.planning.templates import NLConfig
 
 Step = tuple[str, tuple[str, ...]]
 
 _ARTICLES = {"the", "a", "an"}
-_FENCE = re.compile(r"^\s*(```|~~~).*$", re.MULTILINE)
-_MARKUP = re.compile(r"\*\*|__|`|^\s*#+\s*", re.MULTILINE)
 _NUMBER = re.compile(r"^\s*(?:[-*+\u2022]\s*)?(?:step\s*)?\(?(\d{1,3})\s*[.):\]]\s*")
 _BULLET = re.compile(r"^\s*[-*+\u2022]\s+")
 _PDDL_ATOM = re.compile(r"\(\s*([a-z][\w-]*)((?:\s+[\w-]+)*)\s*\)")
-# Prose that announces a corrected or restated plan; commentary between steps must not match.
-_RESTART = re.compile(
-    r"\b(wait|oops|wrong|mistake|incorrect|invalid|not (?:correct|valid|right|possible)|revis\w*|"
-    r"correct(?:ed|ion)|updated?|final|here is|here's|summar\w*|restat\w*|as follows|the plan is|plan:)"
-)
 _RETRACT = re.compile(
     r"\b(?:is|was|would be|seems)\s+(?:not\s+(?:correct|valid|possible|allowed|right|executable)|wrong|"
     r"incorrect|invalid|a mistake|impossible)\b|\b(?:can(?:no|')t|cannot) be (?:done|executed|performed)\b"
@@ -48,15 +37,6 @@ _RETRACT = re.compile(
 class ParsedPlan:
     steps: tuple[Step, ...]
     skipped: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class _Line:
-    text: str
-    actions: tuple[tuple[Step, bool], ...]  # (action, retracted-by-this-line)
-    number: int | None
-    listed: bool
-    has_verb: bool
 
 
 @dataclass
@@ -74,7 +54,10 @@ class ActionReader:
     def __post_init__(self) -> None:
         self._verbs = {}
         for name in self.task.domain.schemas:
-            for phrase in {_verb_words(self.cfg.actions.get(name, "")), name.replace("-", " ").replace("_", " ")}:
+            for phrase in {
+                _verb_words(self.cfg.actions.get(name, "")),
+                name.replace("-", " ").replace("_", " "),
+            }:
                 if phrase:
                     self._verbs.setdefault(phrase, []).append(name)
         alternatives = sorted(self._verbs, key=len, reverse=True)
@@ -84,37 +67,40 @@ class ActionReader:
         self._objects, self._short = _object_names(self.cfg, self.task)
         names = sorted(self._objects, key=len, reverse=True)
         self._obj_re = (
-            re.compile(r"(?<![\w])(" + "|".join(r"[\s_]+".join(map(re.escape, n.split())) for n in names) + r")(?![\w])")
-            if names else None
+            re.compile(
+                r"(?<![\w])(" + "|".join(r"[\s_]+".join(map(re.escape, n.split())) for n in names) + r")(?![\w])"
+            )
+            if names
+            else None
         )
 
     def read(self, text: str) -> ParsedPlan | None:
         """The committed plan, or None when the text holds no action at all."""
-        region = _region(_flatten(text), self._line_has_action)
-        lines = [self._line(raw) for raw in region.splitlines() if raw.strip()]
+        region_text = region(flatten(text), self._line_has_action)
+        lines = [self._line(raw) for raw in region_text.splitlines() if raw.strip()]
         if not any(line.actions for line in lines):
             return None
         skipped = tuple(line.text.strip() for line in lines if line.has_verb and not line.actions)
-        return ParsedPlan(_assemble(lines), skipped)
+        return ParsedPlan(assemble(lines), skipped)
 
     def _line_has_action(self, text: str) -> bool:
         return any(self._line(raw).actions for raw in text.splitlines() if raw.strip())
 
-    def _line(self, raw: str) -> _Line:
+    def _line(self, raw: str) -> Line:
         number_match = _NUMBER.match(raw)
         number = int(number_match.group(1)) if number_match else None
         listed = number is not None or bool(_BULLET.match(raw))
-        body = raw[number_match.end():] if number_match else raw
+        body = raw[number_match.end() :] if number_match else raw
         pddl = self._pddl_clauses(body)
         found = pddl if any(step for _s, _e, step in pddl) else self._english_clauses(body)
         has_verb = bool(found) or bool(self._verb_re.search(body))
         actions: list[tuple[Step, bool]] = []
-        for i, (start, end, step) in enumerate(found):
+        for i, (_start, end, step) in enumerate(found):
             if step is None:
                 continue
             tail_end = found[i + 1][0] if i + 1 < len(found) else len(body)
             actions.append((step, bool(_RETRACT.search(body, end, tail_end))))
-        return _Line(raw, tuple(actions), number, listed, has_verb)
+        return Line(raw, tuple(actions), number, listed, has_verb)
 
     def _pddl_clauses(self, body: str) -> list[tuple[int, int, Step | None]]:
         out: list[tuple[int, int, Step | None]] = []
@@ -135,7 +121,8 @@ class ActionReader:
             names = self._verbs.get(key) or _verb_lookup(self._verbs, key)
             step = self._choose(names, _distinct(o for o, _full, _end in mentions))
             if step is None:
-                # A stray short name in commentary ("leaving blue clear") must not spoil "put down the red block".
+                # A stray short name in commentary ("leaving blue clear") must not spoil
+                # "put down the red block".
                 step = self._choose(names, _distinct(o for o, full, _end in mentions if full))
             out.append((m.start(), mentions[-1][2] if mentions else m.end(), step))
         return out
@@ -203,47 +190,3 @@ def _object_names(cfg: NLConfig, task: Task) -> tuple[dict[str, str], frozenset[
                 names[compact] = obj
                 short.add(compact)
     return names, frozenset(short)
-
-
-def _flatten(text: str) -> str:
-    return _MARKUP.sub("", _FENCE.sub("", text)).lower()
-
-
-def _region(text: str, check: Callable[[str], bool]) -> str:
-    text = next((part for part in text.split("[statement]") if check(part)), text)
-    if "[plan]" in text:
-        blocks = [b.split("[plan end]")[0] for b in text.split("[plan]")[1:]]
-        return next((b for b in reversed(blocks) if check(b)), text)
-    return next((part for part in text.split("[plan end]") if check(part)), text)
-
-
-def _assemble(lines: list[_Line]) -> tuple[Step, ...]:
-    list_mode = any(line.listed and line.actions for line in lines)
-    plan: list[Step] = []
-    starts: dict[int, int] = {}
-    restart = False
-    after_prose = False
-    for line in lines:
-        if not line.actions:
-            if not line.has_verb:
-                restart = restart or bool(_RESTART.search(line.text))
-                after_prose = True
-            continue
-        if list_mode and not line.listed:
-            continue
-        if line.number is not None:
-            if line.number in starts:
-                del plan[starts[line.number]:]
-                starts = {n: i for n, i in starts.items() if i < len(plan)}
-            elif restart and line.number == 1:
-                plan, starts = [], {}
-            starts[line.number] = len(plan)
-        elif plan and (restart or (after_prose and line.actions[0][0] == plan[0])):
-            plan, starts = [], {}
-        restart = after_prose = False
-        for step, retracted in line.actions:
-            if not retracted:
-                plan.append(step)
-            elif step in plan:
-                del plan[len(plan) - 1 - plan[::-1].index(step):]
-    return tuple(plan)

@@ -11,14 +11,13 @@ import threading
 from functools import cache
 from typing import Any
 
+from critiquebench.domains.planning.strips import DomainModel, Fact, PlanningError, Schema, Task
 from lark import LarkError
 from pddl.exceptions import PDDLError
 from pddl.logic.base import And, Not
 from pddl.logic.predicates import Predicate
 from pddl.parser.domain import DomainParser
 from pddl.parser.problem import ProblemParser
-
-from critiquebench.domains.planning.strips import DomainModel, Fact, PlanningError, Schema, Task
 
 _LOCK = threading.Lock()  # the package's parsers keep per-call transformer state
 

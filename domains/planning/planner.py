@@ -1,8 +1,8 @@
 """A small built-in planner: breadth-first search (optimal length) with a greedy fallback.
 
 Breadth-first search is exact and quick for PlanBench-sized Blocksworld (up to ~6 blocks); larger tasks
-(Logistics) use lazy greedy best-first search with the additive relaxed-plan heuristic. Ties break on insertion
-order over a sorted action list, so the plan is the same on every run.
+(Logistics) use lazy greedy best-first search with the additive relaxed-plan heuristic. Ties break on
+insertion order over a sorted action list, so the plan is the same on every run.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class _Space:
         return [self.actions[i] for i in sorted(found) if self.actions[i].applicable(state)]
 
     def h_add(self, state: State, goal: frozenset[Fact]) -> float:
-        """Additive relaxed cost of `goal` (delete effects ignored), by a Dijkstra sweep; inf if unreachable."""
+        """Additive relaxed cost of `goal` (deletes ignored), by a Dijkstra sweep; inf if unreachable."""
         cost: dict[Fact, float] = dict.fromkeys(state, 0.0)
         waiting = [len(a.pre) for a in self.actions]
         summed = [0.0] * len(self.actions)

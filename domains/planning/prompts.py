@@ -3,8 +3,8 @@
 Styles (`PROMPT_STYLES`):
 
 - ``nl``: PlanBench's one-shot natural-language prompt, byte-identical to the prompts of its backprompting
-  runs: ``domain_intro``, then the example ``[STATEMENT]`` with its ``[PLAN]...[PLAN END]``, then the problem's
-  ``[STATEMENT]`` ending in ``[PLAN]``.
+  runs: ``domain_intro``, then the example ``[STATEMENT]`` with its ``[PLAN]...[PLAN END]``, then the
+  problem's ``[STATEMENT]`` ending in ``[PLAN]``.
 - ``nl_legacy``: as PlanBench's published GPT-4 one-shot results: the config's ``domain_intro_legacy`` (the
   Blocksworld intro without its last line) when present, and a newline after the final ``[PLAN]``.
 - ``pddl``: a many-shot raw-PDDL prompt after the intrinsic self-critique paper (`PDDL_TEMPLATE`): the domain
@@ -60,7 +60,7 @@ def pddl_plan_text(steps: Sequence[Step]) -> str:
 
 
 def statement(cfg: NLConfig, task: Task, plan: Sequence[Step] | None, tail: str = "") -> str:
-    """PlanBench's `fill_template` for one problem: with the plan (example) or open after `[PLAN]` + `tail`."""
+    """PlanBench's `fill_template` for one problem: with its plan (an example), or open after `[PLAN]`."""
     body = "\n" + plan_text(cfg, plan) + "[PLAN END]\n" if plan is not None else tail
     text = (
         f"\n[STATEMENT]\nAs initial conditions I have that, {cfg.prompt_facts(task.init).strip()}."
@@ -73,17 +73,14 @@ def statement(cfg: NLConfig, task: Task, plan: Sequence[Step] | None, tail: str 
     return text
 
 
-def nl_prompt(cfg: NLConfig, task: Task, examples: Sequence[tuple[Task, Sequence[Step]]],
-              legacy: bool = False) -> str:
+def nl_prompt(cfg: NLConfig, task: Task, examples: Sequence[tuple[Task, Sequence[Step]]], legacy: bool = False) -> str:
     intro = (cfg.domain_intro_legacy or cfg.domain_intro) if legacy else cfg.domain_intro
     shots = "".join(statement(cfg, ex_task, ex_plan) for ex_task, ex_plan in examples)
     return intro + shots + statement(cfg, task, None, tail="\n" if legacy else "")
 
 
 def pddl_prompt(domain_pddl: str, problem_pddl: str, examples: Sequence[tuple[str, Sequence[Step]]]) -> str:
-    shots = "".join(
-        PDDL_EXAMPLE.format(problem=text.strip(), plan=pddl_plan_text(plan)) for text, plan in examples
-    )
+    shots = "".join(PDDL_EXAMPLE.format(problem=text.strip(), plan=pddl_plan_text(plan)) for text, plan in examples)
     return PDDL_TEMPLATE.format(domain=strip_comments(domain_pddl), examples=shots, problem=problem_pddl.strip())
 
 
@@ -116,6 +113,7 @@ def pddl_verification_prompt(domain_pddl: str, problem_pddl: str, plan_lines: st
     """The verification prompt in the raw-PDDL style: domain, problem, the plan's PDDL lines, instruction."""
     instruction = VERIFY_COT_INSTRUCTION if cot else VERIFY_INSTRUCTION
     return (
-        f"Here is a planning domain in PDDL:\n\n{strip_comments(domain_pddl)}\n\n[PROBLEM]\n{problem_pddl.strip()}\n\n"
+        f"Here is a planning domain in PDDL:\n\n{strip_comments(domain_pddl)}\n\n"
+        f"[PROBLEM]\n{problem_pddl.strip()}\n\n"
         f"[PLAN]\n{plan_lines.strip()}\n[PLAN END]\n\n{instruction}"
     )

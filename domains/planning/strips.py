@@ -1,8 +1,8 @@
 """Ground STRIPS semantics: states are frozensets of facts, actions are precondition/add/delete sets.
 
-A fact is a tuple of lower-case names, e.g. ``("on", "a", "b")``. A `Task` keeps the lifted action schemas and
-grounds an action only when a plan step asks for it (memoised), so validating a plan costs a few set operations
-per step; `ground_all` enumerates every applicable-in-principle action for the planner and candidate makers.
+A fact is a tuple of lower-case names, e.g. ``("on", "a", "b")``. A `Task` keeps the lifted action schemas
+and grounds an action only when a plan step asks for it (memoised), so validating a plan costs a few set
+operations per step; `ground_all` enumerates the actions that can ever apply, for the planner and candidates.
 """
 
 from __future__ import annotations

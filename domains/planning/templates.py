@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from critiquebench.domains.planning.strips import Fact, PlanningError
 
 log = logging.getLogger(__name__)
@@ -31,7 +30,7 @@ class NLConfig:
     actions: dict[str, str]
     predicates: dict[str, str]
     encoded_objects: dict[str, str]
-    # PlanBench's 2023 one-shot results used an earlier blocksworld intro; configs may carry it under this key.
+    # PlanBench's 2023 one-shot results used an earlier Blocksworld intro; configs may carry it here.
     domain_intro_legacy: str | None = None
 
     def object_text(self, obj: str) -> str:
@@ -60,7 +59,7 @@ class NLConfig:
         return _fill(template, [self.object_text(o) for o in args])
 
     def prompt_facts(self, facts: Iterable[Fact]) -> str:
-        """Facts as in PlanBench's problem statements: tarski order, empty renderings dropped, "a, b and c"."""
+        """Facts as in PlanBench's statements: tarski order, empty renderings dropped, "a, b and c"."""
         ordered = sorted(facts, key=lambda f: f[0] + " " + " ".join(f[1:]))
         texts = [t for t in (self.fact_text(f) for f in ordered) if t is not None]
         if len(texts) > 1:

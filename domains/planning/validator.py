@@ -1,8 +1,9 @@
 """Sound plan validation on ground STRIPS, with PlanBench's feedback wording.
 
-`check_plan` simulates the whole plan and records every step whose preconditions are unmet (effects are applied
-anyway so later steps are still judged), every step that is not an action of the problem, and the goals unmet
-at the end. The first recorded error is what VAL reports and PlanBench's first-error backprompt quotes.
+`check_plan` simulates the whole plan and records every step whose preconditions are unmet (effects are
+applied anyway so later steps are still judged), every step that is not an action of the problem, and the
+goals unmet at the end. The first recorded error is what VAL reports and PlanBench's first-error backprompt
+quotes.
 
 Wording, reproduced exactly from PlanBench's `get_validation_message` (including its missing space before the
 singular precondition sentence)::
@@ -84,8 +85,11 @@ def error_sentences(cfg: NLConfig, task: Task, check: PlanCheck) -> tuple[str, .
         goals = [f for f in check.unmet_goals if f in task.goal]
         negated = [f for f in check.unmet_goals if f not in task.goal]
         text = _facts(cfg, goals, negated)
-        head = "These are the unmet goal conditions:" if len(check.unmet_goals) > 1 else (
-            "This is the unmet goal condition:")
+        head = (
+            "These are the unmet goal conditions:"
+            if len(check.unmet_goals) > 1
+            else ("This is the unmet goal condition:")
+        )
         out.append(f"{head}\n{text}")
     return tuple(out)
 
@@ -97,10 +101,14 @@ def _step_sentence(cfg: NLConfig, err: StepError) -> str:
     n = len(err.unmet) + len(err.unmet_negative)
     facts = _facts(cfg, err.unmet, err.unmet_negative)
     if n > 1:
-        return (f"The following action at step {err.step} has unmet preconditions:\n{action}\n"
-                f"The unmet preconditions are:\n{facts}")
-    return (f"The following action at step {err.step} has an unmet precondition:\n{action}\n"
-            f"The unmet precondition is:\n{facts}")
+        return (
+            f"The following action at step {err.step} has unmet preconditions:\n{action}\n"
+            f"The unmet preconditions are:\n{facts}"
+        )
+    return (
+        f"The following action at step {err.step} has an unmet precondition:\n{action}\n"
+        f"The unmet precondition is:\n{facts}"
+    )
 
 
 def _facts(cfg: NLConfig, positive: Sequence[Fact], negative: Sequence[Fact]) -> str:

@@ -1,9 +1,9 @@
 """Reading an LLM verifier's reply to the plan-verification prompt.
 
 The prompt asks for "Plan is valid." or "Plan is invalid." plus feedback. Replies are messy: markdown, JSON
-objects, reasoning before the verdict, or a verdict restated at the end. A JSON verdict wins; otherwise the last
-verdict phrase in the text does (models reason first and conclude last). No verdict counts as "invalid" with
-`parsed=False`, so a silent verifier never passes a plan.
+objects, reasoning before the verdict, or a verdict restated at the end. A JSON verdict wins; otherwise the
+last verdict phrase in the text does (models reason first and conclude last). No verdict counts as "invalid"
+with `parsed=False`, so a silent verifier never passes a plan.
 """
 
 from __future__ import annotations

@@ -1,0 +1,97 @@
+"""Replaying PlanBench's recorded GPT-4 runs through our graphs lands on the published outcomes, offline.
+
+Every turn must be a cache hit: that only happens when our prompts and feedback are PlanBench's, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import DATASETS
+
+REFERENCE = DATASETS / "planbench" / "reference"
+BACKPROMPTING = REFERENCE / "gpt-4_blocksworld_backprompting_first_error.json"
+ONE_SHOT = REFERENCE / "gpt-4_blocksworld_one_shot.json"
+CLI = [sys.executable, "-m", "critiquebench.cli"]
+
+
+def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=600)
+    if check and result.returncode != 0:
+        raise AssertionError(f"critiquebench {' '.join(args)} exited {result.returncode}:\n{result.stderr}")
+    return result
+
+
+def new_calls(store: Path) -> int:
+    """Calls that reached an endpoint (as opposed to cache hits)."""
+    with sqlite3.connect(store) as db:
+        return db.execute("SELECT count(*) FROM llm_events WHERE kind != 'hit'").fetchone()[0]
+
+
+def report(store: Path, study: str, *extra: str) -> list[dict[str, Any]]:
+    return json.loads(cli("report", study, "--store", str(store), "--format", "json", *extra).stdout)
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One store holding both recorded studies, imported and replayed."""
+    store = tmp_path_factory.mktemp("replay") / "store.sqlite"
+    cli("import", "planbench", str(BACKPROMPTING), "--study", "gpt4-backprompt", "--store", str(store))
+    cli("import", "planbench", str(ONE_SHOT), "--study", "gpt4-oneshot", "--store", str(store))
+    cli("resume", "gpt4-backprompt", "--store", str(store), "--no-progress")
+    cli("resume", "gpt4-oneshot", "--store", str(store), "--no-progress")
+    return store
+
+
+def test_backprompting_replay_reproduces_41_of_50_turn_by_turn(replayed: Path) -> None:
+    [row] = report(replayed, "gpt4-backprompt")
+    assert (row["scheme"], row["correct"], row["total"]) == ("sound-first", 41, 50)
+    assert new_calls(replayed) == 0 and row["llm_calls"] == row["cache_hits"]
+    recorded = {str(x["instance_id"]): x["steps"] for x in json.loads(BACKPROMPTING.read_text())["instances"]}
+    with sqlite3.connect(replayed) as db:
+        rounds = dict(db.execute("SELECT instance_id, rounds FROM runs WHERE study = 'gpt4-backprompt'"))
+    assert rounds == recorded  # each conversation ends after the recorded number of steps
+
+
+def test_one_shot_replay_reproduces_157_of_500(replayed: Path) -> None:
+    [row] = report(replayed, "gpt4-oneshot")
+    assert (row["scheme"], row["correct"], row["total"]) == ("standard", 157, 500)
+    assert new_calls(replayed) == 0
+
+
+def test_reimport_adds_nothing_and_report_compares_studies(replayed: Path) -> None:
+    again = cli("import", "planbench", str(BACKPROMPTING), "--study", "gpt4-backprompt", "--store", str(replayed))
+    assert "imported 0 recorded call(s)" in again.stdout
+    compared = report(replayed, "gpt4-oneshot", "--compare", "gpt4-backprompt")
+    assert compared, "a comparison has rows"
+
+
+def test_a_drifting_prompt_stops_the_replay_with_the_first_differing_message(tmp_path: Path) -> None:
+    store = tmp_path / "store.sqlite"
+    cli("import", "planbench", str(ONE_SHOT), "--study", "drift", "--store", str(store))
+    with sqlite3.connect(store) as db:  # ask for today's intro, which the recorded 2023 run did not send
+        config = json.loads(db.execute("SELECT config FROM studies WHERE name = 'drift'").fetchone()[0])
+        config["instances"] = {"blocksworld": "2"}
+        config["domain_options"] = {"blocksworld": {"prompt_style": "nl"}}
+        db.execute("UPDATE studies SET config = ? WHERE name = 'drift'", [json.dumps(config)])
+    result = cli("resume", "drift", "--store", str(store), "--no-progress", check=False)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "ReplayMiss" in output
+    assert "+Once you stack a block on top of a second block, the second block is no longer clear." in output
+    assert new_calls(store) == 0
+
+
+def test_importing_a_file_that_is_not_planbench_is_a_clear_error(tmp_path: Path) -> None:
+    bogus = tmp_path / "results.json"
+    bogus.write_text(json.dumps({"rows": []}))
+    result = cli("import", "planbench", str(bogus), "--study", "x", "--store", str(tmp_path / "s.sqlite"), check=False)
+    assert result.returncode == 2
+    assert "not a PlanBench results file" in result.stderr

@@ -1,0 +1,128 @@
+"""Verification-only studies: candidates of known correctness judged by a scripted LLM, through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from critiquebench.domains import get_domain, load_instances
+from critiquebench.store.db import connect
+
+from critiquebench.critique_quality import claimed_colors, claimed_edges, coloring_hallucinations
+from tests.scripted_server import ScriptedServer
+from tests.test_study_cli import DATASETS, cli, game24_reply, invoke, run_args
+
+BAD_CRITIQUE = "Vertex 0 and vertex 1 were both colored Color 0 despite being connected by an edge."
+
+
+def verifier_reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    """Accepts every Game of 24 expression; rejects every colouring with a fixed critique and every plan by
+    blaming its first step."""
+    last = messages[-1]["content"]
+    if "Verify whether the above plan is valid" in last:
+        first_step = last.rsplit("[PLAN]\n", 1)[1].split("\n", 1)[0]
+        return f"Plan is invalid. The first action fails: {first_step}"
+    if "Please check if this coloring is correct" in last:
+        return BAD_CRITIQUE
+    if "Please check if the following expression" in last:
+        return json.dumps({"feedback": "all good", "correct": True})
+    return game24_reply(messages, params)
+
+
+@pytest.fixture(scope="module")
+def coloring_1() -> Any:
+    domain = get_domain("coloring")
+    return load_instances(domain, "1", DATASETS)[0]
+
+
+def test_critique_claims_are_read_from_free_text() -> None:
+    text = (
+        "Vertices 3 and 5 are both colored Color 2. Also the edge (4, 9) is wrong; vertex 7 is colored red."
+    )
+    assert claimed_edges(text) == {(3, 5), (4, 9)}
+    assert claimed_colors(text) == {(3, "color2"), (5, "color2"), (7, "red")}
+    assert claimed_edges("x" * 100_000 + "vertex 1 and vertex 2") == set()  # bounded input
+
+
+@pytest.mark.parametrize(
+    ("critique", "label"),
+    [
+        ("Vertex 1 and vertex 13 were both colored Color 0 despite being connected by an edge.", "none"),
+        ("Vertex 2 and vertex 9 share an edge.", "none"),
+        ("Vertex 0 and vertex 1 are connected.", "edge"),
+        ("Vertex 7 is colored Color 2.", "color"),
+        ("Vertex 0 and vertex 1 were both colored Color 0 despite being connected by an edge.", "both"),
+        ("The coloring looks wrong to me.", "none"),
+    ],
+)
+def test_coloring_critique_hallucinations(coloring_1: Any, critique: str, label: str) -> None:
+    # instance-1 has edges 1-13 and 2-9 but no edge 0-1; the critiqued colouring gives 0 Color 1, 1, 7 and
+    # 13 Color 0.
+    answer = {"0": "Color 1", "1": "Color 0", "2": "Color 0", "7": "Color 0", "9": "Color 2", "13": "Color 0"}
+    assert coloring_hallucinations(coloring_1, answer, critique).label == label
+
+
+def test_verify_study_reports_rates_per_kind_and_critique_quality(tmp_path: Path) -> None:
+    store = tmp_path / "store.sqlite"
+    args = ["verify-study", "v", "--domains", "game24,coloring,blocksworld",
+            "--instances", "game24=901-902,coloring=1-2,blocksworld=2",
+            "--model", "scripted", "--dataset", str(DATASETS), "--store", str(store)]  # fmt: skip
+    with ScriptedServer(reply=verifier_reply) as server:
+        first = cli(*args, "--base-url", server.base_url)
+        assert "LLM verifier by answer kind" in first.stdout and "Critique quality" in first.stdout
+        calls = server.requests
+        again = invoke(*args, "--base-url", server.base_url)
+        assert server.requests == calls and "0 judged now, 20 before" in again.stderr
+
+    db = connect(store)
+    assert db.execute("SELECT COUNT(*) FROM verify_results WHERE study = 'v'").fetchone()[0] == 20
+    rows = json.loads(invoke("report", "v", "--store", str(store), "--format", "json").stdout)
+    by_kind = {(r["domain"], r["kind"]): r for r in rows}
+    # The scripted LLM accepts every expression: no false negatives, every wrong expression a false positive.
+    assert by_kind[("game24", "correct")]["fnr"] == 0.0 and by_kind[("game24", "correct")]["n"] == 2
+    assert by_kind[("game24", "ablated_op")]["fpr"] == 1.0
+    # ... and rejects every colouring: correct colourings are false negatives.
+    assert by_kind[("coloring", "correct")]["fnr"] == 1.0
+    assert by_kind[("coloring", "all")]["said_valid"] == 0 and by_kind[("coloring", "all")]["n"] == 8
+
+    critiques = json.loads(
+        invoke("report", "v", "--store", str(store), "--format", "json", "--table", "2").stdout
+    )
+    totals = [r for r in critiques if r["domain"] == "coloring" and r["kind"] == "all"]
+    assert sum(r["count"] for r in totals) == 8 and {r["critiques"] for r in totals} == {8}
+    labels = db.execute(
+        "SELECT DISTINCT quality FROM verify_results "
+        "WHERE study = 'v' AND domain = 'coloring' AND instance_id = '1'"
+    ).fetchall()
+    assert {label for (label,) in labels} <= {"edge", "both"}  # instance-1 has no edge 0-1
+    listed = json.loads(invoke("studies", "--json", "--store", str(store)).stdout)
+    assert listed[0]["kind"] == "verify" and listed[0]["done"] == 20
+    plans = {r["kind"]: r["label"] for r in critiques if r["domain"] == "blocksworld" and r["kind"] != "all"}
+    # Blaming the first step names the action that fails (but none of its preconditions) for the
+    # inexecutable plan; for the plan that runs but misses the goal it names nothing that is wrong.
+    assert plans["inexecutable"] == "partial" and plans["non_goal_reaching"] == "wrong"
+    assert "correct" not in plans  # a valid plan has no error to name
+
+
+def test_verify_study_judges_answers_from_an_earlier_study(tmp_path: Path) -> None:
+    store = tmp_path / "store.sqlite"
+    with ScriptedServer(reply=verifier_reply) as server:
+        invoke(*run_args("loop", store, server, "901-903", "standard,sound-first:rounds=3"))
+        invoke("verify-study", "fromloop", "--from-study", "loop", "--kinds", "correct",
+               "--model", "scripted", "--base-url", server.base_url, "--store", str(store))  # fmt: skip
+        clash = invoke("verify-study", "loop", "--from-study", "loop", "--base-url", server.base_url,
+                       "--store", str(store), check=2)  # fmt: skip
+        assert "not a verification-only study" in clash.stderr
+    db = connect(store)
+    answers = db.execute(
+        "SELECT COUNT(DISTINCT r.instance_id || '|' || a.answer) "
+        "FROM attempts a JOIN runs r USING (thread_id) WHERE r.study = 'loop'"
+    ).fetchone()[0]
+    judged = db.execute(
+        "SELECT COUNT(*) FROM verify_results WHERE study = 'fromloop' AND kind = 'llm'"
+    ).fetchone()[0]
+    assert judged == answers and answers >= 3
+    rows = json.loads(invoke("report", "fromloop", "--store", str(store), "--format", "json").stdout)
+    assert {r["kind"] for r in rows} == {"correct", "llm", "all"}
