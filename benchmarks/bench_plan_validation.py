@@ -72,9 +72,7 @@ def main() -> None:
     theirs = []
     for i, plan in plans:
         text = "\n".join(plan)
-        theirs.append(
-            (problems[i], reader.parse_plan_string(problems[i], text) if text else SequentialPlan([]))
-        )
+        theirs.append((problems[i], reader.parse_plan_string(problems[i], text) if text else SequentialPlan([])))
     validator = SequentialPlanValidator()
 
     our_verdicts = [check_plan(task, steps).valid for task, steps in ours]
@@ -91,9 +89,7 @@ def main() -> None:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        up_verdicts = [
-            validator.validate(p, plan).status == ValidationResultStatus.VALID for p, plan in theirs
-        ]
+        up_verdicts = [validator.validate(p, plan).status == ValidationResultStatus.VALID for p, plan in theirs]
     t_up = time.perf_counter() - start
     n = len(plans)
     agree = sum(a == b for a, b in zip(our_verdicts, up_verdicts, strict=True))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from dataclasses import replace
@@ -17,7 +18,6 @@ from critiquebench.report_export import export_rounds, list_studies
 from critiquebench.report_tables import FORMATS, Grid, render, rich_text
 from critiquebench.reports import ReportError, budget_curve, compare, study_config, table1, table2
 from critiquebench.runner import (
-    RunnerError,
     StudySummary,
     live_progress,
     load_matrix,
@@ -27,6 +27,7 @@ from critiquebench.runner import (
 from critiquebench.store.db import connect, default_store_path
 from critiquebench.store.results import ensure_schema, load_study, save_study
 
+log = logging.getLogger(__name__)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
@@ -87,7 +88,8 @@ def execute_study(
         )
         sys.stdout.flush()
         os._exit(EXIT_INTERRUPTED)  # worker threads may still wait on a stopped endpoint; do not join them
-    except (RunnerError, ValueError, OSError) as exc:
+    except (RuntimeError, ValueError, OSError) as exc:  # RunnerError, EmbeddedServerError, bad data, ...
+        log.debug("study %s could not run", config.name, exc_info=True)
         raise _fail(str(exc)) from exc
     _print_summary(config, summary, usage)
     db = connect(store)

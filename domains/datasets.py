@@ -11,6 +11,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 DATA_ENV = "CRITIQUEBENCH_DATA"
 DEFAULT_ROOT = Path("..") / "shared" / "datasets"
@@ -25,6 +26,8 @@ DATA_SUBPATHS: dict[str, str] = {
 _RANGE = re.compile(r"(\d+)\s*-\s*(\d+)")
 _GENERATE = re.compile(r"gen:(\d+):(-?\d+)")
 MAX_SELECTED = 1_000_000
+
+T = TypeVar("T")
 
 
 class DatasetNotFound(ValueError):
@@ -98,7 +101,7 @@ def resolve_data_path(domain: str, path: Path | None) -> Path:
     return path
 
 
-def pick(instances: dict[str, object], ids: list[str] | None, source: Path) -> list:
+def pick(instances: dict[str, T], ids: list[str] | None, source: Path) -> list[T]:
     """The instances named by `ids`, in that order (all of them for None); an unknown id is an error."""
     if ids is None:
         return list(instances.values())

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import json
-import logging
 import random
 import re
 from pathlib import Path
@@ -19,8 +18,6 @@ from typing import Any
 from critiquebench.domains import arith
 from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Verdict
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
-
-log = logging.getLogger(__name__)
 
 END_TAG = "[ANSWER END]"
 PROMPT_START = (
@@ -55,6 +52,7 @@ _SOUND_SENTENCE = re.compile(
     r"This expression evaluates to -?\d+(?:/\d+)? instead of 24\.|This expression is malformed\."
 )
 CANDIDATE_KINDS = ("correct", "ablated_op", "ablated_number", "random")
+SOLVABLE_PUZZLES = 1362  # distinct solvable multisets of four numbers in 1..13 (all of them are in 24.csv)
 
 
 def backprompt_end(numbers: str) -> str:
@@ -124,7 +122,9 @@ class Game24:
         return pick(read_puzzles(source), ids, source)
 
     def generate(self, n: int, seed: int) -> list[Instance]:
-        """Random solvable 4-number puzzles over 1..13; a prefix of a longer run with the same seed."""
+        """Distinct random solvable 4-number puzzles over 1..13; a prefix of a longer run with the same seed."""
+        if n > SOLVABLE_PUZZLES:
+            raise ValueError(f"there are only {SOLVABLE_PUZZLES} distinct solvable puzzles, not {n}")
         rng, seen, out = random.Random(seed), set(), []
         while len(out) < n:
             numbers = sorted(rng.randint(1, 13) for _ in range(4))

@@ -217,3 +217,13 @@ def test_generated_graphs_are_planar_seeded_and_exact(coloring: Domain) -> None:
     assert get_domain("coloring", vertices=(5, 6)).generate(1, 1)[0].data["n"] in (5, 6)
     with pytest.raises(ValueError, match="no options"):
         get_domain("coloring", colours=3)
+
+
+def test_long_hostile_replies_are_read_in_linear_time(coloring: Domain, small: Instance) -> None:
+    """A regex that backtracks would turn these into minutes; linear reading takes milliseconds."""
+    n = 20_000
+    for text in ("0" + " " * n + "x", "\n" * n + "x", "Vertex" + " " * n + "1", "0:\n" * n, "1 *\n  \t" * n,
+                 "Correct" + " " * n + "x", "Vertex 1 and vertex 2 were both colored " * n):
+        assert not coloring.verify(small, text).valid
+        assert not coloring.parse_llm_verdict(text).says_valid
+        assert coloring.backprompt(small, text).startswith("This is incorrect. Feedback:")

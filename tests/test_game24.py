@@ -231,3 +231,14 @@ def test_candidates_follow_the_studys_kinds(game24: Domain, study: list[Instance
         game24.candidate(puzzle(1, 1, 1, 1), "correct", rng)
     with pytest.raises(ValueError, match="unknown game24 candidate kind"):
         game24.candidate(study[0], "nonsense", rng)
+
+
+def test_long_hostile_replies_are_read_in_linear_time(game24: Domain) -> None:
+    """A regex that backtracks would turn these into minutes; linear reading takes milliseconds."""
+    instance = puzzle(1, 1, 4, 6)
+    n = 20_000
+    for text in ("1" + " " * n + "x", "\n" * n + "x", "- \n" * n, "answer: " * n, "1 *\n  \t" * n,
+                 '{"correct": ' * n, "This expression is malformed. " * n + "!"):
+        assert game24.verify(instance, text).status in ("invalid", "malformed")
+        assert not game24.parse_llm_verdict(text).says_valid
+        assert game24.backprompt(instance, text).startswith("Feedback: This is not correct.")

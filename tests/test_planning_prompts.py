@@ -41,9 +41,7 @@ def test_one_shot_prompts_equal_all_500_recorded_gpt4_queries(blocksworld):
 
 def test_default_prompts_equal_the_backprompting_conversations(blocksworld):
     domain, instances = blocksworld
-    convs = json.loads((REFERENCE / "gpt-4_blocksworld_backprompting_first_error.json").read_text())[
-        "instances"
-    ]
+    convs = json.loads((REFERENCE / "gpt-4_blocksworld_backprompting_first_error.json").read_text())["instances"]
     assert len(convs) == 50
     for conv in convs:
         assert domain.prompt(instances[str(conv["instance_id"])]) == conv["messages"][:2], conv["instance_id"]
@@ -77,9 +75,7 @@ def test_shipped_domain_files_are_semantically_planbench_s(name):
 def test_builtin_prompts_equal_those_from_planbench_s_own_folder(name, selection):
     builtin = load_planning_domain(name)
     planbench = load_planning_domain(PLANBENCH / name)  # PlanBench's folder used as a user domain
-    for ours, theirs in zip(
-        builtin.load(selection, PLANBENCH / name), planbench.load(selection), strict=True
-    ):
+    for ours, theirs in zip(builtin.load(selection, PLANBENCH / name), planbench.load(selection), strict=True):
         assert builtin.prompt(ours) == planbench.prompt(theirs)
 
 

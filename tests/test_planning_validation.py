@@ -23,8 +23,7 @@ EXTRACTION_DIFFERENCES = {
     "boundaries and skip the line",
     262: "'pick up the orange block (with the red and blue blocks already stacked on it)': we read the "
     "action from the full name, PlanBench counts 'blue blocks' as a second object and drops the step",
-    407: "'stack the yellow and orange block stack on top of the blue block': a nonsense step, read "
-    "differently",
+    407: "'stack the yellow and orange block stack on top of the blue block': a nonsense step, read differently",
 }
 
 
@@ -52,17 +51,14 @@ def test_plan_extraction_matches_planbench_except_explained_lines(blocksworld):
     differ = {
         r["instance_id"]
         for r in records
-        if (domain.parse(instances[str(r["instance_id"])], r["llm_raw_response"]) or [])
-        != r["extracted_llm_plan"]
+        if (domain.parse(instances[str(r["instance_id"])], r["llm_raw_response"]) or []) != r["extracted_llm_plan"]
     }
     assert differ == set(EXTRACTION_DIFFERENCES)
 
 
 def test_first_error_feedback_equals_every_recorded_backprompt(blocksworld):
     domain, instances = blocksworld
-    convs = json.loads((REFERENCE / "gpt-4_blocksworld_backprompting_first_error.json").read_text())[
-        "instances"
-    ]
+    convs = json.loads((REFERENCE / "gpt-4_blocksworld_backprompting_first_error.json").read_text())["instances"]
     turns = same = 0
     for conv in convs:
         inst = instances[str(conv["instance_id"])]
@@ -98,9 +94,7 @@ def test_feedback_levels(instance_2):
     )
     # `all` keeps simulating (effects applied anyway): step 2 then runs, and the goal holds at the end.
     assert domain.feedback(inst, verdict, "all") == domain.feedback(inst, verdict, "first")
-    worse = domain.verify(
-        inst, "1. pick up the orange block\n2. put down the orange block\n3. put down the red block"
-    )
+    worse = domain.verify(inst, "1. pick up the orange block\n2. put down the orange block\n3. put down the red block")
     assert domain.feedback(inst, worse, "all") == (
         "The above plan is invalid.The following action at step 1 has an unmet precondition:\n"
         "pick up the orange block\nThe unmet precondition is:\nthe orange block is clear\n"
@@ -118,13 +112,10 @@ def test_plural_preconditions_and_goal_messages(instance_2):
         "unstack the orange block from on top of the red block\nThe unmet preconditions are:\n"
         "the orange block is clear and the orange block is on top of the red block"
     )
-    short = domain.verify(
-        inst, "unstack the yellow block from on top of the orange block\nput down the yellow block"
-    )
+    short = domain.verify(inst, "unstack the yellow block from on top of the orange block\nput down the yellow block")
     assert short.status == "invalid"
     assert domain.feedback(inst, short, "first") == (
-        "The above plan is invalid. This is the unmet goal condition:\n"
-        "the orange block is on top of the red block"
+        "The above plan is invalid. This is the unmet goal condition:\nthe orange block is on top of the red block"
     )
     good = domain.verify(inst, domain.candidate(inst, "correct", random.Random(0)))
     assert good.valid and good.errors == ()
@@ -135,9 +126,7 @@ def test_answer_without_a_plan_is_malformed_with_the_empty_plan_s_feedback(insta
     domain, inst = instance_2
     verdict = domain.verify(inst, "I am not able to find a plan for this problem.")
     assert verdict.status == "malformed" and verdict.answer is None
-    assert domain.feedback(inst, verdict, "first").startswith(
-        "The above plan is invalid. This is the unmet goal"
-    )
+    assert domain.feedback(inst, verdict, "first").startswith("The above plan is invalid. This is the unmet goal")
     assert domain.verify(inst, "").status == "malformed"
 
 
@@ -165,8 +154,7 @@ def test_strict_mode_rejects_unreadable_steps(instance_2):
     verdict = strict.verify(inst, answer2)
     assert verdict.status == "invalid"
     assert (
-        verdict.errors[0]
-        == "The following line could not be read as an action:\nstack the yellow block on the table"
+        verdict.errors[0] == "The following line could not be read as an action:\nstack the yellow block on the table"
     )
 
 
@@ -174,9 +162,7 @@ def _domain_folder(tmp_path: Path, domain_text: str, config_text: str | None = N
     folder = tmp_path / "mydomain"
     (folder / "instances").mkdir(parents=True)
     (folder / "domain.pddl").write_text(domain_text)
-    (folder / "config.yaml").write_text(
-        config_text or (PLANBENCH / "blocksworld" / "config.yaml").read_text()
-    )
+    (folder / "config.yaml").write_text(config_text or (PLANBENCH / "blocksworld" / "config.yaml").read_text())
     return folder
 
 
@@ -191,9 +177,7 @@ def test_malformed_problem_file_names_the_file(tmp_path):
     (folder / "instances" / "instance-1.pddl").write_text(
         (PLANBENCH / "blocksworld/instances/instance-1.pddl").read_text()
     )
-    (folder / "instances" / "instance-2.pddl").write_text(
-        "(define (problem p) (:domain blocksworld-4ops) (:init"
-    )
+    (folder / "instances" / "instance-2.pddl").write_text("(define (problem p) (:domain blocksworld-4ops) (:init")
     domain = load_planning_domain(folder)
     with pytest.raises(PlanningError, match=r"instance-2\.pddl: malformed PDDL"):
         domain.load()
