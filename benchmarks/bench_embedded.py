@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from critiquebench.nodes.embedded import EmbeddedServer, find_gguf  # noqa: E402
+from critiquebench.nodes.embedded import EmbeddedServer, find_gguf, server_threads  # noqa: E402
 from critiquebench.nodes.llm import LLMClient, LLMSettings  # noqa: E402
 from critiquebench.store.cache import CallCache  # noqa: E402
 
@@ -48,8 +48,11 @@ def via_client(max_tokens: int, rounds: int) -> tuple[int, float]:
 def in_process(max_tokens: int, rounds: int) -> tuple[int, float]:
     from llama_cpp import Llama
 
-    # n_ctx as EmbeddedServer; threads and batch sizes are the defaults both sides share.
-    model = Llama(model_path=str(find_gguf()), n_ctx=8192, verbose=False)
+    # n_ctx and threads as EmbeddedServer gives its server, so both sides do the same work.
+    threads = server_threads()
+    model = Llama(
+        model_path=str(find_gguf()), n_ctx=8192, n_threads=threads, n_threads_batch=threads, verbose=False
+    )
     # The server's request defaults differ from Llama's in repeat_penalty (1.1 vs 1.0): match the server.
     params = {"max_tokens": max_tokens, "temperature": 0.0, "repeat_penalty": 1.1}
     model.create_chat_completion([{"role": "user", "content": "Hi"}], **params)

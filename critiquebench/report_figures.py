@@ -22,8 +22,12 @@ def budget_figure(points: Sequence[BudgetPoint], path: Path, title: str | None =
     for p in points:
         by_domain[p.domain][p.scheme].append(p)
     domains = list(by_domain) or ["(no iterative runs)"]
-    fig, axes = plt.subplots(1, len(domains), figsize=(4.2 * len(domains), 3.6), squeeze=False)
-    for ax, domain in zip(axes[0], domains, strict=True):
+    cols = 2 if len(domains) == 4 else min(len(domains), 3)
+    rows = -(-len(domains) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.4 * rows), squeeze=False)
+    for ax in axes.flat[len(domains) :]:
+        ax.set_visible(False)
+    for ax, domain in zip(axes.flat, domains, strict=False):
         for scheme, series in by_domain.get(domain, {}).items():
             xs = [p.budget for p in series]
             ys = [100 * (p.accuracy or 0.0) for p in series]
@@ -35,7 +39,8 @@ def budget_figure(points: Sequence[BudgetPoint], path: Path, title: str | None =
         ax.grid(alpha=0.3)
         if by_domain.get(domain):
             ax.legend(fontsize=7)
-    axes[0][0].set_ylabel("accuracy (%)")
+    for row in axes:
+        row[0].set_ylabel("accuracy (%)")
     fig.suptitle(f"Figure 2: accuracy by round budget ({title})" if title else "Accuracy by round budget")
     fig.tight_layout()
     path = Path(path)

@@ -220,7 +220,7 @@ def run_study(
         raise
     pool.shutdown(wait=True)
     summary.not_started = sum(1 for _ in queue)
-    summary.interrupted = stop.is_set()
+    summary.interrupted = stop.is_set() and summary.not_started > 0  # a late Ctrl-C that missed nothing is no stop
     if on_progress:
         on_progress(progress)
     return summary

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import sys
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,6 +20,7 @@ from critiquebench.report_tables import FORMATS, Grid, render, rich_text
 from critiquebench.reports import ReportError, budget_curve, compare, study_config, table1, table2
 from critiquebench.runner import (
     StudySummary,
+    finished_keys,
     live_progress,
     load_matrix,
     run_study,
@@ -78,10 +80,14 @@ def execute_study(
     try:
         tasks = load_matrix(config)  # data problems surface before an embedded server starts
         save_study(connect(store), config.name, {**config.to_dict(), "planned_runs": len(tasks)})
-        with stop_on_ctrl_c(err.print) as stop, open_llm(settings, CallCache(store)) as llm:
+        status = finished_keys(store, config.name)
+        todo = any(status.get(task.key) != "done" for task in tasks)
+        # A finished study needs no endpoint: do not start the embedded server just to find that out.
+        client = open_llm(settings, CallCache(store)) if todo else nullcontext(None)
+        with stop_on_ctrl_c(err.print) as stop, client as llm:
             with live_progress(progress) as on_progress:
                 summary = run_study(store, config, llm, stop=stop, on_progress=on_progress, tasks=tasks)
-            usage = llm.usage()
+            usage = llm.usage() if llm is not None else {}
     except KeyboardInterrupt:
         err.print(
             f"aborted; runs in flight stay at their last checkpoint: critiquebench resume {config.name}"
@@ -94,6 +100,9 @@ def execute_study(
     _print_summary(config, summary, usage)
     db = connect(store)
     typer.echo(render(table1(db, config.name), "table"))
+    verifier_rows = table2(db, config.name)
+    if verifier_rows:  # only studies where an LLM judged answers (llm-llm, intrinsic) have a Table 2
+        typer.echo(render(verifier_rows, "table"))
     if figure is not None:
         _write_figure(db, config.name, figure)
     if summary.interrupted or summary.not_started:

@@ -32,6 +32,11 @@ _live: set[EmbeddedServer] = set()
 _live_lock = threading.Lock()
 
 
+def server_threads() -> int:
+    """Threads for generation and prompt processing: every core this process may use."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
 class EmbeddedServerError(RuntimeError):
     """The embedded model is missing or its server did not come up; the message says why."""
 
@@ -103,6 +108,9 @@ class EmbeddedServer:
     def command(self) -> list[str]:
         args = ["--model", str(self.model_path), "--host", "127.0.0.1", "--port", str(self.port)]
         args += ["--n_ctx", str(self.n_ctx)]  # the chat template comes from the gguf's own metadata
+        # llama_cpp.server defaults to half the cores; the server is the only busy process while a study runs.
+        threads = str(server_threads())
+        args += ["--n_threads", threads, "--n_threads_batch", threads]
         if self.model_alias:
             args += ["--model_alias", self.model_alias]
         return [sys.executable, "-m", __name__, *args, *self.extra_args]

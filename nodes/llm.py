@@ -133,7 +133,7 @@ class LLMClient:
                 raise ValueError(
                     "no endpoint: set base_url (or $OPENAI_BASE_URL) or use open_llm() for the embedded model"
                 )
-            self._chat = _chat_model(settings, base_url)
+            self._chat = chat_model(settings, base_url)
         self._slots = _endpoint_slots(self.endpoint, settings.concurrency)
         self._lock = threading.Lock()
         self._inflight: dict[str, list[Any]] = {}
@@ -300,7 +300,8 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     return None
 
 
-def _chat_model(settings: LLMSettings, base_url: str) -> Any:
+def chat_model(settings: LLMSettings, base_url: str) -> Any:
+    """The ChatOpenAI that `LLMClient` calls for `settings` (benchmarks time it bare, without the client)."""
     from langchain_openai import ChatOpenAI
 
     # ChatOpenAI sends `max_completion_tokens`, which llama.cpp-style servers ignore; they read `max_tokens`.
@@ -318,6 +319,9 @@ def _chat_model(settings: LLMSettings, base_url: str) -> Any:
         max_retries=0,  # retried here, so failures are logged and Retry-After is honoured
         n=1,
         extra_body=extra_body,
+        # Our CallCache is the only cache: a global LangChain cache (set_llm_cache) would key by prompt alone
+        # and hand every sample index the same answer.
+        cache=False,
     )
 
 

@@ -265,3 +265,22 @@ def test_cli_cache_stats_json(
     keys = {"calls", "hits", "failed", "prompt_tokens", "completion_tokens"}
     assert keys <= set(stats["total"]) and keys <= set(stats["by_model"]["scripted"])
     assert (stats["total"]["calls"], stats["total"]["hits"]) == (1, 1)
+
+
+def test_a_global_langchain_cache_does_not_collapse_sample_indices(
+    scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    """Sample i is its own draw even when a user's code has set LangChain's process-wide LLM cache."""
+    from langchain_core.caches import InMemoryCache
+    from langchain_core.globals import get_llm_cache, set_llm_cache
+
+    draws = itertools.count()
+    scripted_server.reply = lambda messages, params: f"draw {next(draws)}"
+    previous = get_llm_cache()
+    set_llm_cache(InMemoryCache())
+    try:
+        texts = [scripted_llm.complete([{"role": "user", "content": "same prompt"}], sample=i).text for i in range(3)]
+    finally:
+        set_llm_cache(previous)
+    assert texts == ["draw 0", "draw 1", "draw 2"]
+    assert scripted_server.requests == 3
