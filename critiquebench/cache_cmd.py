@@ -34,7 +34,8 @@ def stats(
     """Calls made, cache hits, failures and tokens spent, per model and in total."""
     result = _open(store).stats()
     if as_json:
-        typer.echo(json.dumps(result, indent=2, sort_keys=True))
+        # Totals at the top level (what scripts read: calls, hits, failed, tokens), the split by model beside.
+        typer.echo(json.dumps({**result["total"], "by_model": result["by_model"]}, indent=2, sort_keys=True))
         return
     columns = ("recorded", "calls", "hits", "failed", "prompt_tokens", "completion_tokens")
     table = Table(title="LLM call cache")

@@ -7,7 +7,11 @@ import logging
 
 import typer
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+HELP = (
+    "Run, resume and compare LLM generate -> verify -> critique loops on problems a machine can check "
+    "(Game of 24, graph colouring, PDDL planning), and report them as the papers did."
+)
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=HELP)
 
 # Modules that add commands to `app`; one line per module keeps the CLI surface greppable.
 COMMAND_MODULES: tuple[str, ...] = (
