@@ -106,3 +106,13 @@ class Domain(Protocol):
     def backprompt(self, instance: Instance, critique: str) -> str:
         """The user turn that hands a critique (sound feedback or LLM critique) back to the generator."""
         ...
+
+
+def leveled_feedback(verdict: Verdict, level: FeedbackLevel, binary: str, joiner: str = " ") -> str:
+    """Feedback from a verdict's error sentences: "" when valid, `binary` at the binary level (or when the
+    verifier named no error), the first error at `first`, every error joined at `all`."""
+    if verdict.valid:
+        return ""
+    if level == "binary" or not verdict.errors:
+        return binary
+    return verdict.errors[0] if level == "first" else joiner.join(verdict.errors)

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Verdict
+from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Verdict, leveled_feedback
 from critiquebench.domains.coloring_graphs import (
     DEFAULT_VERTICES,
     col_files,
@@ -22,6 +22,7 @@ from critiquebench.domains.coloring_graphs import (
     read_col,
 )
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
+from critiquebench.domains.sentences import only_sentences
 
 PROMPT_START = (
     "Color the following graph, described as a set of edges, such that no two vertices on the same edge "
@@ -175,11 +176,7 @@ class Coloring:
 
     def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
         """"" for a valid answer; the study's pass/fail sentence; its first error sentence; all of them."""
-        if verdict.valid:
-            return ""
-        if level == "binary" or not verdict.errors:
-            return BINARY_FEEDBACK
-        return verdict.errors[0] if level == "first" else " ".join(verdict.errors)
+        return leveled_feedback(verdict, level, BINARY_FEEDBACK)
 
     def canonical(self, instance: Instance, text: str) -> str | None:
         """Vertices in order with colors renamed by first appearance, so "0: red, 1: blue" and "0: Color 2,
@@ -246,24 +243,10 @@ class Coloring:
         critique = (critique or "").strip()
         if critique in ("", BINARY_FEEDBACK):
             return f"Feedback: {BINARY_FEEDBACK} {PROMPT_END}"
-        if _is_sound_feedback(critique):
+        if only_sentences(_SOUND_SENTENCE, critique):
             return f"Feedback: {critique}\nThis is wrong. Please recolor. {PROMPT_END}"
         return (f"This is incorrect. Feedback:\n{critique}\n\nUsing this feedback, please try again. "
                 f"{PROMPT_END}")
-
-
-def _is_sound_feedback(text: str) -> bool:
-    """Whether `text` is nothing but this domain's own error sentences (scanned sentence by sentence, so a
-    long hostile critique costs linear time)."""
-    pos = 0
-    while pos < len(text):
-        match = _SOUND_SENTENCE.match(text, pos)
-        if not match:
-            return False
-        pos = match.end()
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-    return bool(text)
 
 
 def make_coloring(**options: Any) -> Coloring:

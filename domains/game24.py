@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains import arith
-from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Verdict
+from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Verdict, leveled_feedback
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
+from critiquebench.domains.sentences import only_sentences
 
 END_TAG = "[ANSWER END]"
 PROMPT_START = (
@@ -144,11 +145,7 @@ class Game24:
 
     def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
         """"" for a valid answer; the study's binary sentence; its first error sentence; all of them."""
-        if verdict.valid:
-            return ""
-        if level == "binary" or not verdict.errors:
-            return BINARY_FEEDBACK
-        return verdict.errors[0] if level == "first" else " ".join(verdict.errors)
+        return leveled_feedback(verdict, level, BINARY_FEEDBACK)
 
     def canonical(self, instance: Instance, text: str) -> str | None:
         expression = self.parse(instance, text)
@@ -202,7 +199,7 @@ class Game24:
         critique = (critique or "").strip()
         if critique in ("", BINARY_FEEDBACK):
             return f"Feedback: {BINARY_FEEDBACK} {backprompt_end(_text(instance))}"
-        if _is_sound_feedback(critique):
+        if only_sentences(_SOUND_SENTENCE, critique):
             return f"Feedback: {BINARY_FEEDBACK} {critique} {backprompt_end(_text(instance))}"
         return (f"Feedback: {BINARY_FEEDBACK}\n{critique}\n\nWith this feedback, please try again. "
                 f"{backprompt_end(_text(instance))}")
@@ -258,20 +255,6 @@ def _repair(raw: str) -> str:
     fixed = re.sub(r"'([^'\\]*)'", lambda m: json.dumps(m[1]), raw)
     fixed = re.sub(r"\bTrue\b", "true", re.sub(r"\bFalse\b", "false", re.sub(r"\bNone\b", "null", fixed)))
     return re.sub(r",\s*}", "}", fixed)
-
-
-def _is_sound_feedback(text: str) -> bool:
-    """Whether `text` is nothing but this domain's own error sentences (scanned sentence by sentence, so a
-    long hostile critique costs linear time)."""
-    pos = 0
-    while pos < len(text):
-        match = _SOUND_SENTENCE.match(text, pos)
-        if not match:
-            return False
-        pos = match.end()
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-    return bool(text)
 
 
 def _text(instance: Instance) -> str:
