@@ -15,7 +15,6 @@ The server runs in its own process so its work does not compete with the graph's
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +30,7 @@ from critiquebench.store.cache import CallCache  # noqa: E402
 from critiquebench.store.checkpoints import checkpoint_bytes  # noqa: E402
 
 from critiquebench.execute import execute_run  # noqa: E402
+from tests.scripted_server import serve_in_subprocess  # noqa: E402
 
 LATENCY = 0.05
 DATASETS = ROOT.parent / "shared" / "datasets"
@@ -115,23 +115,9 @@ def main() -> None:
     args = parser.parse_args()
     domain = get_domain("game24")
     instances = load_instances(domain, f"901-{900 + args.instances}", DATASETS)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tests.scripted_server", str(LATENCY)],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        base_url = server.stdout.readline().strip()
-        with tempfile.TemporaryDirectory() as tmp:
-            overhead(base_url, Path(tmp), instances, domain, args.rounds)
-            growth(base_url, Path(tmp), instances[0], domain)
-    finally:
-        assert server.stdin is not None
-        server.stdin.close()
-        server.wait(10)
+    with serve_in_subprocess(LATENCY) as base_url, tempfile.TemporaryDirectory() as tmp:
+        overhead(base_url, Path(tmp), instances, domain, args.rounds)
+        growth(base_url, Path(tmp), instances[0], domain)
 
 
 if __name__ == "__main__":

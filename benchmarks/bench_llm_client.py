@@ -18,13 +18,11 @@ import argparse
 import itertools
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +32,8 @@ import httpx  # noqa: E402
 from critiquebench.nodes.llm import LLMClient, LLMSettings, chat_model  # noqa: E402
 from critiquebench.store.cache import CallCache  # noqa: E402
 
+from tests.scripted_server import serve_in_subprocess  # noqa: E402
+
 Call = Callable[[int], object]
 
 
@@ -42,25 +42,6 @@ def _messages(i: int) -> list[dict[str, str]]:
         {"role": "system", "content": "You solve puzzles."},
         {"role": "user", "content": f"Solve puzzle {i}"},
     ]
-
-
-@contextmanager
-def _server(latency: float) -> Iterator[str]:
-    """The scripted server in a child process; yields its base URL."""
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tests.scripted_server", str(latency)],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        yield server.stdout.readline().strip()
-    finally:
-        assert server.stdin is not None
-        server.stdin.close()
-        server.wait(10)
 
 
 def _timed(fn: Call, indices: range, workers: int) -> tuple[float, float]:
@@ -88,7 +69,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05, help="server latency in seconds")
     args = parser.parse_args()
     print(f"load average before: {_load()}")
-    with _server(args.latency) as base_url, tempfile.TemporaryDirectory() as tmp:
+    with serve_in_subprocess(args.latency) as base_url, tempfile.TemporaryDirectory() as tmp:
         run(base_url, Path(tmp), args.calls, args.rounds, args.concurrency, args.latency)
     print(f"load average after:  {_load()}")
 

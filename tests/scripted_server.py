@@ -20,11 +20,15 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 FAULT_KINDS = ("400", "429", "500", "503", "hang", "drop", "garbage")
@@ -237,16 +241,35 @@ def _completion(
     return body
 
 
+@contextmanager
+def serve_in_subprocess(latency: float = 0.0) -> Iterator[str]:
+    """A scripted server in a child process (so it does not share this process's GIL); yields its base URL.
+
+    Benchmarks use it: a server in the measuring process would steal CPU from the side being measured.
+    """
+    project = Path(__file__).resolve().parents[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.scripted_server", str(latency)],
+        cwd=project,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        yield server.stdout.readline().strip()
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()  # the child serves until its stdin closes
+        server.wait(10)
+
+
 def _serve_until_stdin_closes(argv: list[str]) -> None:
     """`python -m tests.scripted_server [LATENCY]`: print the base URL, serve until stdin closes."""
-    import sys
-
     with ScriptedServer(latency=float(argv[0]) if argv else 0.0) as server:
         print(server.base_url, flush=True)
         sys.stdin.read()
 
 
 if __name__ == "__main__":
-    import sys
-
     _serve_until_stdin_closes(sys.argv[1:])
