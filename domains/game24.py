@@ -9,7 +9,6 @@ generated.
 from __future__ import annotations
 
 import csv
-import json
 import random
 import re
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from critiquebench.domains import arith
 from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Verdict, leveled_feedback
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
+from critiquebench.domains.llm_json import json_objects
 from critiquebench.domains.sentences import only_sentences
 
 END_TAG = "[ANSWER END]"
@@ -206,7 +206,6 @@ class Game24:
 
 
 _FENCE = re.compile(r"```[a-zA-Z]*")
-_OBJECT = re.compile(r"\{[^{}]*\}")
 _CORRECT = re.compile(r"""(?<!\w)["']?correct["']?\s*[:=]\s*["']?(true|false|yes|no)\b""", re.IGNORECASE)
 _FEEDBACK = re.compile(
     r"""["']feedback["']\s*:\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')""", re.IGNORECASE
@@ -223,38 +222,20 @@ def parse_json_verdict(text: str) -> LLMVerdict:
     counts as "wrong" with `parsed=False`. The critique is the "feedback" text when given, else the reply."""
     reply = (text or "").strip()
     body = _FENCE.sub("", reply.rsplit("[Answer]", 1)[-1])
-    for raw in reversed(_OBJECT.findall(body)):
-        data = _loads(raw)
-        if isinstance(data, dict):
-            fields = {str(k).lower(): v for k, v in data.items()}
-            verdict = fields.get("correct")
-            if isinstance(verdict, str):
-                verdict = _TRUTH.get(verdict.strip().lower())
-            if isinstance(verdict, bool):
-                feedback = fields.get("feedback")
-                critique = feedback.strip() if isinstance(feedback, str) and feedback.strip() else reply
-                return LLMVerdict(verdict, critique)
+    for data in json_objects(body):
+        fields = {str(k).lower(): v for k, v in data.items()}
+        verdict = fields.get("correct")
+        if isinstance(verdict, str):
+            verdict = _TRUTH.get(verdict.strip().lower())
+        if isinstance(verdict, bool):
+            feedback = fields.get("feedback")
+            critique = feedback.strip() if isinstance(feedback, str) and feedback.strip() else reply
+            return LLMVerdict(verdict, critique)
     if matches := _CORRECT.findall(body):
         found = _FEEDBACK.search(body)
         feedback = (found[1] or found[2] or "").strip() if found else ""
         return LLMVerdict(_TRUTH[matches[-1].lower()], feedback or reply)
     return LLMVerdict(False, reply, parsed=False)
-
-
-def _loads(raw: str) -> Any:
-    for attempt in (raw, _repair(raw)):
-        try:
-            return json.loads(attempt)
-        except ValueError:
-            continue
-    return None
-
-
-def _repair(raw: str) -> str:
-    """Python-ish dicts as LLMs write them: single quotes, True/False/None, trailing commas."""
-    fixed = re.sub(r"'([^'\\]*)'", lambda m: json.dumps(m[1]), raw)
-    fixed = re.sub(r"\bTrue\b", "true", re.sub(r"\bFalse\b", "false", re.sub(r"\bNone\b", "null", fixed)))
-    return re.sub(r",\s*}", "}", fixed)
 
 
 def _text(instance: Instance) -> str:

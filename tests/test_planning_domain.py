@@ -186,3 +186,17 @@ def test_backprompt_hands_sound_feedback_back_verbatim(blocksworld):
     assert blocksworld.backprompt(inst, feedback) == feedback
     wrapped = blocksworld.backprompt(inst, "Plan is invalid. Step 1 fails: the orange block is not clear.")
     assert wrapped.startswith("Plan is invalid. Step 1 fails") and wrapped.endswith("[PLAN END].")
+
+
+def test_python_style_json_verdicts_are_read_and_llm_critiques_get_a_revision_request() -> None:
+    domain = load_planning_domain("blocksworld")
+    said = domain.parse_llm_verdict("{'valid': False, 'feedback': 'The plan is valid only if block a is clear'}")
+    assert (said.says_valid, said.parsed) == (False, True)
+    assert domain.parse_llm_verdict('Verdict: {"valid": True}').says_valid
+    # An LLM critique that happens to open like our feedback is still a critique: it must ask for a new plan.
+    instance = Instance("blocksworld", "x", {})
+    critique = "The above plan is invalid because the red block is not clear."
+    assert "Please provide a corrected plan" in domain.backprompt(instance, critique)
+    sound = "The above plan is invalid. This is the unmet goal condition:\nthe red block is on top of the blue block"
+    assert domain.backprompt(instance, sound) == sound
+    assert domain.backprompt(instance, "The above plan is invalid.") == "The above plan is invalid."

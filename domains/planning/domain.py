@@ -22,14 +22,19 @@ from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_prob
 from critiquebench.domains.planning.planner import find_plan
 from critiquebench.domains.planning.strips import DomainModel, PlanningError, Task
 from critiquebench.domains.planning.templates import NLConfig, load_config
-from critiquebench.domains.planning.validator import INVALID, check_plan, error_sentences, render
+from critiquebench.domains.planning.validator import (
+    INVALID,
+    check_plan,
+    error_sentences,
+    is_sound_feedback,
+    render,
+)
 from critiquebench.domains.planning.verdicts import parse_llm_verdict
 
 log = logging.getLogger(__name__)
 
 Step = tuple[str, tuple[str, ...]]
 NO_PLAN = "No plan could be read from the answer."
-SOUND_PREFIX = "The above plan is "
 # Critiques that are not our own sound feedback get a request to revise; sound feedback is handed back
 # verbatim, exactly as PlanBench's backprompting does.
 REVISE_TEMPLATE = "{critique}\n\nPlease provide a corrected plan, ending it with [PLAN END]."
@@ -192,7 +197,7 @@ class PlanningDomain:
 
     def backprompt(self, instance: Instance, critique: str) -> str:
         text = (critique or "").strip()
-        if text.startswith(SOUND_PREFIX):
+        if is_sound_feedback(text):
             return critique
         return REVISE_TEMPLATE.format(critique=text or INVALID)
 

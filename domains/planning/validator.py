@@ -16,6 +16,7 @@ singular precondition sentence)::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -117,6 +118,19 @@ def _facts(cfg: NLConfig, positive: Sequence[Fact], negative: Sequence[Fact]) ->
         neg = " and ".join(f"it is not the case that {cfg.state_facts([f])}" for f in negative)
         text = f"{text} and {neg}" if text else neg
     return text
+
+
+# What our own feedback can be: the bare binary verdict, or it followed by one of the error sentences above. An
+# LLM critique such as "The above plan is invalid because ..." matches neither.
+_SOUND_FEEDBACK = re.compile(
+    r"The above plan is invalid\.(?:\s*$|\s?(?:The following action at step \d+ "
+    r"|These are the unmet goal conditions:|This is the unmet goal condition:|No plan could be read))"
+)
+
+
+def is_sound_feedback(text: str) -> bool:
+    """Whether `text` is feedback this validator wrote (handed back verbatim, as PlanBench does)."""
+    return bool(_SOUND_FEEDBACK.match(text.strip()))
 
 
 def render(errors: Sequence[str], level: str, valid: bool) -> str:

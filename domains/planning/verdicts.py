@@ -8,10 +8,10 @@ with `parsed=False`, so a silent verifier never passes a plan.
 
 from __future__ import annotations
 
-import json
 import re
 
 from critiquebench.domains.base import LLMVerdict
+from critiquebench.domains.llm_json import json_objects
 
 _MARKUP = re.compile(r"[*_`#>]+")
 _VALID = r"(?:valid|correct)"
@@ -22,7 +22,6 @@ _PHRASE = re.compile(
     rf"|\bverdict\s*[:=-]\s*(?:(?P<bad2>{_INVALID})|(?P<good2>{_VALID}))\b",
     re.IGNORECASE,
 )
-_JSON = re.compile(r"\{[^{}]*\}", re.DOTALL)
 _JSON_KEYS = ("valid", "is_valid", "plan_valid", "correct", "verdict", "answer")
 
 
@@ -39,13 +38,7 @@ def parse_llm_verdict(text: str) -> LLMVerdict:
 
 
 def _json_verdict(text: str) -> bool | None:
-    for blob in reversed(_JSON.findall(text)):
-        try:
-            data = json.loads(blob)
-        except ValueError:
-            continue
-        if not isinstance(data, dict):
-            continue
+    for data in json_objects(text):
         for key in _JSON_KEYS:
             value = next((v for k, v in data.items() if str(k).lower() == key), None)
             if isinstance(value, bool):
