@@ -125,16 +125,6 @@ def finished_keys(store_path: Path, study: str) -> dict[tuple[str, str, str, int
         return {(r["domain"], spec_of(r), r["instance_id"], r["trial"]): r["status"] for r in rows}
 
 
-def run_row(store_path: Path, study: str, task: Task) -> dict[str, Any] | None:
-    """The runs row of `task`, if it has one."""
-    with _store(store_path) as db:
-        rows = db.query(
-            "SELECT * FROM runs WHERE study = ? AND domain = ? AND instance_id = ? AND trial = ?",
-            [study, task.domain.name, task.instance.id, task.trial],
-        )
-        return next((r for r in rows if spec_of(r) == task.spec), None)
-
-
 def _row_by_id(store_path: Path, thread_id: str) -> dict[str, Any] | None:
     with _store(store_path) as db:
         return next(iter(db.query("SELECT * FROM runs WHERE thread_id = ?", [thread_id])), None)
@@ -177,8 +167,7 @@ def run_study(
             row = _row_by_id(store_path, outcome.thread_id) or {}
         except Exception as exc:  # one broken run must not end the study; it is recorded and resumable
             log.warning("run %s failed: %s", task.key, exc, exc_info=log.isEnabledFor(logging.DEBUG))
-            _record_crash(store_path, config.name, task, exc)
-            row = run_row(store_path, config.name, task) or {}
+            row = _record_crash(store_path, config.name, task, exc)
         with lock:
             prog = progress[task.spec]
             prog.running -= 1
@@ -226,17 +215,16 @@ def run_study(
     return summary
 
 
-def _record_crash(store_path: Path, study: str, task: Task, exc: Exception) -> None:
+def _record_crash(store_path: Path, study: str, task: Task, exc: Exception) -> dict[str, Any]:
     """Mark a run that raised as failed (execute_run records its own failures; this covers the rest)."""
-    row = run_row(store_path, study, task)
-    error = f"{type(exc).__name__}: {exc}"
+    from critiquebench.execute import thread_id_for  # langgraph loads only when something runs
+
+    tid = thread_id_for(study, task.domain.name, task.spec, task.instance.id, task.trial)
     with _store(store_path) as db:
-        if row is not None:
-            upsert_run(db, row["thread_id"], status="failed", error=error)
-            return
-        tid = f"{study}/{task.domain.name}/{task.spec}/{task.instance.id}/{task.trial}"
-        upsert_run(db, tid, study=study, domain=task.domain.name, scheme=task.spec,
-                   instance_id=task.instance.id, trial=task.trial, status="failed", error=error)  # fmt: skip
+        ensure_schema(db)
+        upsert_run(db, tid, study=study, domain=task.domain.name, scheme=task.spec, instance_id=task.instance.id,
+                   trial=task.trial, status="failed", error=f"{type(exc).__name__}: {exc}")  # fmt: skip
+    return _row_by_id(store_path, tid) or {}
 
 
 @contextmanager

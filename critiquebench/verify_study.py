@@ -17,7 +17,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -262,7 +262,3 @@ def verify_report(db: sqlite_utils.Database, study: str, table: str) -> list[Any
     if table == "2":
         return critique_rows(study, config, rows)
     raise ReportError("a verification-only study has tables 1 (per kind) and 2 (critique quality)")
-
-
-def with_concurrency(config: VerifyConfig, concurrency: int | None) -> VerifyConfig:
-    return config if concurrency is None else replace(config, concurrency=concurrency)

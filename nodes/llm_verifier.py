@@ -7,7 +7,7 @@ from typing import Any
 
 from critiquebench.domains.base import Domain, Instance, LLMVerdict
 from critiquebench.nodes.context import RunContext, RunState, add_usage, record
-from critiquebench.nodes.sound_verifier import finish, sound_fields
+from critiquebench.nodes.sound_verifier import finish
 
 
 def make_llm_critic(llm: Any, domain: Domain, cot: bool = False) -> Callable[..., LLMVerdict]:
@@ -54,8 +54,6 @@ def make_critic_node(
             "llm_verdict": int(verdict.says_valid),
             "llm_critique": verdict.critique,
         }
-        if "sound_status" not in attempt:
-            fields.update(sound_fields(ctx, attempt["answer"] or "", None))
         if verdict.says_valid or round_ >= rounds:
             return finish(ctx, round_, attempt, **fields)
         fields["feedback"] = handback(verdict.critique)

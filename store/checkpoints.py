@@ -45,9 +45,3 @@ def checkpoint_bytes(path: str | os.PathLike[str], thread_id: str | None = None)
         return int(total)
     finally:
         conn.close()
-
-
-def delete_thread(path: str | os.PathLike[str], thread_id: str) -> None:
-    """Forget a thread's checkpoints (a rerun then starts it fresh)."""
-    with open_saver(path) as saver:
-        saver.delete_thread(thread_id)

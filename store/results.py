@@ -18,12 +18,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import sqlite_utils
-
-RUN_STATUSES = ("pending", "running", "done", "failed")
 
 
 def ensure_schema(db: sqlite_utils.Database) -> None:
@@ -101,7 +99,3 @@ def upsert_attempt(db: sqlite_utils.Database, thread_id: str, round_: int, **fie
 def attempts(db: sqlite_utils.Database, thread_id: str) -> list[dict[str, Any]]:
     """A run's rounds in order."""
     return list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [thread_id]))
-
-
-def runs(db: sqlite_utils.Database, study: str) -> Iterator[dict[str, Any]]:
-    yield from db.query("SELECT * FROM runs WHERE study = ? ORDER BY domain, scheme, instance_id, trial", [study])

@@ -52,10 +52,6 @@ class GroundAction:
     def apply(self, state: State) -> State:
         return (state - self.delete) | self.add
 
-    @property
-    def pddl(self) -> str:
-        return "(" + " ".join((self.name, *self.args)) + ")"
-
 
 @dataclass(frozen=True)
 class DomainModel:
@@ -89,9 +85,6 @@ class Task:
 
     def goal_reached(self, state: State) -> bool:
         return self.goal <= state and not (self.neg_goal & state)
-
-    def unmet_goals(self, state: State) -> frozenset[Fact]:
-        return self.goal - state
 
     def is_a(self, obj: str, wanted: str | None) -> bool:
         """Whether object `obj` has type `wanted` (or a subtype); untyped parameters accept any object."""
@@ -167,11 +160,3 @@ def _compiled(schema: Schema) -> tuple[_Compiled, _Compiled, _Compiled, _Compile
 
 def _instantiate(atoms: _Compiled, args: tuple[str, ...]) -> list[Fact]:
     return [(pred, *[args[x] if type(x) is int else x for x in slots]) for pred, slots in atoms]
-
-
-def execute(task: Task, actions: Iterable[GroundAction]) -> State:
-    """The state after applying `actions` from the initial state, applying effects even when inapplicable."""
-    state = task.init
-    for action in actions:
-        state = action.apply(state)
-    return state
