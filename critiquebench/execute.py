@@ -85,7 +85,7 @@ def execute_run(
             graph = builder.compile(checkpointer=saver)
             snapshot = graph.get_state(config)
             resumed = bool(snapshot.values)
-            # upsert_run's INSERT needs the NOT NULL identity columns even when the row exists
+            # the identity columns, so the row is complete whether this creates it or updates it
             ident = dict(
                 study=study,
                 domain=domain.name,
