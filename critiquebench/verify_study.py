@@ -183,20 +183,17 @@ def run_verify(store_path: Path, config: VerifyConfig, llm: Any, stop: threading
         except Exception as exc:  # recorded and retried by the next run, never fatal for the study
             log.warning("verifying %s/%s failed: %s", item.instance.id, item.kind, exc)
             row, key = {"candidate": item.text, "error": f"{type(exc).__name__}: {exc}"}, "failed"
-        wdb = connect(store_path)
-        try:
-            ident = dict(study=config.name, domain=item.domain.name, instance_id=item.instance.id,
-                         kind=item.kind, idx=item.idx, source=item.source)  # fmt: skip
-            wdb["verify_results"].upsert(
-                {**ident, **row}, pk=("study", "domain", "instance_id", "kind", "idx")
-            )
-        finally:
-            wdb.conn.close()
-        with lock:
+        ident = dict(study=config.name, domain=item.domain.name, instance_id=item.instance.id,
+                     kind=item.kind, idx=item.idx, source=item.source)  # fmt: skip
+        with lock:  # one connection for the study; the lock keeps each write's cursor to one thread
+            db["verify_results"].upsert({**ident, **row}, pk=("study", "domain", "instance_id", "kind", "idx"))
             counts[key] += 1
 
-    with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="verify") as pool:
-        list(pool.map(work, items))
+    try:
+        with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="verify") as pool:
+            list(pool.map(work, items))
+    finally:
+        db.conn.close()
     return counts
 
 
