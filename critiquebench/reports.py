@@ -44,7 +44,7 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def _ratio(num: int, den: int) -> float | None:
+def ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
@@ -126,7 +126,7 @@ def spec_of(row: dict[str, Any]) -> str:
     return row["scheme"] + ":" + ",".join(f"{k}={v}" for k, v in sorted(params.items()))
 
 
-def _order(keys: Iterable[tuple[str, str]], config: dict[str, Any]) -> list[tuple[str, str]]:
+def ordered_keys(keys: Iterable[tuple[str, str]], config: dict[str, Any]) -> list[tuple[str, str]]:
     """Domain then scheme in the order the study lists them; anything else after, sorted."""
     doms, schemes = list(config.get("domains", [])), list(config.get("schemes", []))
 
@@ -156,7 +156,7 @@ def table1(db: sqlite_utils.Database, study: str) -> list[Table1Row]:
     for run in _runs(db, study):
         groups[(run["domain"], run["spec"])].append(run)
     out = []
-    for key in _order(groups, config):
+    for key in ordered_keys(groups, config):
         runs = groups[key]
         done = [r for r in runs if r["status"] == "done"]
         n, correct = len(done), sum(1 for r in done if r["correct"])
@@ -170,11 +170,11 @@ def table1(db: sqlite_utils.Database, study: str) -> list[Table1Row]:
                 scheme=key[1],
                 correct=correct,
                 total=n,
-                accuracy=_ratio(correct, n),
+                accuracy=ratio(correct, n),
                 ci_low=None if n == 0 else low,
                 ci_high=None if n == 0 else high,
-                mean_rounds=_ratio(sum(r["rounds"] for r in done), n),
-                mean_tokens=_ratio(ptok + ctok, n),
+                mean_rounds=ratio(sum(r["rounds"] for r in done), n),
+                mean_tokens=ratio(ptok + ctok, n),
                 prompt_tokens=ptok,
                 completion_tokens=ctok,
                 llm_calls=sum(r["llm_calls"] for r in done),
@@ -206,7 +206,7 @@ def table2(db: sqlite_utils.Database, study: str) -> list[Table2Row]:
         if spec != "all":
             per_domain[domain].append(spec)
     out = []
-    for domain, spec in _order(counts, config):
+    for domain, spec in ordered_keys(counts, config):
         if spec != "all" and len(per_domain[domain]) == 1:
             continue  # the domain's "all" row says the same
         tp, fp, fn, tn = counts[(domain, spec)]
@@ -218,13 +218,13 @@ def table2(db: sqlite_utils.Database, study: str) -> list[Table2Row]:
                 scheme=spec,
                 n=n,
                 agree=tp + tn,
-                accuracy=_ratio(tp + tn, n),
+                accuracy=ratio(tp + tn, n),
                 false_pos=fp,
                 sound_invalid=fp + tn,
-                fpr=_ratio(fp, fp + tn),
+                fpr=ratio(fp, fp + tn),
                 false_neg=fn,
                 sound_valid=tp + fn,
-                fnr=_ratio(fn, tp + fn),
+                fnr=ratio(fn, tp + fn),
             )
         )
     return out
@@ -258,7 +258,7 @@ def budget_curve(db: sqlite_utils.Database, study: str) -> list[BudgetPoint]:
             [att[stop][1] if stop <= n else att[n][1] for n in range(len(att))]
         )
     out = []
-    for domain, spec in _order(series, config):
+    for domain, spec in ordered_keys(series, config):
         per_run = series[(domain, spec)]
         for budget in range(1, max(len(r) for r in per_run) + 1):
             correct = sum(r[min(budget, len(r)) - 1] for r in per_run)
@@ -289,7 +289,7 @@ def compare(db: sqlite_utils.Database, study: str, other: str) -> list[CompareRo
     mine = {(r.domain, r.scheme): r for r in table1(db, study)}
     theirs = {(r.domain, r.scheme): r for r in table1(db, other)}
     out = []
-    for key in _order([*mine, *theirs], study_config(db, study)):
+    for key in ordered_keys([*mine, *theirs], study_config(db, study)):
         a, b = mine.get(key), theirs.get(key)
         acc_a, acc_b = a.accuracy if a else None, b.accuracy if b else None
         out.append(

@@ -8,11 +8,12 @@ style): among answers the LLM rejected, how its critiques classify (see critique
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from critiquebench.report_tables import GRIDS, Grid, pct
+from critiquebench.reports import ordered_keys, ratio
 
 QUALITY_LABELS = ("none", "edge", "color", "both", "right", "partial", "wrong")
 
@@ -52,22 +53,13 @@ class CritiqueRow:
     table: str = "critique"
 
 
-def _ratio(a: int, b: int) -> float | None:
-    return a / b if b else None
-
-
-def _order(keys: Iterable[tuple[str, str]], config: dict[str, Any]) -> list[tuple[str, str]]:
-    doms = list(config.get("domains", []))
-    return sorted(set(keys), key=lambda k: (doms.index(k[0]) if k[0] in doms else len(doms), k[0], k[1]))
-
-
 def kind_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[VerifyRow]:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         groups[(row["domain"], row["kind"])].append(row)
         groups[(row["domain"], "all")].append(row)
     out = []
-    for key in _order(groups, config):
+    for key in ordered_keys(groups, config):
         g = groups[key]
         valid = [r for r in g if r["sound_valid"]]
         invalid = [r for r in g if not r["sound_valid"]]
@@ -75,9 +67,9 @@ def kind_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]
         fn = sum(1 for r in valid if not r["llm_verdict"])
         out.append(
             VerifyRow(
-                study, key[0], key[1], len(g), len(g) - fp - fn, _ratio(len(g) - fp - fn, len(g)),
-                sum(1 for r in g if r["llm_verdict"]), fp, len(invalid), _ratio(fp, len(invalid)),
-                fn, len(valid), _ratio(fn, len(valid)), sum(r["prompt_tokens"] or 0 for r in g),
+                study, key[0], key[1], len(g), len(g) - fp - fn, ratio(len(g) - fp - fn, len(g)),
+                sum(1 for r in g if r["llm_verdict"]), fp, len(invalid), ratio(fp, len(invalid)),
+                fn, len(valid), ratio(fn, len(valid)), sum(r["prompt_tokens"] or 0 for r in g),
                 sum(r["completion_tokens"] or 0 for r in g), sum(r["cached"] or 0 for r in g),
             )
         )  # fmt: skip
@@ -91,7 +83,7 @@ def critique_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, A
             for key in ((row["domain"], row["kind"]), (row["domain"], "all")):
                 groups[key][row["quality"]] = groups[key].get(row["quality"], 0) + 1
     out = []
-    for key in _order(groups, config):
+    for key in ordered_keys(groups, config):
         labels, total = groups[key], sum(groups[key].values())
         for label in sorted(labels, key=_label_rank):
             out.append(CritiqueRow(study, key[0], key[1], label, labels[label], total, labels[label] / total))
