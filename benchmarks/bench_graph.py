@@ -25,11 +25,11 @@ sys.path.insert(0, str(ROOT))
 
 from critiquebench.domains import get_domain, load_instances  # noqa: E402
 from critiquebench.domains.base import Domain, Instance  # noqa: E402
-from critiquebench.nodes.llm import LLMClient, LLMSettings  # noqa: E402
 from critiquebench.store.cache import CallCache  # noqa: E402
 from critiquebench.store.checkpoints import checkpoint_bytes  # noqa: E402
 
-from critiquebench.execute import execute_run  # noqa: E402
+from critiquebench.llm.client import LLMClient, LLMSettings  # noqa: E402
+from critiquebench.studies.execute import execute_run  # noqa: E402
 from tests.scripted_server import serve_in_subprocess  # noqa: E402
 
 LATENCY = 0.05

@@ -3,7 +3,7 @@
 `SCHEMES[name](ctx, **params)` builds a scheme's graph (unknown or ill-typed parameters raise ValueError);
 `parse_spec("sampling:k=25")` -> ("sampling", {"k": 25}); `format_spec` writes the canonical spec string that
 names a scheme configuration in thread ids and result rows. Compilation with the SQLite checkpointer
-happens in one place, `critiquebench.execute`.
+happens in one place, `critiquebench.studies.execute`.
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ from typing import Any, Protocol, TypedDict
 
 import sqlite_utils
 from critiquebench.domains.base import Domain, Instance
-from critiquebench.nodes.llm import Completion
 from critiquebench.store.results import upsert_attempt
+
+from critiquebench.llm.client import Completion
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "llm_calls", "cache_hits")
 

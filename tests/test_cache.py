@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from critiquebench.nodes.llm import LLMClient, LLMSettings
 from critiquebench.store.cache import CallCache, CallRecord, cache_key, sampling_params
 from typer.testing import CliRunner
 
 from critiquebench.cli import app
+from critiquebench.llm.client import LLMClient, LLMSettings
 
 MESSAGES = [{"role": "user", "content": "Plan: stack A on B"}]
 

@@ -7,8 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from critiquebench.nodes.llm import LLMSettings, open_llm
 from critiquebench.store.cache import CallCache
+
+from critiquebench.llm.client import LLMSettings, open_llm
 
 
 def _embedded_children() -> set[int]:
@@ -23,7 +24,7 @@ def _embedded_children() -> set[int]:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == os.getpid() and b"critiquebench.nodes.embedded" in cmdline:
+        if ppid == os.getpid() and b"critiquebench.llm.embedded" in cmdline:
             found.add(int(entry.name))
     return found
 

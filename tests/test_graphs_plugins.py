@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.nodes.critics import available_critics, make_critic
-from critiquebench.nodes.llm import LLMClient
 from critiquebench.store.db import connect
 from critiquebench.store.results import attempts
 
-from critiquebench.execute import execute_run
+from critiquebench.llm.client import LLMClient
+from critiquebench.studies.execute import execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
 from tests.test_graphs_support import ScriptedModel

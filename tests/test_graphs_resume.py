@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains import get_domain, load_instances
-from critiquebench.nodes.llm import LLMClient, LLMSettings
 from critiquebench.store.cache import CallCache
 from critiquebench.store.db import connect
 
-from critiquebench.execute import execute_run
+from critiquebench.llm.client import LLMClient, LLMSettings
+from critiquebench.studies.execute import execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
 from tests.test_graphs_support import ScriptedModel
@@ -28,8 +28,8 @@ DRIVER = """
 import sys
 from pathlib import Path
 from critiquebench.domains import get_domain, load_instances
-from critiquebench.execute import execute_run
-from critiquebench.nodes.llm import LLMClient, LLMSettings
+from critiquebench.studies.execute import execute_run
+from critiquebench.llm.client import LLMClient, LLMSettings
 from critiquebench.store.cache import CallCache
 
 store, base_url, data, selection = sys.argv[1:5]

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.base import Domain, Instance
-from critiquebench.nodes.llm import LLMClient
 from critiquebench.store.checkpoints import checkpoint_bytes
 from critiquebench.store.db import connect
 from critiquebench.store.results import attempts
 
-from critiquebench.execute import RunOutcome, execute_run
+from critiquebench.llm.client import LLMClient
+from critiquebench.studies.execute import RunOutcome, execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
 from tests.test_graphs_support import ScriptedModel, always_no, always_yes, truthful

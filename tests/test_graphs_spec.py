@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from critiquebench.graphs import SCHEMES, format_spec, normalize_spec, parse_spec
 
-from critiquebench.execute import thread_id_for
+from critiquebench.studies.execute import thread_id_for
 
 
 def test_parse_spec_types_and_keeps_given_params_only() -> None:

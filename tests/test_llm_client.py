@@ -10,8 +10,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from critiquebench.nodes.embedded import embedded_endpoint_id
-from critiquebench.nodes.llm import (
+from critiquebench.store.cache import CallCache
+from typer.testing import CliRunner
+
+from critiquebench.cli import app
+from critiquebench.llm.client import (
     BudgetExceeded,
     Completion,
     LLMCallError,
@@ -20,10 +23,7 @@ from critiquebench.nodes.llm import (
     ReplayMiss,
     endpoint_identity,
 )
-from critiquebench.store.cache import CallCache
-from typer.testing import CliRunner
-
-from critiquebench.cli import app
+from critiquebench.llm.embedded import embedded_endpoint_id
 from tests.scripted_server import ScriptedServer
 
 MakeLLM = Callable[..., LLMClient]

@@ -6,8 +6,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from critiquebench.config import build_config
-from critiquebench.runner import run_study
+from critiquebench.studies.config import build_config
+from critiquebench.studies.runner import run_study
 
 
 def test_unexpected_crashes_are_recorded_per_run_and_retried_by_a_rerun(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from critiquebench.domains import get_domain
 
-from critiquebench.score_cmd import score_lines
+from critiquebench.cli.score import score_lines
 
 PROJECT = Path(__file__).resolve().parents[1]
 DATA = PROJECT.parent / "shared" / "datasets"

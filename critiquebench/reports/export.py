@@ -7,7 +7,7 @@ from typing import IO, Any
 
 import sqlite_utils
 
-from critiquebench.reports import spec_of
+from critiquebench.reports.metrics import spec_of
 from critiquebench.store.results import ensure_schema
 
 EXPORT_SQL = """
@@ -65,7 +65,7 @@ def list_studies(db: sqlite_utils.Database) -> list[dict[str, Any]]:
         config = json.loads(raw)
         done, failed = counts.get(name, (0, 0))
         if config.get("kind") == "verify":
-            from critiquebench.verify_study import verify_counts
+            from critiquebench.studies.verification import verify_counts
 
             done, failed = verify_counts(db, name)
         out.append(

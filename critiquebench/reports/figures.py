@@ -13,7 +13,7 @@ matplotlib.use("Agg")  # files only: no display is needed or wanted
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from critiquebench.reports import BudgetPoint  # noqa: E402
+from critiquebench.reports.metrics import BudgetPoint  # noqa: E402
 
 
 def budget_figure(points: Sequence[BudgetPoint], path: Path, title: str | None = None) -> Path:

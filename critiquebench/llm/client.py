@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import openai
+
 from critiquebench.store.cache import CallCache, CallRecord, cache_key, normalise_messages, sampling_params
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ class LLMSettings:
             return self.endpoint_id
         base_url = self.resolved_base_url()
         if base_url is None:
-            from critiquebench.nodes.embedded import embedded_endpoint_id
+            from critiquebench.llm.embedded import embedded_endpoint_id
 
             return embedded_endpoint_id()
         return endpoint_identity(base_url)
@@ -331,7 +332,7 @@ def open_llm(settings: LLMSettings, cache: CallCache) -> Iterator[LLMClient]:
     if settings.replay or settings.resolved_base_url() is not None:
         yield LLMClient(settings, cache)
         return
-    from critiquebench.nodes.embedded import EmbeddedServer
+    from critiquebench.llm.embedded import EmbeddedServer
 
     with EmbeddedServer(model_alias=settings.model) as server:
         # llama_cpp.server answers one request at a time: more in flight would only queue inside the server,

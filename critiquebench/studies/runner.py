@@ -24,11 +24,11 @@ from typing import Any
 
 import sqlite_utils
 
-from critiquebench.config import StudyConfig
 from critiquebench.domains.base import Domain, Instance
-from critiquebench.reports import spec_of
+from critiquebench.reports.metrics import spec_of
 from critiquebench.store.db import connect
 from critiquebench.store.results import ensure_schema, upsert_run
+from critiquebench.studies.config import StudyConfig
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,7 @@ def run_study(
     """Execute the study's missing runs (of `tasks`, default: the whole matrix) with at most
     `config.concurrency` at a time."""
     if execute is None:
-        from critiquebench.execute import execute_run as execute
+        from critiquebench.studies.execute import execute_run as execute
     stop = stop or threading.Event()
     tasks = load_matrix(config) if tasks is None else tasks
     status = finished_keys(store_path, config.name)
@@ -217,7 +217,7 @@ def run_study(
 
 def _record_crash(store_path: Path, study: str, task: Task, exc: Exception) -> dict[str, Any]:
     """Mark a run that raised as failed (execute_run records its own failures; this covers the rest)."""
-    from critiquebench.execute import thread_id_for  # langgraph loads only when something runs
+    from critiquebench.studies.execute import thread_id_for  # langgraph loads only when something runs
 
     tid = thread_id_for(study, task.domain.name, task.spec, task.instance.id, task.trial)
     with _store(store_path) as db:

@@ -18,8 +18,8 @@ import sqlite_utils
 from critiquebench.domains.base import Domain, Instance
 from critiquebench.graphs import SCHEMES, format_spec, normalize_spec, parse_spec
 from critiquebench.graphs.state import initial_state, recursion_limit
+from critiquebench.llm.client import LLMError
 from critiquebench.nodes.context import USAGE_KEYS, ChatLLM, RunContext
-from critiquebench.nodes.llm import LLMError
 from critiquebench.store.checkpoints import open_saver
 from critiquebench.store.db import connect
 from critiquebench.store.results import attempts, ensure_schema, upsert_run

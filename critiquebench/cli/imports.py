@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from critiquebench.config import ConfigError
-from critiquebench.planbench_import import ImportError_, import_planbench
+from critiquebench.importers.planbench import ImportError_, import_planbench
 from critiquebench.store.db import default_store_path
+from critiquebench.studies.config import ConfigError
 
 import_app = typer.Typer(no_args_is_help=True, help=__doc__)
 

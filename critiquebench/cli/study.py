@@ -14,11 +14,13 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from critiquebench.config import ConfigError, StudyConfig, build_config, read_toml
-from critiquebench.report_export import export_rounds, list_studies
-from critiquebench.report_tables import FORMATS, Grid, render, rich_text
-from critiquebench.reports import ReportError, budget_curve, compare, study_config, table1, table2
-from critiquebench.runner import (
+from critiquebench.reports.export import export_rounds, list_studies
+from critiquebench.reports.metrics import ReportError, budget_curve, compare, study_config, table1, table2
+from critiquebench.reports.tables import FORMATS, Grid, render, rich_text
+from critiquebench.store.db import connect, default_store_path
+from critiquebench.store.results import ensure_schema, load_study, save_study
+from critiquebench.studies.config import ConfigError, StudyConfig, build_config, read_toml
+from critiquebench.studies.runner import (
     StudySummary,
     finished_keys,
     live_progress,
@@ -26,8 +28,6 @@ from critiquebench.runner import (
     run_study,
     stop_on_ctrl_c,
 )
-from critiquebench.store.db import connect, default_store_path
-from critiquebench.store.results import ensure_schema, load_study, save_study
 
 log = logging.getLogger(__name__)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -63,7 +63,7 @@ def execute_study(
     store: Path, config: StudyConfig, progress: bool, replay: bool, figure: Path | None
 ) -> None:
     """Run (or resume) a stored study, print Table 1; exit 1 if runs failed, 130 if interrupted."""
-    from critiquebench.nodes.llm import LLMSettings, open_llm
+    from critiquebench.llm.client import LLMSettings, open_llm
     from critiquebench.store.cache import CallCache
 
     settings = LLMSettings(
@@ -112,7 +112,7 @@ def execute_study(
 
 
 def _write_figure(db: Any, study: str, path: Path) -> None:
-    from critiquebench.report_figures import budget_figure
+    from critiquebench.reports.figures import budget_figure
 
     err.print(f"Figure 2 written to {budget_figure(budget_curve(db, study), path, study)}")
 
@@ -245,7 +245,7 @@ def register(app: typer.Typer) -> None:
         db = connect(_store(store))
         try:
             if study_config(db, name).get("kind") == "verify":
-                from critiquebench.verify_study import verify_report
+                from critiquebench.studies.verification import verify_report
 
                 rows: list[Any] = verify_report(db, name, table)
             elif compare_to:
@@ -298,7 +298,3 @@ def register(app: typer.Typer) -> None:
         with output.open("w", encoding="utf-8") as fp:
             count = export_rounds(db, name, fp)
         err.print(f"{count} rounds written to {output}")
-
-    from critiquebench import verify_cmd
-
-    verify_cmd.register(app)

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from critiquebench.config import StudyConfig, validate
 from critiquebench.store.cache import CallCache, sampling_params
 from critiquebench.store.db import connect
 from critiquebench.store.results import ensure_schema, load_study, save_study
+from critiquebench.studies.config import StudyConfig, validate
 
 PLANBENCH_SYSTEM = "You are the planner assistant who comes up with correct plans."
 RECORDED_ENDPOINT = "recorded:planbench"

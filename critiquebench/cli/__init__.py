@@ -15,11 +15,12 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help=HELP)
 
 # Modules that add commands to `app`; one line per module keeps the CLI surface greppable.
 COMMAND_MODULES: tuple[str, ...] = (
-    "critiquebench.score_cmd",
-    "critiquebench.cache_cmd",
-    "critiquebench.graph_cmd",
-    "critiquebench.study_cmd",
-    "critiquebench.import_cmd",
+    "critiquebench.cli.score",
+    "critiquebench.cli.cache",
+    "critiquebench.cli.graph",
+    "critiquebench.cli.study",
+    "critiquebench.cli.verify",
+    "critiquebench.cli.imports",
 )
 
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from critiquebench.report_tables import GRIDS, Grid, pct
-from critiquebench.reports import ordered_keys, ratio
+from critiquebench.reports.metrics import ordered_keys, ratio
+from critiquebench.reports.tables import GRIDS, Grid, pct
 
 QUALITY_LABELS = ("none", "edge", "color", "both", "right", "partial", "wrong")
 

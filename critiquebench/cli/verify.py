@@ -9,11 +9,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from critiquebench.config import NAME_RE, ConfigError, split_list
-from critiquebench.report_tables import render
-from critiquebench.runner import stop_on_ctrl_c
+from critiquebench.reports.tables import render
 from critiquebench.store.db import connect, default_store_path
-from critiquebench.verify_study import (
+from critiquebench.studies.config import NAME_RE, ConfigError, split_list
+from critiquebench.studies.runner import stop_on_ctrl_c
+from critiquebench.studies.verification import (
     VerifyConfig,
     ensure_verify_schema,
     instances_from,
@@ -55,7 +55,7 @@ def verify_study_cmd(
     store: Annotated[Path | None, typer.Option(help="Store file.")] = None,
 ) -> None:
     """Verification only: the LLM judges candidate answers of known correctness (Tables A2-A4)."""
-    from critiquebench.nodes.llm import LLMSettings, open_llm
+    from critiquebench.llm.client import LLMSettings, open_llm
     from critiquebench.store.cache import CallCache
 
     path = Path(store) if store else default_store_path()

@@ -23,12 +23,12 @@ from typing import Any
 
 import sqlite_utils
 
-from critiquebench.config import ConfigError, parse_instances, split_list
-from critiquebench.critique_quality import classify_critique
 from critiquebench.domains.base import Domain, Instance
-from critiquebench.reports import ReportError, study_config
+from critiquebench.reports.critique_quality import classify_critique
+from critiquebench.reports.metrics import ReportError, study_config
 from critiquebench.store.db import connect
 from critiquebench.store.results import ensure_schema, load_study, save_study
+from critiquebench.studies.config import ConfigError, parse_instances, split_list
 
 log = logging.getLogger(__name__)
 
@@ -250,7 +250,7 @@ def _iter_rows(db: sqlite_utils.Database, study: str) -> Iterator[dict[str, Any]
 
 def verify_report(db: sqlite_utils.Database, study: str, table: str) -> list[Any]:
     """Rows for `report`: "1" accuracy/FPR/FNR per domain x kind, "2" critique quality per domain x kind."""
-    from critiquebench.verify_report import critique_rows, kind_rows
+    from critiquebench.reports.verification import critique_rows, kind_rows
 
     config = study_config(db, study)
     rows = list(_iter_rows(db, study))

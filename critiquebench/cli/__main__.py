@@ -1,0 +1,5 @@
+"""`python -m critiquebench.cli`: the same as the `critiquebench` program."""
+
+from critiquebench.cli import main
+
+main()
