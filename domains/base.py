@@ -14,6 +14,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 FeedbackLevel = Literal["binary", "first", "all"]
 FEEDBACK_LEVELS: tuple[FeedbackLevel, ...] = ("binary", "first", "all")
+# Prompt styles a scheme may ask for (`style=`); planning domains have all three, the others one prompt.
+PROMPT_STYLES: tuple[str, ...] = ("nl", "nl_legacy", "pddl")
 
 Status = Literal["valid", "invalid", "malformed"]
 

@@ -1,58 +1,54 @@
 """Schemes: one module per scheme builds an uncompiled LangGraph StateGraph from the shared nodes.
 
-`SCHEMES[name](ctx, **params)` builds a scheme's graph (unknown or ill-typed parameters raise ValueError);
-`parse_spec("sampling:k=25")` -> ("sampling", {"k": 25}); `format_spec` writes the canonical spec string that
-names a scheme configuration in thread ids and result rows. Compilation with the SQLite checkpointer
-happens in one place, `critiquebench.studies.execute`.
+A scheme module declares its parameters once, in `PARAMS` (see `graphs/params.py` for how to add one), and a
+`build(ctx, **params)` that takes them all as keyword-only arguments without defaults. `SCHEMES[name]` wraps
+them: `parse_spec("sampling:k=25")` -> Spec("sampling", {"k": 25}) (unknown or ill-typed parameters raise
+ValueError naming the valid ones; parsed once per distinct spec string and cached); `spec.params` adds the
+defaults; `format_spec` / `spec.label` write the canonical spec string that names a scheme configuration in
+thread ids and result rows. Compilation with the SQLite checkpointer happens in one place,
+`critiquebench.studies.execute`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
+from types import ModuleType
+from typing import Any, NamedTuple
 
-from critiquebench.domains.base import FEEDBACK_LEVELS
 from critiquebench.graphs import intrinsic, llm_llm, refine, sampling, self_consistency, sound, standard
+from critiquebench.graphs.params import Param, resolve, text, with_defaults
 from critiquebench.graphs.state import RunContext, initial_state, recursion_limit
-from critiquebench.nodes.critics import get_critic_factory
-from critiquebench.nodes.generator import HISTORY_POLICIES
 from langgraph.graph import StateGraph
 
 CRITIC_PARAM_PREFIX = "critic_"  # extra arguments for a critic factory, e.g. critic_level=first
-CHOICES: dict[str, tuple[str, ...]] = {"history": HISTORY_POLICIES, "feedback": FEEDBACK_LEVELS}
-_TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
 
 @dataclass(frozen=True)
 class Scheme:
-    """A named scheme: its graph builder and its parameters with their defaults (which give their types)."""
+    """A named scheme: its graph builder and its declared parameters."""
 
     name: str
     builder: Callable[..., StateGraph]
-    defaults: Mapping[str, Any]
+    declared: tuple[Param, ...]
     doc: str
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.declared}
+
+    @property
+    def has_critic(self) -> bool:
+        return any(p.name == "critic" for p in self.declared)
+
+    def resolve(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """`given` typed and checked (without the defaults)."""
+        return resolve(self.name, self.declared, given, CRITIC_PARAM_PREFIX if self.has_critic else None)
 
     def params(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """`given` over the defaults, checked: unknown names and bad values raise ValueError."""
-        out = dict(self.defaults)
-        for key, value in given.items():
-            if key == "critic" and "critic" in self.defaults:
-                get_critic_factory(str(value))  # an unknown critic fails here, before anything runs
-                out[key] = str(value)
-            elif key in self.defaults:
-                out[key] = _coerce(self.name, key, value, self.defaults[key])
-                if key in CHOICES and out[key] not in CHOICES[key]:
-                    choices = ", ".join(CHOICES[key])
-                    raise ValueError(
-                        f"parameter {key!r} of scheme {self.name!r} must be one of {choices}, not {value!r}"
-                    )
-            elif key.startswith(CRITIC_PARAM_PREFIX) and "critic" in self.defaults:
-                out[key] = _literal(value)
-            else:
-                valid = ", ".join(self.defaults) or "none"
-                raise ValueError(f"unknown parameter {key!r} for scheme {self.name!r}; valid: {valid}")
-        return out
+        return {**self.defaults, **self.resolve(given)}
 
     def max_rounds(self, params: Mapping[str, Any]) -> int:
         full = self.params(params)
@@ -60,29 +56,31 @@ class Scheme:
 
     def __call__(self, ctx: RunContext, **params: Any) -> StateGraph:
         full = self.params(params)
-        critic_params = {
-            k[len(CRITIC_PARAM_PREFIX) :]: v for k, v in full.items() if k.startswith(CRITIC_PARAM_PREFIX)
-        }
         plain = {k: v for k, v in full.items() if not k.startswith(CRITIC_PARAM_PREFIX)}
-        if "critic" in self.defaults:
-            plain["critic_params"] = critic_params
+        if self.has_critic:
+            n = len(CRITIC_PARAM_PREFIX)
+            plain["critic_params"] = {k[n:]: v for k, v in full.items() if k.startswith(CRITIC_PARAM_PREFIX)}
         return self.builder(ctx, **plain)
 
+    def describe(self) -> dict[str, Any]:
+        """A JSON-able description (for `critiquebench schemes`)."""
+        return {"name": self.name, "doc": self.doc, "params": [p.describe() for p in self.declared]}
 
-def _scheme(name: str, module: Any, defaults: Mapping[str, Any] | None = None) -> Scheme:
-    doc = (module.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
-    return Scheme(name, module.build, dict(defaults if defaults is not None else module.DEFAULTS), doc)
+
+def _scheme(name: str, module: ModuleType, **defaults: Any) -> Scheme:
+    doc = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split())
+    return Scheme(name, module.build, with_defaults(module.PARAMS, **defaults), doc)
 
 
 SCHEMES: dict[str, Scheme] = {
     s.name: s
     for s in (
         _scheme("standard", standard),
-        _scheme("llm-llm", llm_llm, llm_llm.defaults("llm")),
-        _scheme("llm-llm-cot", llm_llm, llm_llm.defaults("llm-cot")),
-        _scheme("sound-binary", sound, sound.defaults("binary")),
-        _scheme("sound-first", sound, sound.defaults("first")),
-        _scheme("sound-all", sound, sound.defaults("all")),
+        _scheme("llm-llm", llm_llm),
+        _scheme("llm-llm-cot", llm_llm, critic="llm-cot"),
+        _scheme("sound-binary", sound),
+        _scheme("sound-first", sound, feedback="first"),
+        _scheme("sound-all", sound, feedback="all"),
         _scheme("sampling", sampling),
         _scheme("self-consistency", self_consistency),
         _scheme("intrinsic", intrinsic),
@@ -91,8 +89,45 @@ SCHEMES: dict[str, Scheme] = {
 }
 
 
-def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """ "name" or "name:key=value,key=value" -> (name, checked params as given, typed)."""
+class Spec(NamedTuple):
+    """A parsed scheme spec: the scheme's name and the parameters given in the spec (typed)."""
+
+    name: str
+    given: dict[str, Any]
+
+    @property
+    def scheme(self) -> Scheme:
+        return SCHEMES[self.name]
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """All parameters: the given ones over the defaults."""
+        return {**self.scheme.defaults, **self.given}
+
+    @property
+    def label(self) -> str:
+        """The canonical spec string."""
+        return format_spec(self.name, self.given)
+
+    @property
+    def max_rounds(self) -> int:
+        full = self.params
+        return int(full.get("rounds", full.get("k", 1)))
+
+    def build(self, ctx: RunContext) -> StateGraph:
+        return self.scheme(ctx, **self.given)
+
+
+def parse_spec(spec: str) -> Spec:
+    """ "name" or "name:key=value,key=value" -> Spec(name, checked params as given, typed).
+
+    Parsed once per distinct string (the result is shared: do not mutate `given`).
+    """
+    return _parse(spec)
+
+
+@lru_cache(maxsize=1024)
+def _parse(spec: str) -> Spec:
     name, _, rest = spec.strip().partition(":")
     name = name.strip()
     if name not in SCHEMES:
@@ -103,62 +138,29 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         if not eq or not key.strip():
             raise ValueError(f"bad parameter {part!r} in scheme spec {spec!r}; expected key=value")
         given[key.strip()] = value.strip()
-    full = SCHEMES[name].params(given)
-    return name, {k: full[k] for k in given}
+    return Spec(name, SCHEMES[name].resolve(given))
 
 
 def format_spec(name: str, params: Mapping[str, Any]) -> str:
     """The canonical spec string (parameters sorted; as given, defaults not added)."""
     if not params:
         return name
-    return name + ":" + ",".join(f"{k}={_text(v)}" for k, v in sorted(params.items()))
+    return name + ":" + ",".join(f"{k}={text(v)}" for k, v in sorted(params.items()))
 
 
 def normalize_spec(spec: str) -> str:
-    return format_spec(*parse_spec(spec))
+    return parse_spec(spec).label
 
 
 def build_graph(ctx: RunContext, spec: str) -> StateGraph:
-    name, params = parse_spec(spec)
-    return SCHEMES[name](ctx, **params)
-
-
-def _coerce(scheme: str, key: str, value: Any, default: Any) -> Any:
-    where = f"parameter {key!r} of scheme {scheme!r}"
-    if isinstance(default, bool):
-        if isinstance(value, str) and value.lower() in _TRUE + _FALSE:
-            return value.lower() in _TRUE
-        if isinstance(value, bool):
-            return value
-        raise ValueError(f"{where} must be true or false, not {value!r}")
-    if isinstance(default, int):
-        try:
-            number = int(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{where} must be an integer, not {value!r}") from None
-        if number < 1:
-            raise ValueError(f"{where} must be >= 1, not {number}")
-        return number
-    if isinstance(value, str) and value.lower() in ("", "none", "default"):
-        return None
-    return value
-
-
-def _literal(value: Any) -> Any:
-    if isinstance(value, str) and value.lstrip("-").isdigit():
-        return int(value)
-    return value
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "none" if value is None else str(value)
+    return parse_spec(spec).build(ctx)
 
 
 __all__ = [
     "SCHEMES",
+    "Param",
     "Scheme",
+    "Spec",
     "RunContext",
     "build_graph",
     "format_spec",

@@ -8,31 +8,32 @@ from __future__ import annotations
 from typing import Any
 
 from critiquebench.graphs.loops import critic_loop, raw_turn
+from critiquebench.graphs.params import Param, critic, history, rounds, style, votes
 from critiquebench.graphs.state import RunContext
 from langgraph.graph import StateGraph
 
 REQUEST = "Please can you explain the error and fix it."
 
-DEFAULTS: dict[str, Any] = {
-    "rounds": 10,
-    "critic": "llm",
-    "votes": 5,
-    "history": "full",
-    "style": "pddl",
-    "show_critique": False,
-}
+PARAMS = (
+    rounds(10),
+    critic("llm"),
+    votes(5),
+    history(),
+    style("pddl"),
+    Param("show_critique", bool, False, "put the critique before the request to fix the plan"),
+)
 
 
 def build(
     ctx: RunContext,
     *,
-    rounds: int = 10,
-    critic: str = "llm",
-    votes: int = 5,
-    history: str = "full",
-    style: str | None = "pddl",
-    show_critique: bool = False,
-    critic_params: dict[str, Any] | None = None,
+    rounds: int,
+    critic: str,
+    votes: int,
+    history: str,
+    style: str | None,
+    show_critique: bool,
+    critic_params: dict[str, Any],
 ) -> StateGraph:
     def handback(critique: str) -> str:
         return f"{critique.strip()}\n\n{REQUEST}" if show_critique and critique.strip() else REQUEST
@@ -41,7 +42,7 @@ def build(
         ctx,
         rounds=rounds,
         critic=critic,
-        critic_params=critic_params or {},
+        critic_params=critic_params,
         votes=votes,
         style=style,
         history=history,

@@ -7,30 +7,23 @@ from __future__ import annotations
 from typing import Any
 
 from critiquebench.graphs.loops import critic_loop
+from critiquebench.graphs.params import critic, history, rounds, style, votes
 from critiquebench.graphs.state import RunContext
 from langgraph.graph import StateGraph
 
-
-def defaults(critic: str) -> dict[str, Any]:
-    return {"rounds": 15, "critic": critic, "votes": 1, "history": "full", "style": None}
+PARAMS = (rounds(15), critic("llm"), votes(1), history(), style())  # llm-llm-cot: critic=llm-cot
 
 
 def build(
     ctx: RunContext,
     *,
-    rounds: int = 15,
-    critic: str = "llm",
-    votes: int = 1,
-    history: str = "full",
-    style: str | None = None,
-    critic_params: dict[str, Any] | None = None,
+    rounds: int,
+    critic: str,
+    votes: int,
+    history: str,
+    style: str | None,
+    critic_params: dict[str, Any],
 ) -> StateGraph:
     return critic_loop(
-        ctx,
-        rounds=rounds,
-        critic=critic,
-        critic_params=critic_params or {},
-        votes=votes,
-        style=style,
-        history=history,
+        ctx, rounds=rounds, critic=critic, critic_params=critic_params, votes=votes, style=style, history=history
     )

@@ -30,9 +30,7 @@ def verified_loop(
     wrap: Callable[[Instance, str], str] | None = None,
 ) -> StateGraph:
     graph = StateGraph(RunState)
-    graph.add_node(
-        "generator", make_generator(ctx, mode=mode, style=style, history_policy=history, wrap=wrap)
-    )
+    graph.add_node("generator", make_generator(ctx, mode=mode, style=style, history_policy=history, wrap=wrap))
     graph.add_node("verifier", make_sound_verifier(ctx, policy=policy, rounds=rounds, level=level))
     graph.add_edge(START, "generator")
     graph.add_edge("generator", "verifier")

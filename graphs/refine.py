@@ -3,22 +3,14 @@ the model's answer (no backprompt wrapper), for up to `rounds` generations (4 by
 
 from __future__ import annotations
 
-from typing import Any
-
 from critiquebench.domains.base import FeedbackLevel
 from critiquebench.graphs.loops import raw_turn, verified_loop
+from critiquebench.graphs.params import feedback, history, rounds, style
 from critiquebench.graphs.state import RunContext
 from langgraph.graph import StateGraph
 
-DEFAULTS: dict[str, Any] = {"rounds": 4, "feedback": "all", "history": "full", "style": None}
+PARAMS = (rounds(4), feedback("all"), history(), style())
 
 
-def build(
-    ctx: RunContext,
-    *,
-    rounds: int = 4,
-    feedback: FeedbackLevel = "all",
-    history: str = "full",
-    style: str | None = None,
-) -> StateGraph:
+def build(ctx: RunContext, *, rounds: int, feedback: FeedbackLevel, history: str, style: str | None) -> StateGraph:
     return verified_loop(ctx, rounds=rounds, level=feedback, history=history, style=style, wrap=raw_turn)

@@ -6,14 +6,13 @@ The sound verdict of every sample is recorded (never used to choose) so reports 
 
 from __future__ import annotations
 
-from typing import Any
-
 from critiquebench.graphs.loops import verified_loop
+from critiquebench.graphs.params import samples, style
 from critiquebench.graphs.state import RunContext
 from langgraph.graph import StateGraph
 
-DEFAULTS: dict[str, Any] = {"k": 15, "style": None}
+PARAMS = (samples(15), style())
 
 
-def build(ctx: RunContext, *, k: int = 15, style: str | None = None) -> StateGraph:
+def build(ctx: RunContext, *, k: int, style: str | None) -> StateGraph:
     return verified_loop(ctx, rounds=k, mode="sample", policy="collect", style=style)

@@ -4,24 +4,14 @@ rounds."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from critiquebench.domains.base import FeedbackLevel
 from critiquebench.graphs.loops import verified_loop
+from critiquebench.graphs.params import feedback, history, rounds, style
 from critiquebench.graphs.state import RunContext
 from langgraph.graph import StateGraph
 
-
-def defaults(level: FeedbackLevel) -> dict[str, Any]:
-    return {"rounds": 15, "feedback": level, "history": "full", "style": None}
+PARAMS = (rounds(15), feedback("binary"), history(), style())  # sound-first / sound-all change `feedback`
 
 
-def build(
-    ctx: RunContext,
-    *,
-    rounds: int = 15,
-    feedback: FeedbackLevel = "binary",
-    history: str = "full",
-    style: str | None = None,
-) -> StateGraph:
+def build(ctx: RunContext, *, rounds: int, feedback: FeedbackLevel, history: str, style: str | None) -> StateGraph:
     return verified_loop(ctx, rounds=rounds, level=feedback, history=history, style=style)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from critiquebench.graphs.loops import verified_loop
+from critiquebench.graphs.params import style
 from critiquebench.graphs.state import RunContext
 from langgraph.graph import StateGraph
 
-DEFAULTS: dict[str, Any] = {"style": None}
+PARAMS = (style(),)
 
 
-def build(ctx: RunContext, *, style: str | None = None) -> StateGraph:
+def build(ctx: RunContext, *, style: str | None) -> StateGraph:
     return verified_loop(ctx, rounds=1, style=style)

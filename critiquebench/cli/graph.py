@@ -1,4 +1,5 @@
-"""`critiquebench graph` (draw a scheme's graph) and `critiquebench critics` (list critic plug-ins)."""
+"""`critiquebench schemes` (the schemes and their parameters), `critiquebench graph` (draw a scheme's graph)
+and `critiquebench critics` (list critic plug-ins)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,39 @@ from rich.table import Table
 
 
 def register(app: typer.Typer) -> None:
+    app.command("schemes")(schemes)
     app.command("graph")(graph)
     app.command("critics")(critics)
 
 
+def schemes(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON list instead of a table.")] = False,
+) -> None:
+    """List the schemes and their parameters (type, default, allowed values); set them as NAME:KEY=VALUE,..."""
+    from critiquebench.graphs import SCHEMES
+    from critiquebench.graphs.params import text
+
+    described = [scheme.describe() for scheme in SCHEMES.values()]
+    if as_json:
+        typer.echo(json.dumps(described, indent=2))
+        return
+    for scheme in described:
+        typer.echo(f"{scheme['name']}: {scheme['doc'].partition(': ')[2] or scheme['doc']}")
+        for p in scheme["params"]:
+            kind = p["type"]
+            if p["choices"]:
+                kind += ", one of " + "|".join(map(text, p["choices"])) + ("|none" if p["nullable"] else "")
+            if p["minimum"] is not None:
+                kind += f", >= {text(p['minimum'])}"
+            typer.echo(f"    {p['name'] + '=' + text(p['default']):<22} {kind}: {p['help']}")
+    typer.echo("Set parameters as NAME:KEY=VALUE,... (e.g. sampling:k=25); critics: `critiquebench critics`.")
+
+
 def graph(
     scheme: Annotated[str, typer.Argument(help='A scheme spec, e.g. "llm-llm" or "sampling:k=25".')],
-    fmt: Annotated[
-        str, typer.Option("--format", "-f", help="mermaid | ascii | png (png needs --output).")
-    ] = ("mermaid"),
+    fmt: Annotated[str, typer.Option("--format", "-f", help="mermaid | ascii | png (png needs --output).")] = (
+        "mermaid"
+    ),
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here, not to stdout.")] = None,
 ) -> None:
     """Draw a scheme's LangGraph graph (no network: PNG is rendered locally with matplotlib)."""

@@ -16,7 +16,7 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.domains.base import Domain, Instance
-from critiquebench.graphs import SCHEMES, format_spec, normalize_spec, parse_spec
+from critiquebench.graphs import normalize_spec, parse_spec
 from critiquebench.graphs.state import initial_state, recursion_limit
 from critiquebench.llm.client import LLMError
 from critiquebench.nodes.context import USAGE_KEYS, ChatLLM, RunContext
@@ -65,9 +65,8 @@ def execute_run(
         from critiquebench.domains import get_domain
 
         domain = get_domain(domain)
-    name, given = parse_spec(spec)
-    scheme = SCHEMES[name]
-    label = format_spec(name, given)
+    parsed = parse_spec(spec)  # once per run (and cached per spec string)
+    label = parsed.label
     tid = thread_id_for(study, domain.name, label, instance.id, trial)
     db = connect(store_path)
     try:
@@ -76,10 +75,10 @@ def execute_run(
         if row is not None and row[0] == "done":
             return _outcome(db, tid, skipped=True)
         ctx = RunContext.create(domain, instance, llm, db, tid)
-        builder = scheme(ctx, **given)
+        builder = parsed.build(ctx)
         config: Any = {
             "configurable": {"thread_id": tid},
-            "recursion_limit": recursion_limit(scheme.max_rounds(given)),
+            "recursion_limit": recursion_limit(parsed.max_rounds),
         }
         with open_saver(store_path) as saver:
             graph = builder.compile(checkpointer=saver)
@@ -90,7 +89,7 @@ def execute_run(
                 study=study,
                 domain=domain.name,
                 scheme=label,
-                params=scheme.params(given),
+                params=parsed.params,
                 instance_id=instance.id,
                 trial=trial,
             )

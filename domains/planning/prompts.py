@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from critiquebench.domains.base import PROMPT_STYLES as PROMPT_STYLES  # re-exported: the styles of this module
 from critiquebench.domains.planning.strips import Task
 from critiquebench.domains.planning.templates import NLConfig
 
 Step = tuple[str, tuple[str, ...]]
 
 SYSTEM_PROMPT = "You are the planner assistant who comes up with correct plans."
-PROMPT_STYLES: tuple[str, ...] = ("nl", "nl_legacy", "pddl")
 
 PDDL_TEMPLATE = """Here is a planning domain in PDDL:
 
