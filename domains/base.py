@@ -19,6 +19,11 @@ PROMPT_STYLES: tuple[str, ...] = ("nl", "nl_legacy", "pddl")
 
 Status = Literal["valid", "invalid", "malformed"]
 
+# The verification-only study's prompt variants, named as the study's problem types are suffixed: "correct"
+# (default), "correct-cot", "correct-no-info" (Game of 24 only: just "evaluate this expression").
+VerifyVariant = Literal["default", "cot", "no-info"]
+VERIFY_VARIANTS: tuple[VerifyVariant, ...] = ("default", "cot", "no-info")
+
 
 @dataclass(frozen=True)
 class Instance:
@@ -54,6 +59,15 @@ class LLMVerdict:
     says_valid: bool
     critique: str
     parsed: bool = True
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """An LLM's reply to a verification-only prompt: its verdict and, where the prompt asked for the answer's
+    value (Game of 24), whether it computed that value right (None when it was not asked or not given)."""
+
+    verdict: LLMVerdict
+    evaluation_correct: bool | None = None
 
 
 @runtime_checkable
@@ -118,3 +132,33 @@ def leveled_feedback(verdict: Verdict, level: FeedbackLevel, binary: str, joiner
     if level == "binary" or not verdict.errors:
         return binary
     return verdict.errors[0] if level == "first" else joiner.join(verdict.errors)
+
+
+def split_kind(kind: str) -> tuple[str, VerifyVariant]:
+    """A verification study's kind as (candidate kind, prompt variant): "ablated_op-cot" ->
+    ("ablated_op", "cot"), "correct-no-info" -> ("correct", "no-info"), "random" -> ("random", "default")."""
+    for variant in ("cot", "no-info"):
+        if kind.endswith(f"-{variant}"):
+            return kind[: -len(variant) - 1], variant  # type: ignore[return-value]
+    return kind, "default"
+
+
+def verification_messages(domain: Domain, instance: Instance, text: str,
+                          variant: VerifyVariant = "default") -> list[dict[str, str]]:  # fmt: skip
+    """The verification-only study's prompt for `text`: the domain's own (`verification_prompt`) when it has
+    one, else its loop verifier prompt. A variant the domain cannot ask is a ValueError."""
+    own = getattr(domain, "verification_prompt", None)
+    if own is not None:
+        return own(instance, text, variant)
+    if variant == "no-info":
+        raise ValueError(f"{domain.name} has no no-info verification prompt (only game24 does)")
+    return domain.verifier_prompt(instance, text, cot=variant == "cot")
+
+
+def read_judgement(domain: Domain, instance: Instance, text: str, reply: str,
+                   variant: VerifyVariant = "default") -> Judgement:  # fmt: skip
+    """Read the reply to `verification_messages`: the domain's own reader when it has one."""
+    own = getattr(domain, "read_verification", None)
+    if own is not None:
+        return own(instance, text, reply, variant)
+    return Judgement(domain.parse_llm_verdict(reply))

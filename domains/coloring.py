@@ -13,7 +13,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Verdict, leveled_feedback
+from critiquebench.domains.base import (
+    FeedbackLevel,
+    Instance,
+    LLMVerdict,
+    Verdict,
+    VerifyVariant,
+    leveled_feedback,
+)
 from critiquebench.domains.coloring_graphs import (
     DEFAULT_VERTICES,
     col_files,
@@ -55,6 +62,18 @@ VERIFIER_COT = (
     "colors used is no more than the optimal coloring number. Please check if this coloring is correct: "
     "{coloring}\n\nLet's think step by step. Remember to output your final answer in the format described in "
     "the instructions.\n[Thoughts]"
+)
+# The verification-only study's prompt (`color_verification.generate`). Its candidate files hold
+# "c KIND <colouring>" lines and the prompt takes the text after KIND, so every colouring is sent after a
+# space ("correct:  0: Color 0\n..."); `verification_prompt` keeps that byte for byte.
+VERIFY_PROMPT = (
+    "{intro}A coloring is correct if no adjacent vertices are the same color and the total number of colors "
+    "used is no more than the optimal coloring number. Please check if this coloring is correct: {coloring}"
+    f"\nIf it is, say '{STOP_PHRASE}' Do not provide anything else in your response. If it is incorrect, "
+    "please point out which same-color vertices share an edge. If there are none, but it uses too many colors "
+    "say 'This coloring is non-optimal.' Do not provide anything else in your response. If the color of a "
+    "vertex is not given in the coloring, say 'Missing assignment.' Do not provide anything else in your "
+    "response."
 )
 CANDIDATE_KINDS = ("correct", "ablated", "non_optimal", "random")
 
@@ -192,7 +211,8 @@ class Coloring:
         return ",".join(parts)
 
     def candidate(self, instance: Instance, kind: str, rng: random.Random) -> str:
-        """A coloring of the study's kinds: correct (optimal), ablated (one vertex takes a neighbour's color),
+        """A coloring of the study's kinds: correct (optimal), ablated (one vertex takes the color of the one
+        neighbour that has it, so exactly one edge breaks; the study's script did not check that),
         non_optimal (half of one color class moved to a new color: proper, k+1 colors), random (k colors)."""
         n, k = instance.data["n"], instance.data["k"]
         edges = [tuple(e) for e in instance.data["edges"]]
@@ -200,9 +220,7 @@ class Coloring:
         if colors is None:
             raise ValueError(f"coloring instance {instance.id} has no {k}-coloring")
         if kind == "ablated":
-            vertex = rng.choice(sorted({v for e in edges for v in e}))
-            neighbours = {b for a, b in edges if a == vertex} | {a for a, b in edges if b == vertex}
-            neighbour = rng.choice(sorted(neighbours))
+            vertex, neighbour = _one_edge_ablation(edges, colors, rng)
             colors[vertex] = colors[neighbour]
         elif kind == "non_optimal":
             classes = [[v for v in range(n) if colors[v] == c] for c in range(k)]
@@ -222,6 +240,17 @@ class Coloring:
         intro = VERIFIER_INTRO.format(k=instance.data["k"], graph=graph_text(instance))
         content = (VERIFIER_COT if cot else VERIFIER_PROMPT).format(intro=intro, coloring=text)
         return [{"role": "user", "content": content}]
+
+    def verification_prompt(self, instance: Instance, text: str, variant: VerifyVariant = "default"
+                            ) -> list[dict[str, str]]:  # fmt: skip
+        """The verification-only study's prompts: default (`color_verification.generate`) and "cot" (its
+        `generate_cot_prompt`, which the study's `generate` calls without the colouring: a bug we do not
+        copy). The study has no no-info prompt for colouring."""
+        if variant == "no-info":
+            raise ValueError("coloring has no no-info verification prompt (only game24 does)")
+        intro = VERIFIER_INTRO.format(k=instance.data["k"], graph=graph_text(instance))
+        template = VERIFIER_COT if variant == "cot" else VERIFY_PROMPT
+        return [{"role": "user", "content": template.format(intro=intro, coloring=" " + (text or ""))}]
 
     def parse_llm_verdict(self, text: str) -> LLMVerdict:
         """A "Correct: true|false" line (the last one, after the last [Answer] tag: CoT prompt) decides; else
@@ -247,6 +276,18 @@ class Coloring:
             return f"Feedback: {critique}\nThis is wrong. Please recolor. {PROMPT_END}"
         return (f"This is incorrect. Feedback:\n{critique}\n\nUsing this feedback, please try again. "
                 f"{PROMPT_END}")
+
+
+def _one_edge_ablation(edges: list[tuple[int, int]], colors: list[int], rng: random.Random
+                       ) -> tuple[int, int]:  # fmt: skip
+    """A (vertex, neighbour) pair such that giving `vertex` its neighbour's color conflicts with that
+    neighbour only; any pair when the colouring has none (then more than one edge breaks)."""
+    pairs = [(a, b) for u, v in edges for a, b in ((u, v), (v, u))]
+    single = [
+        (a, b) for a, b in pairs
+        if sum(1 for u, v in edges for x, y in ((u, v), (v, u)) if x == a and colors[y] == colors[b]) == 1
+    ]  # fmt: skip
+    return rng.choice(sorted(single or pairs))
 
 
 def make_coloring(**options: Any) -> Coloring:

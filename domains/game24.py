@@ -11,11 +11,20 @@ from __future__ import annotations
 import csv
 import random
 import re
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from critiquebench.domains import arith
-from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Verdict, leveled_feedback
+from critiquebench.domains.base import (
+    FeedbackLevel,
+    Instance,
+    Judgement,
+    LLMVerdict,
+    Verdict,
+    VerifyVariant,
+    leveled_feedback,
+)
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
 from critiquebench.domains.llm_json import json_objects
 from critiquebench.domains.sentences import only_sentences
@@ -45,6 +54,31 @@ VERIFIER_COT = (
     "[Answer] tag and respond only in JSON format as described below:"
     '\n{\n   "feedback": "feedback",\n   "correct": boolean}'
     "\nEnsure that Python's json.loads can parse this.\n\nLet's think step by step.\n[Thoughts]"
+)
+# The verification-only study's prompts (`game24_verification.generate`). Its default prompt asks for the
+# expression's value and a verdict without naming the numbers: the code builds the "Using each of the numbers"
+# sentence and then overwrites it, so the numbers were never sent (the paper's appendix shows them). The
+# study's candidate files hold "KIND EXPR" lines and the prompt takes the text after KIND, so every expression
+# is sent after a space ("24:  (1+2)*8"); `verification_prompt` keeps that byte for byte.
+VERIFY_EVALUATE = (
+    "Please check if the following expression uses only the given numbers (and no others) and evaluates to "
+    "24: {line}\n"
+    '\nRespond only in JSON format as described below:\n{{\n   "evaluation": "number the expression evaluated '
+    'to",\n   "correct": boolean}}\nEnsure that Python\'s json.loads can parse this.'
+    "Do not provide anything else in your response."
+)
+VERIFY_NO_INFO = (
+    "Please evaluate the following expression: {line}\n"
+    '\nRespond only in JSON format as described below:\n{{\n   "evaluation": "number the expression evaluated '
+    'to"}}\nEnsure that Python\'s json.loads can parse this.'
+    "Do not provide anything else in your response."
+)
+VERIFY_COT = (
+    "Using each of the numbers {numbers} exactly as many times as they appear in the list and the basic "
+    "arithmetic operations (+ - * /), it is possible to write an expression that evaluates to 24. Please "
+    "check if the following expression uses only the correct numbers (and no others) and evaluates to 24: "
+    "{line}\n\nIf it is not correct, please give feedback on what is wrong and how to correct it."
+    + VERIFIER_COT.replace("{", "{{").replace("}", "}}")
 )
 OPERATIONS = "*+-/"
 _SOUND_SENTENCE = re.compile(
@@ -191,6 +225,27 @@ class Game24:
     def parse_llm_verdict(self, text: str) -> LLMVerdict:
         return parse_json_verdict(text)
 
+    def verification_prompt(self, instance: Instance, text: str, variant: VerifyVariant = "default"
+                            ) -> list[dict[str, str]]:  # fmt: skip
+        """The verification-only study's prompts: default (value + verdict as JSON), "cot", "no-info" (the
+        value only). Like the study, only the answer's first line is sent."""
+        line = " " + (text or "").split("\n")[0]
+        template = {"default": VERIFY_EVALUATE, "cot": VERIFY_COT, "no-info": VERIFY_NO_INFO}[variant]
+        return [{"role": "user", "content": template.format(numbers=_text(instance), line=line)}]
+
+    def read_verification(self, instance: Instance, text: str, reply: str, variant: VerifyVariant = "default"
+                          ) -> Judgement:  # fmt: skip
+        """The verdict (for "no-info": the stated value is 24, as the study scored it) and whether the stated
+        "evaluation" is the expression's exact value (the appendix's "correct evaluation" column)."""
+        claimed = claimed_evaluation(reply)
+        value = expression_value((text or "").split("\n")[0])
+        right = None if variant == "cot" else claimed is not None and value is not None and claimed == value
+        if variant == "no-info":
+            verdict = LLMVerdict(claimed == 24, (reply or "").strip(), parsed=claimed is not None)
+        else:
+            verdict = parse_json_verdict(reply)
+        return Judgement(verdict, right)
+
     def backprompt(self, instance: Instance, critique: str) -> str:
         """The study's wrappers: pass/fail for the binary sentence (or no critique); its sound-feedback form
         "Feedback: This is not correct. <errors> ..." when the critique is this domain's own error sentences;
@@ -236,6 +291,29 @@ def parse_json_verdict(text: str) -> LLMVerdict:
         feedback = (found[1] or found[2] or "").strip() if found else ""
         return LLMVerdict(_TRUTH[matches[-1].lower()], feedback or reply)
     return LLMVerdict(False, reply, parsed=False)
+
+
+def claimed_evaluation(reply: str) -> Fraction | None:
+    """The "evaluation" value of the last JSON object in `reply` that states one ("24", 24, "8/3", 2.5)."""
+    body = _FENCE.sub("", (reply or "").rsplit("[Answer]", 1)[-1])
+    for data in json_objects(body):
+        fields = {str(k).lower(): v for k, v in data.items()}
+        value = fields.get("evaluation")
+        if isinstance(value, bool) or value is None:
+            continue
+        try:
+            return Fraction(str(value).strip())
+        except (ValueError, ZeroDivisionError):
+            return None
+    return None
+
+
+def expression_value(text: str) -> Fraction | None:
+    """The exact value of an expression as the study read it (the text before any "="), None if it has none."""
+    try:
+        return arith.evaluate(arith.parse_expression(text.split("=")[0]))
+    except arith.MalformedExpression:
+        return None
 
 
 def _text(instance: Instance) -> str:

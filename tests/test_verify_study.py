@@ -88,7 +88,7 @@ def test_verify_study_reports_rates_per_kind_and_critique_quality(tmp_path: Path
     assert by_kind[("coloring", "all")]["said_valid"] == 0 and by_kind[("coloring", "all")]["n"] == 8
 
     critiques = json.loads(
-        invoke("report", "v", "--store", str(store), "--format", "json", "--table", "2").stdout
+        invoke("report", "v", "--store", str(store), "--format", "json", "--table", "critique").stdout
     )
     totals = [r for r in critiques if r["domain"] == "coloring" and r["kind"] == "all"]
     assert sum(r["count"] for r in totals) == 8 and {r["critiques"] for r in totals} == {8}
@@ -126,3 +126,79 @@ def test_verify_study_judges_answers_from_an_earlier_study(tmp_path: Path) -> No
     assert judged == answers and answers >= 3
     rows = json.loads(invoke("report", "fromloop", "--store", str(store), "--format", "json").stdout)
     assert {r["kind"] for r in rows} == {"correct", "llm", "all"}
+
+
+def table2_reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    """Game of 24: accepts (claiming 24) exactly the expressions with a '*', else claims 1; no-info: always 24.
+    Colouring: accepts exactly the prompts of even length."""
+    last = messages[-1]["content"]
+    if last.startswith("Please evaluate the following expression"):
+        return '{"evaluation": "24"}'
+    if "uses only the given numbers" in last:
+        expression = last.split("24: ", 1)[1].split("\n", 1)[0]
+        return json.dumps({"evaluation": "24", "correct": True} if "*" in expression
+                          else {"evaluation": "1", "correct": False})
+    return "Verifier confirmed success." if len(last) % 2 == 0 else "Vertex 0 and vertex 1 share a colour."
+
+
+def test_table2_of_a_verification_study_has_the_papers_rows_and_counts(tmp_path: Path) -> None:
+    from fractions import Fraction
+
+    from critiquebench.domains.arith import MalformedExpression, evaluate, parse_expression
+    from critiquebench.domains.base import split_kind, verification_messages
+
+    store = tmp_path / "store.sqlite"
+    with ScriptedServer(reply=table2_reply) as server:
+        # game24 has no non_optimal/ablated, coloring no ablated_op: each domain is given its own kinds.
+        for domain, sel, kind_list in (("game24", "901-905", "correct,ablated_op,ablated_number,random,"
+                                        "correct-no-info,random-no-info"),
+                                       ("coloring", "1-3", "correct,ablated,non_optimal,random,correct-cot")):
+            cli("verify-study", f"t2{domain}", "--domains", domain, "--instances", sel, "--kinds", kind_list,
+                "--model", "scripted", "--dataset", str(DATASETS), "--store", str(store),
+                "--base-url", server.base_url)
+        bad = invoke("verify-study", "bad", "--domains", "coloring", "--instances", "1", "--kinds",
+                     "correct-no-info", "--model", "scripted", "--store", str(store), "--dataset", str(DATASETS),
+                     "--base-url", server.base_url, check=2)
+        assert "no no-info verification prompt" in bad.stderr
+    db = connect(store)
+    for domain in ("game24", "coloring"):
+        study = f"t2{domain}"
+        dom = get_domain(domain)
+        instances = {i.id: i for i in load_instances(dom, "901-905" if domain == "game24" else "1-3", DATASETS)}
+        hand: dict[str, dict[str, int]] = {}
+        for kind, instance_id, text in db.execute(
+            "SELECT kind, instance_id, candidate FROM verify_results WHERE study = ?", [study]
+        ).fetchall():
+            variant = split_kind(kind)[1]
+            instance = instances[instance_id]
+            reply = table2_reply([{"content": verification_messages(dom, instance, text, variant)[0]["content"]}],
+                                 {})
+            said = ('"correct": true' in reply or reply.startswith("Verifier") or
+                    (variant == "no-info"))  # the no-info reply always states 24
+            valid = dom.verify(instance, text).valid
+            c = hand.setdefault(variant, dict.fromkeys(
+                ("verifications", "agree", "false_pos", "sound_invalid", "false_neg", "sound_valid",
+                 "evaluation_correct", "evaluations"), 0))
+            c["verifications"] += 1
+            c["agree"] += said == valid
+            c["false_pos"] += said and not valid
+            c["sound_invalid"] += not valid
+            c["false_neg"] += valid and not said
+            c["sound_valid"] += valid
+            if domain == "game24" and variant != "cot":
+                try:
+                    value: Fraction | None = evaluate(parse_expression(text))
+                except MalformedExpression:
+                    value = None
+                c["evaluations"] += 1
+                c["evaluation_correct"] += value == (24 if said or variant == "no-info" else 1)
+        rows = json.loads(invoke("report", study, "--table", "2", "--format", "json", "--store", str(store)).stdout)
+        got = {r["prompt"]: {k: r[k] for k in hand["default"]} for r in rows}
+        assert got == hand
+        assert {r["table"] for r in rows} == {"2"} and {r["domain"] for r in rows} == {domain}
+    # The paper's denominators: every instance x kind of the verification set, per prompt.
+    totals = json.loads(invoke("report", "t2game24", "--table", "2", "--format", "json", "--store",
+                               str(store)).stdout)
+    assert {r["prompt"]: r["verifications"] for r in totals} == {"default": 20, "no-info": 10}
+    text = invoke("report", "t2coloring", "--table", "2", "--store", str(store)).stdout
+    assert "Table 2: the LLM as verifier" in text

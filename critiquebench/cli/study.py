@@ -33,7 +33,9 @@ log = logging.getLogger(__name__)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
-TABLES = ("1", "2", "figure")
+# "verifier-in-the-loop" names what "2" shows for loop studies: every round an LLM judged, pooled; "critique"
+# is the critique-quality table of verification-only studies (whose "2" is the paper's Table 2).
+TABLES = ("1", "2", "figure", "verifier-in-the-loop", "critique")
 _IDENTITY_FLAGS = ("domains", "instances", "schemes", "model", "base_url", "dataset", "trials", "temperature",
                    "max_tokens")  # fmt: skip
 _OPERATIONAL_FLAGS = ("concurrency", "timeout", "budget_tokens")
@@ -228,7 +230,9 @@ def register(app: typer.Typer) -> None:
         name: Annotated[str, typer.Argument(help="A stored study.")],
         fmt: Annotated[str, typer.Option("--format", help="table | md | csv | json.")] = "table",
         table: Annotated[
-            str, typer.Option(help="1 (accuracy), 2 (LLM verifier) or figure (budget data).")
+            str,
+            typer.Option(help="1 (accuracy), 2 (LLM verifier; of a loop study: verifier-in-the-loop), figure "
+                              "(budget data), critique (verification studies)."),
         ] = "1",
         compare_to: Annotated[
             str | None, typer.Option("--compare", help="A second study, side by side.")
@@ -251,7 +255,10 @@ def register(app: typer.Typer) -> None:
             elif compare_to:
                 rows = compare(db, name, compare_to)
             else:
-                rows = {"1": table1, "2": table2, "figure": budget_curve}[table](db, name)
+                loop_tables = {"1": table1, "2": table2, "verifier-in-the-loop": table2, "figure": budget_curve}
+                if table not in loop_tables:
+                    raise ReportError(f"--table {table} is a table of verification-only studies")
+                rows = loop_tables[table](db, name)
         except ReportError as exc:
             raise _fail(str(exc)) from exc
         text = render(rows, fmt)

@@ -36,7 +36,9 @@ def verify_study_cmd(
         str | None, typer.Option(help="1-10 | gen:N:SEED | game24=1-5,coloring=1-5.")
     ] = None,
     kinds: Annotated[
-        str | None, typer.Option(help="Candidate kinds (default: all the domain makes).")
+        str | None,
+        typer.Option(help="Candidate kinds (default: all the domain makes); a -cot or -no-info suffix picks "
+                          "that prompt: correct,correct-no-info,random-cot."),
     ] = None,
     per_kind: Annotated[int, typer.Option(help="Candidates of each kind per instance.")] = 1,
     from_study: Annotated[str | None, typer.Option(help="Also judge this study's LLM answers.")] = None,
@@ -89,8 +91,9 @@ def verify_study_cmd(
         f"{counts['failed']} failed, {counts['not_started']} not started; "
         f"LLM calls {usage.get('calls', 0)} new, {usage.get('hits', 0)} from the cache"
     )
+    typer.echo(render(verify_report(db, name, "2"), "table"))
     typer.echo(render(verify_report(db, name, "1"), "table"))
-    critiques = verify_report(db, name, "2")
+    critiques = verify_report(db, name, "critique")
     if critiques:
         typer.echo(render(critiques, "table"))
     if counts["failed"] or counts["not_started"]:

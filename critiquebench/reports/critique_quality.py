@@ -113,7 +113,10 @@ def coloring_hallucinations(instance: Instance, answer: Any, critique: str) -> C
     label = {(False, False): "none", (True, False): "edge", (False, True): "color", (True, True): "both"}[
         (bool(fake_edges), bool(wrong_colors))
     ]
+    real = sorted(e for e in edges if e[0] in coloring and coloring.get(e[0]) == coloring.get(e[1]))
     details = {
+        "real_errors": real,
+        "named_errors": sorted(set(real) & claimed_edges(critique)),
         "claimed_edges": sorted(claimed_edges(critique)),
         "nonexistent_edges": fake_edges,
         "claimed_colors": sorted(claimed_colors(critique)),

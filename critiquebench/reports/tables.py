@@ -119,7 +119,7 @@ def table2_grids(rows: Sequence[Table2Row]) -> list[Grid]:
     study = rows[0].study if rows else ""
     return [
         Grid(
-            f"Table 2: LLM verifier vs sound verifier ({study})",
+            f"Table 2, verifier in the loop: LLM verifier vs sound verifier ({study})",
             ["domain", "scheme", "accuracy", "FPR", "FNR"],
             body,
             NOTES["2"],

@@ -1,5 +1,9 @@
-"""Report rows of verification-only studies: verdict quality per answer kind, and critique quality.
+"""Report rows of verification-only studies: the paper's Table 2, verdict quality per answer kind, and
+critique quality.
 
+Table 2 (the self-verification paper's "LLM as verifier"): one row per domain and prompt variant over every
+judged answer of every kind (correct, ablated, random, LLM-produced, ...), so the denominators are the paper's:
+verifications = answers judged, FPR over the sound-invalid ones, FNR over the sound-valid ones.
 Per kind (Tables A2-A3 style): accuracy = LLM verdict agrees with the sound verdict; FPR = LLM said valid
 among sound-invalid answers; FNR = LLM said invalid among sound-valid answers. Critique quality (Table A4
 style): among answers the LLM rejected, how its critiques classify (see critique_quality).
@@ -7,11 +11,13 @@ style): among answers the LLM rejected, how its critiques classify (see critique
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from critiquebench.domains.base import split_kind
 from critiquebench.reports.metrics import ordered_keys, ratio
 from critiquebench.reports.tables import GRIDS, Grid, pct
 
@@ -36,7 +42,30 @@ class VerifyRow:
     prompt_tokens: int
     completion_tokens: int
     cache_hits: int
+    evaluation_correct: int = 0  # Game of 24: the LLM stated the expression's value right ...
+    evaluations: int = 0  # ... among the answers whose prompt asked for it
     table: str = "verify"
+
+
+@dataclass(frozen=True)
+class PaperTable2Row:
+    """The LLM as verifier on one domain's verification set, with one prompt variant."""
+
+    study: str
+    domain: str
+    prompt: str  # default | cot | no-info
+    verifications: int
+    agree: int
+    accuracy: float | None
+    false_pos: int
+    sound_invalid: int
+    fpr: float | None
+    false_neg: int
+    sound_valid: int
+    fnr: float | None
+    evaluation_correct: int  # Game of 24: the LLM stated the expression's value right
+    evaluations: int  # answers whose prompt asked for the value
+    table: str = "2"
 
 
 @dataclass(frozen=True)
@@ -50,7 +79,34 @@ class CritiqueRow:
     count: int
     critiques: int  # classified critiques of this domain x kind (the LLM rejected the answer)
     share: float | None
+    errors: int = 0  # colouring: real conflicting edges in the critiqued colourings (all labels)
+    named_errors: int = 0  # ... of which the critiques named
     table: str = "critique"
+
+
+def _variant(kind: str) -> str:
+    return split_kind(kind)[1]
+
+
+def paper_table2_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]
+                      ) -> list[PaperTable2Row]:  # fmt: skip
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[(row["domain"], _variant(row["kind"]))].append(row)
+    out = []
+    for domain, variant in ordered_keys(groups, config):
+        g = groups[(domain, variant)]
+        valid = [r for r in g if r["sound_valid"]]
+        invalid = [r for r in g if not r["sound_valid"]]
+        fp = sum(1 for r in invalid if r["llm_verdict"])
+        fn = sum(1 for r in valid if not r["llm_verdict"])
+        asked = [r for r in g if r.get("evaluation_correct") is not None]
+        out.append(PaperTable2Row(
+            study, domain, variant, len(g), len(g) - fp - fn, ratio(len(g) - fp - fn, len(g)), fp, len(invalid),
+            ratio(fp, len(invalid)), fn, len(valid), ratio(fn, len(valid)),
+            sum(1 for r in asked if r["evaluation_correct"]), len(asked),
+        ))  # fmt: skip
+    return out
 
 
 def kind_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[VerifyRow]:
@@ -65,12 +121,14 @@ def kind_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]
         invalid = [r for r in g if not r["sound_valid"]]
         fp = sum(1 for r in invalid if r["llm_verdict"])
         fn = sum(1 for r in valid if not r["llm_verdict"])
+        asked = [r for r in g if r.get("evaluation_correct") is not None]
         out.append(
             VerifyRow(
                 study, key[0], key[1], len(g), len(g) - fp - fn, ratio(len(g) - fp - fn, len(g)),
                 sum(1 for r in g if r["llm_verdict"]), fp, len(invalid), ratio(fp, len(invalid)),
                 fn, len(valid), ratio(fn, len(valid)), sum(r["prompt_tokens"] or 0 for r in g),
                 sum(r["completion_tokens"] or 0 for r in g), sum(r["cached"] or 0 for r in g),
+                sum(1 for r in asked if r["evaluation_correct"]), len(asked),
             )
         )  # fmt: skip
     return out
@@ -78,15 +136,20 @@ def kind_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]
 
 def critique_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[CritiqueRow]:
     groups: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    errors: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])  # real, named
     for row in rows:
         if row["quality"]:
+            details = json.loads(row["quality_details"] or "{}")
             for key in ((row["domain"], row["kind"]), (row["domain"], "all")):
                 groups[key][row["quality"]] = groups[key].get(row["quality"], 0) + 1
+                errors[key][0] += len(details.get("real_errors", []))
+                errors[key][1] += len(details.get("named_errors", []))
     out = []
     for key in ordered_keys(groups, config):
         labels, total = groups[key], sum(groups[key].values())
         for label in sorted(labels, key=_label_rank):
-            out.append(CritiqueRow(study, key[0], key[1], label, labels[label], total, labels[label] / total))
+            out.append(CritiqueRow(study, key[0], key[1], label, labels[label], total, labels[label] / total,
+                                   *errors[key]))  # fmt: skip
     return out
 
 
@@ -97,15 +160,18 @@ def _label_rank(label: str) -> tuple[int, str]:
 def verify_grids(rows: Sequence[VerifyRow]) -> list[Grid]:
     body = [
         [r.domain, r.kind, pct(r.agree, r.n), pct(r.false_pos, r.sound_invalid),
-         pct(r.false_neg, r.sound_valid), pct(r.said_valid, r.n)]
+         pct(r.false_neg, r.sound_valid), pct(r.said_valid, r.n),
+         pct(r.evaluation_correct, r.evaluations) if r.evaluations else "-"]
         for r in rows
     ]  # fmt: skip
     note = (
         "Accuracy: LLM verdict agrees with the sound verifier. FPR: LLM said valid among sound-invalid "
-        "answers. FNR: LLM said invalid among sound-valid answers. Kind 'llm': answers from an earlier study."
+        "answers. FNR: LLM said invalid among sound-valid answers. Kind 'llm': answers from an earlier study; "
+        "a -cot / -no-info suffix: judged with that prompt. Correct evaluation: the LLM stated the "
+        "expression's value right."
     )
     title = f"LLM verifier by answer kind ({rows[0].study})"
-    return [Grid(title, ["domain", "kind", "accuracy", "FPR", "FNR", "said valid"], body, note)]
+    return [Grid(title, ["domain", "kind", "accuracy", "FPR", "FNR", "said valid", "correct evaluation"], body, note)]
 
 
 def critique_grids(rows: Sequence[CritiqueRow]) -> list[Grid]:
@@ -115,16 +181,35 @@ def critique_grids(rows: Sequence[CritiqueRow]) -> list[Grid]:
         cells[(r.domain, r.kind)][r.label] = r
     body = []
     for (domain, kind), by_label in cells.items():
-        total = next(iter(by_label.values())).critiques
+        first = next(iter(by_label.values()))
+        total = first.critiques
         body.append([domain, kind, str(total), *(pct(by_label[x].count if x in by_label else 0, total)
-                                                  for x in labels)])  # fmt: skip
+                                                  for x in labels), pct(first.named_errors, first.errors)])  # fmt: skip
     note = (
         "Critiques of answers the LLM rejected. Colouring: edge = names a non-existent edge, color = gives a "
-        "vertex a colour it did not have. Planning: right = names the failing action and all its unmet "
+        "vertex a colour it did not have; errors named = real conflicting edges of the critiqued colourings "
+        "that the critiques named. Planning: right = names the failing action and all its unmet "
         "preconditions (or all unmet goals), partial = some of them, wrong = none."
     )
-    return [Grid(f"Critique quality ({rows[0].study})", ["domain", "kind", "critiques", *labels], body, note)]
+    headers = ["domain", "kind", "critiques", *labels, "errors named"]
+    return [Grid(f"Critique quality ({rows[0].study})", headers, body, note)]
+
+
+def paper_table2_grids(rows: Sequence[PaperTable2Row]) -> list[Grid]:
+    body = [
+        [r.domain, r.prompt, str(r.verifications), pct(r.agree, r.verifications), pct(r.false_pos, r.sound_invalid),
+         pct(r.false_neg, r.sound_valid), pct(r.evaluation_correct, r.evaluations) if r.evaluations else "-"]
+        for r in rows
+    ]  # fmt: skip
+    note = (
+        "Every judged answer of every kind. Accuracy: the LLM's verdict agrees with the sound verifier; FPR: "
+        "said valid among sound-invalid answers; FNR: said invalid among sound-valid answers; correct "
+        "evaluation: the value the LLM stated is the expression's value (Game of 24 prompts that ask for it)."
+    )
+    headers = ["domain", "prompt", "verifications", "accuracy", "FPR", "FNR", "correct evaluation"]
+    return [Grid(f"Table 2: the LLM as verifier ({rows[0].study})", headers, body, note)]
 
 
 GRIDS[VerifyRow] = verify_grids
 GRIDS[CritiqueRow] = critique_grids
+GRIDS[PaperTable2Row] = paper_table2_grids

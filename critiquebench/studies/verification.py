@@ -23,7 +23,14 @@ from typing import Any
 
 import sqlite_utils
 
-from critiquebench.domains.base import Domain, Instance
+from critiquebench.domains.base import (
+    Domain,
+    Instance,
+    VerifyVariant,
+    read_judgement,
+    split_kind,
+    verification_messages,
+)
 from critiquebench.reports.critique_quality import classify_critique
 from critiquebench.reports.metrics import ReportError, study_config
 from critiquebench.store.db import connect
@@ -39,7 +46,7 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS verify_results (
     idx INTEGER NOT NULL, source TEXT NOT NULL, candidate TEXT, sound_status TEXT, sound_valid INTEGER,
     llm_verdict INTEGER, llm_parsed INTEGER, critique TEXT, quality TEXT, quality_details TEXT,
     prompt_tokens INTEGER DEFAULT 0, completion_tokens INTEGER DEFAULT 0, cached INTEGER DEFAULT 0,
-    error TEXT,
+    error TEXT, evaluation_correct INTEGER,
     PRIMARY KEY (study, domain, instance_id, kind, idx))"""
 
 
@@ -82,15 +89,30 @@ class VerifyConfig:
 class Item:
     domain: Domain
     instance: Instance
-    kind: str
+    kind: str  # as stored and reported: the candidate kind with the variant's suffix ("correct-no-info")
     idx: int
     source: str
     text: str
+    variant: VerifyVariant = "default"
 
 
 def ensure_verify_schema(db: sqlite_utils.Database) -> None:
     ensure_schema(db)
     db.execute(SCHEMA)
+    if "evaluation_correct" not in db["verify_results"].columns_dict:  # stores made before the column
+        db.execute("ALTER TABLE verify_results ADD COLUMN evaluation_correct INTEGER")
+
+
+def study_kinds(config: VerifyConfig, domain: Domain) -> list[tuple[str, str, VerifyVariant]]:
+    """(stored kind, candidate kind, prompt variant) of every kind the study judges in `domain`; `--cot`
+    turns unsuffixed kinds into their "-cot" variant."""
+    out = []
+    for kind in config.kinds or tuple(domain.candidate_kinds):
+        base, variant = split_kind(kind)
+        if config.cot and variant == "default":
+            variant = "cot"
+        out.append((base if variant == "default" else f"{base}-{variant}", base, variant))
+    return out
 
 
 def make_items(config: VerifyConfig, db: sqlite_utils.Database) -> list[Item]:
@@ -106,19 +128,30 @@ def make_items(config: VerifyConfig, db: sqlite_utils.Database) -> list[Item]:
             instances = load_instances(domain, config.instances[name], dataset)
         except (ValueError, OSError, LookupError, TypeError) as exc:
             raise ConfigError(f"domain {name!r}: {exc}") from exc
-        kinds = config.kinds or tuple(domain.candidate_kinds)
-        unknown = [k for k in kinds if k not in domain.candidate_kinds]
+        kinds = study_kinds(config, domain)
+        unknown = [kind for kind, base, _ in kinds if base not in (*domain.candidate_kinds, LLM_KIND)]
         if unknown:
             raise ConfigError(f"domain {name!r} makes no {', '.join(unknown)} candidates; it makes "
                               f"{', '.join(domain.candidate_kinds)}")  # fmt: skip
+        for kind, _, variant in kinds if instances else ():  # a variant the domain cannot ask fails early
+            try:
+                verification_messages(domain, instances[0], "", variant)
+            except ValueError as exc:
+                raise ConfigError(f"kind {kind!r}: {exc}") from None
+        variants = list(dict.fromkeys(v for _, _, v in kinds)) or ["default"]
         for inst in instances:
-            for kind in kinds:
+            for kind, base, variant in kinds:
+                if base == LLM_KIND:
+                    continue
                 for idx in range(config.per_kind):
-                    rng = random.Random(f"{config.seed}/{domain.name}/{inst.id}/{kind}/{idx}")
-                    text = domain.candidate(inst, kind, rng)
-                    items.append(Item(domain, inst, kind, idx, "candidate", text))
+                    # The same candidate for every variant of a kind, as in the study's files.
+                    rng = random.Random(f"{config.seed}/{domain.name}/{inst.id}/{base}/{idx}")
+                    text = domain.candidate(inst, base, rng)
+                    items.append(Item(domain, inst, kind, idx, "candidate", text, variant))
             for idx, text in enumerate(earlier.get((domain.name, inst.id), [])):
-                items.append(Item(domain, inst, LLM_KIND, idx, f"study:{config.from_study}", text))
+                for variant in variants:
+                    kind = LLM_KIND if variant == "default" else f"{LLM_KIND}-{variant}"
+                    items.append(Item(domain, inst, kind, idx, f"study:{config.from_study}", text, variant))
     return items
 
 
@@ -136,7 +169,7 @@ def _earlier_answers(db: sqlite_utils.Database, study: str) -> dict[tuple[str, s
     return out
 
 
-def judge(item: Item, llm: Any, cot: bool) -> dict[str, Any]:
+def judge(item: Item, llm: Any) -> dict[str, Any]:
     """One answer through the LLM verifier and the sound verifier; the row to store."""
     sound = item.domain.verify(item.instance, item.text)
     row: dict[str, Any] = {
@@ -144,9 +177,12 @@ def judge(item: Item, llm: Any, cot: bool) -> dict[str, Any]:
         "sound_status": sound.status,
         "sound_valid": int(sound.valid),
     }
-    done = llm.complete(item.domain.verifier_prompt(item.instance, item.text, cot=cot))
-    said = item.domain.parse_llm_verdict(done.text)
+    done = llm.complete(verification_messages(item.domain, item.instance, item.text, item.variant))
+    judgement = read_judgement(item.domain, item.instance, item.text, done.text, item.variant)
+    said = judgement.verdict
+    right = judgement.evaluation_correct
     row.update(
+        evaluation_correct=None if right is None else int(right),
         llm_verdict=int(said.says_valid),
         llm_parsed=int(said.parsed),
         critique=said.critique or done.text,
@@ -178,7 +214,7 @@ def run_verify(store_path: Path, config: VerifyConfig, llm: Any, stop: threading
                 counts["not_started"] += 1
             return
         try:
-            row = judge(item, llm, config.cot)
+            row = judge(item, llm)
             key = "judged"
         except Exception as exc:  # recorded and retried by the next run, never fatal for the study
             log.warning("verifying %s/%s failed: %s", item.instance.id, item.kind, exc)
@@ -248,14 +284,21 @@ def _iter_rows(db: sqlite_utils.Database, study: str) -> Iterator[dict[str, Any]
     yield from db.query("SELECT * FROM verify_results WHERE study = ? AND error IS NULL", [study])
 
 
+VERIFY_TABLES = ("1", "2", "critique")
+
+
 def verify_report(db: sqlite_utils.Database, study: str, table: str) -> list[Any]:
-    """Rows for `report`: "1" accuracy/FPR/FNR per domain x kind, "2" critique quality per domain x kind."""
-    from critiquebench.reports.verification import critique_rows, kind_rows
+    """Rows for `report`: "1" accuracy/FPR/FNR per domain x kind, "2" the paper's Table 2 (per domain and
+    prompt), "critique" critique quality per domain x kind."""
+    from critiquebench.reports.verification import critique_rows, kind_rows, paper_table2_rows
 
     config = study_config(db, study)
     rows = list(_iter_rows(db, study))
     if table == "1":
         return kind_rows(study, config, rows)
     if table == "2":
+        return paper_table2_rows(study, config, rows)
+    if table == "critique":
         return critique_rows(study, config, rows)
-    raise ReportError("a verification-only study has tables 1 (per kind) and 2 (critique quality)")
+    raise ReportError("a verification-only study has tables 1 (per kind), 2 (the LLM as verifier) and "
+                      "critique (critique quality)")  # fmt: skip
