@@ -9,6 +9,7 @@ Game of 24 puzzles (ranks 901-1000) and the 100 colouring graphs the study used.
 from __future__ import annotations
 
 import csv
+import json
 import random
 from pathlib import Path
 
@@ -222,3 +223,27 @@ def test_coloring_backprompts(graphs: list[tuple[str, Instance]]) -> None:
         critique = "Vertex 3 and vertex 4 share a colour."
         assert coloring.backprompt(instance, critique) == (
             f"This is incorrect. Feedback:\n{critique}\n\nUsing this feedback, please try again. {COL_END}")
+
+
+def test_prompt_command_prints_the_exact_messages(puzzles: list[tuple[str, Instance]],
+                                                   graphs: list[tuple[str, Instance]]) -> None:
+    from tests.test_study_cli import invoke
+
+    data = ("--dataset", str(DATASETS))
+    numbers = puzzles[0][0]
+    shown = json.loads(invoke("prompt", "--domain", "game24", "--instance", "901", "--purpose", "generate",
+                              "--format", "json", *data).stdout)
+    assert shown == [{"role": "user", "content": G24_START + f"Input: {numbers}\nAnswer: "}]
+    for purpose, kind in (("verify", "correct"), ("verify-cot", "correct-cot"), ("verify-no-info", "correct-no-info")):
+        shown = json.loads(invoke("prompt", "--domain", "game24", "--instance", "901", "--purpose", purpose,
+                                  "--answer", "(10-4)*(6-5)", "--format", "json", *data).stdout)
+        assert shown[0]["content"] == g24_verification(numbers, kind, "(10-4)*(6-5)")
+    text = invoke("prompt", "--domain", "coloring", "--instance", "1", "--purpose", "verify", "--answer",
+                  "0: Color 0\n", *data).stdout
+    assert text == "--- user ---\n" + col_verification(graphs[0][0], "correct", "0: Color 0\n") + "\n"
+    planning = json.loads(invoke("prompt", "--domain", "blocksworld", "--instance", "2", "--format", "json",
+                                 *data).stdout)
+    assert [m["role"] for m in planning] == ["system", "user"]
+    bad = invoke("prompt", "--domain", "coloring", "--instance", "1", "--purpose", "verify-no-info", *data, check=2)
+    assert bad.stderr.startswith("error: ") and "no-info" in bad.stderr
+    assert "error:" in invoke("prompt", "--domain", "game24", "--instance", "1-3", *data, check=2).stderr

@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "critiquebench.cli.study",
     "critiquebench.cli.verify",
     "critiquebench.cli.imports",
+    "critiquebench.cli.prompt",
 )
 
 
