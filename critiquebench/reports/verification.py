@@ -84,29 +84,30 @@ class CritiqueRow:
     table: str = "critique"
 
 
-def _variant(kind: str) -> str:
-    return split_kind(kind)[1]
+def _agreement(g: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The agreement counts and rates of judged answers `g`, as the fields of the report rows."""
+    valid = [r for r in g if r["sound_valid"]]
+    invalid = [r for r in g if not r["sound_valid"]]
+    fp = sum(1 for r in invalid if r["llm_verdict"])
+    fn = sum(1 for r in valid if not r["llm_verdict"])
+    asked = [r for r in g if r.get("evaluation_correct") is not None]
+    return dict(
+        agree=len(g) - fp - fn, accuracy=ratio(len(g) - fp - fn, len(g)), false_pos=fp, sound_invalid=len(invalid),
+        fpr=ratio(fp, len(invalid)), false_neg=fn, sound_valid=len(valid), fnr=ratio(fn, len(valid)),
+        evaluation_correct=sum(1 for r in asked if r["evaluation_correct"]), evaluations=len(asked),
+    )  # fmt: skip
 
 
 def paper_table2_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]
                       ) -> list[PaperTable2Row]:  # fmt: skip
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
-        groups[(row["domain"], _variant(row["kind"]))].append(row)
-    out = []
-    for domain, variant in ordered_keys(groups, config):
-        g = groups[(domain, variant)]
-        valid = [r for r in g if r["sound_valid"]]
-        invalid = [r for r in g if not r["sound_valid"]]
-        fp = sum(1 for r in invalid if r["llm_verdict"])
-        fn = sum(1 for r in valid if not r["llm_verdict"])
-        asked = [r for r in g if r.get("evaluation_correct") is not None]
-        out.append(PaperTable2Row(
-            study, domain, variant, len(g), len(g) - fp - fn, ratio(len(g) - fp - fn, len(g)), fp, len(invalid),
-            ratio(fp, len(invalid)), fn, len(valid), ratio(fn, len(valid)),
-            sum(1 for r in asked if r["evaluation_correct"]), len(asked),
-        ))  # fmt: skip
-    return out
+        groups[(row["domain"], split_kind(row["kind"])[1])].append(row)
+    return [
+        PaperTable2Row(study, domain, variant, len(g), **_agreement(g))
+        for domain, variant in ordered_keys(groups, config)
+        for g in [groups[(domain, variant)]]
+    ]
 
 
 def kind_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[VerifyRow]:
@@ -117,20 +118,12 @@ def kind_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]
     out = []
     for key in ordered_keys(groups, config):
         g = groups[key]
-        valid = [r for r in g if r["sound_valid"]]
-        invalid = [r for r in g if not r["sound_valid"]]
-        fp = sum(1 for r in invalid if r["llm_verdict"])
-        fn = sum(1 for r in valid if not r["llm_verdict"])
-        asked = [r for r in g if r.get("evaluation_correct") is not None]
-        out.append(
-            VerifyRow(
-                study, key[0], key[1], len(g), len(g) - fp - fn, ratio(len(g) - fp - fn, len(g)),
-                sum(1 for r in g if r["llm_verdict"]), fp, len(invalid), ratio(fp, len(invalid)),
-                fn, len(valid), ratio(fn, len(valid)), sum(r["prompt_tokens"] or 0 for r in g),
-                sum(r["completion_tokens"] or 0 for r in g), sum(r["cached"] or 0 for r in g),
-                sum(1 for r in asked if r["evaluation_correct"]), len(asked),
-            )
-        )  # fmt: skip
+        out.append(VerifyRow(
+            study, key[0], key[1], len(g), said_valid=sum(1 for r in g if r["llm_verdict"]),
+            prompt_tokens=sum(r["prompt_tokens"] or 0 for r in g),
+            completion_tokens=sum(r["completion_tokens"] or 0 for r in g),
+            cache_hits=sum(r["cached"] or 0 for r in g), **_agreement(g),
+        ))  # fmt: skip
     return out
 
 
