@@ -20,6 +20,7 @@ from critiquebench.reports.tables import FORMATS, Grid, render, rich_text
 from critiquebench.store.db import connect, default_store_path
 from critiquebench.store.results import ensure_schema, load_study, save_study
 from critiquebench.studies.config import ConfigError, StudyConfig, build_config, read_toml
+from critiquebench.studies.main_job import Recorded, generated_fallback, missing_data, read_recorded, sources_note
 from critiquebench.studies.runner import (
     StudySummary,
     finished_keys,
@@ -61,10 +62,10 @@ def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     return typer.Exit(code)
 
 
-def execute_study(
-    store: Path, config: StudyConfig, progress: bool, replay: bool, figure: Path | None
-) -> None:
-    """Run (or resume) a stored study, print Table 1; exit 1 if runs failed, 130 if interrupted."""
+def _execute(
+    store: Path, config: StudyConfig, progress: bool, replay: bool
+) -> tuple[StudySummary, dict[str, Any]]:
+    """Run (or resume) a stored study and print its one-line summary; errors and Ctrl-C become exits."""
     from critiquebench.llm.client import LLMSettings, open_llm
     from critiquebench.store.cache import CallCache
 
@@ -100,6 +101,20 @@ def execute_study(
         log.debug("study %s could not run", config.name, exc_info=True)
         raise _fail(str(exc)) from exc
     _print_summary(config, summary, usage)
+    return summary, usage
+
+
+def _exit_code(summaries: list[StudySummary]) -> int:
+    if any(s.interrupted or s.not_started for s in summaries):
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED if any(s.failed for s in summaries) else 0
+
+
+def execute_study(
+    store: Path, config: StudyConfig, progress: bool, replay: bool, figure: Path | None
+) -> None:
+    """Run (or resume) a stored study, print Table 1; exit 1 if runs failed, 130 if interrupted."""
+    summary, _ = _execute(store, config, progress, replay)
     db = connect(store)
     typer.echo(render(table1(db, config.name), "table"))
     verifier_rows = table2(db, config.name)
@@ -107,10 +122,41 @@ def execute_study(
         typer.echo(render(verifier_rows, "table"))
     if figure is not None:
         _write_figure(db, config.name, figure)
-    if summary.interrupted or summary.not_started:
-        raise typer.Exit(EXIT_INTERRUPTED)
-    if summary.failed:
-        raise typer.Exit(EXIT_FAILED)
+    if code := _exit_code([summary]):
+        raise typer.Exit(code)
+
+
+def execute_main_job(
+    store: Path, live: StudyConfig, recorded: list[Recorded], progress: bool, replay: bool, figure: Path | None
+) -> None:
+    """Replay every recorded file (0 calls), run the live study, print one summary of both (see main_job)."""
+    from critiquebench.importers.planbench import ImportError_, import_planbench
+    from critiquebench.reports.findings import combined_curve, summary_grids
+
+    summaries, replayed = [], []
+    for item in recorded:
+        if not item.file.is_file():
+            err.print(f"recorded study {item.study}: skipped, {item.file} is missing", markup=False)
+            continue
+        try:
+            config, _ = import_planbench(item.file, store, item.study)
+        except (ImportError_, ConfigError) as exc:
+            err.print(f"recorded study {item.study}: skipped: {exc}", markup=False)
+            continue
+        summaries.append(_execute(store, config, progress, replay=True)[0])
+        replayed.append(item.study)
+    summaries.append(_execute(store, live, progress, replay)[0])
+    db = connect(store)
+    typer.echo(rich_text(summary_grids(db, replayed, live.name)))
+    if figure is not None:
+        from critiquebench.reports.figures import budget_figure
+
+        path = budget_figure(combined_curve(db, [*replayed, live.name]), figure, "recorded and live")
+        err.print(f"Figure 2 written to {path}")
+    names = " ".join([live.name, *replayed])
+    typer.echo(f"Every table per study: critiquebench report NAME [--table 2|figure] (studies: {names})")
+    if code := _exit_code(summaries):
+        raise typer.Exit(code)
 
 
 def _write_figure(db: Any, study: str, path: Path) -> None:
@@ -136,13 +182,19 @@ def _print_summary(config: StudyConfig, s: StudySummary, usage: dict[str, Any]) 
 
 def _study_for_run(
     db: Any, name: str, config: Path | None, flags: dict[str, Any]
-) -> tuple[StudyConfig, Path | None]:
-    """The study `run` should execute, and the figure path from the TOML file if any."""
+) -> tuple[StudyConfig, Path | None, list[Recorded]]:
+    """The study `run` should execute, the figure path from the TOML file if any, and the recorded runs a
+    main-job TOML lists (see critiquebench.studies.main_job)."""
     file_values = read_toml(config) if config else {}
     figure = file_values.pop("figure", None)
+    recorded = read_recorded(file_values.pop("recorded"), config.parent) if config and "recorded" in file_values else []
+    if recorded and flags["dataset"] is None and missing_data(file_values.get("dataset")):
+        for line in sources_note(file_values.get("dataset")):
+            err.print(line, markup=False)
+        name, file_values = generated_fallback(name, file_values)
     stored = load_study(db, name)
     if stored is not None and config is None and all(flags[k] is None for k in _IDENTITY_FLAGS):
-        return _operational(StudyConfig.from_dict(stored), flags), None  # plain `run NAME` resumes
+        return _operational(StudyConfig.from_dict(stored), flags), None, []  # plain `run NAME` resumes
     study = build_config(name, file_values, flags)
     if stored is not None and (diff := study.differences(StudyConfig.from_dict(stored))):
         raise ConfigError(
@@ -150,7 +202,7 @@ def _study_for_run(
             + "\n  ".join(diff)
             + f"\nchoose another name, or `critiquebench resume {name}` to continue the stored one"
         )
-    return study, Path(figure) if figure else None
+    return study, Path(figure) if figure else None, recorded
 
 
 def _operational(config: StudyConfig, flags: dict[str, Any]) -> StudyConfig:
@@ -199,11 +251,14 @@ def register(app: typer.Typer) -> None:
         try:
             db = connect(path)
             ensure_schema(db)
-            study, toml_figure = _study_for_run(db, name, config, flags)
-            save_study(db, name, study.to_dict())
+            study, toml_figure, recorded = _study_for_run(db, name, config, flags)
+            save_study(db, study.name, study.to_dict())
         except (ConfigError, OSError) as exc:
             raise _fail(str(exc)) from exc
-        execute_study(path, study, progress, replay, figure or toml_figure)
+        if recorded:
+            execute_main_job(path, study, recorded, progress, replay, figure or toml_figure)
+        else:
+            execute_study(path, study, progress, replay, figure or toml_figure)
 
     @app.command("resume")
     def resume_cmd(

@@ -1,0 +1,125 @@
+"""The main job's summary: recorded runs (GPT-4) beside the live study, on the papers' three views.
+
+- Findings: one row per recorded cell (domain x scheme), its accuracy and how many LLM calls were new (0 for a
+  replay) or cache hits, beside the live study's cell of the same domain and scheme family (`sound-first` and
+  `sound-first:rounds=3` are one family: the scheme without its parameters).
+- Table 2: the LLM as verifier, the recorded studies' rows first (GPT-4 as plan verifier when one was
+  replayed), then the live study's.
+- Figure 2: accuracy by round budget, every iterative curve of every study, as a few budget columns in text and
+  all budgets in the PNG.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import sqlite_utils
+
+from critiquebench.reports.metrics import BudgetPoint, Table1Row, budget_curve, study_config, table1, table2
+from critiquebench.reports.tables import Grid, pct
+
+
+def _family(spec: str) -> str:
+    return spec.partition(":")[0]
+
+
+def _cell(row: Table1Row) -> str:
+    failed = f", {row.failed} failed" if row.failed else ""
+    return f"{pct(row.correct, row.total)}{failed}"
+
+
+def _model(db: sqlite_utils.Database, study: str) -> str:
+    return str(study_config(db, study).get("model") or "?")
+
+
+def findings_grid(db: sqlite_utils.Database, recorded: Sequence[str], live: str | None) -> Grid:
+    """Recorded studies' Table 1 cells beside the live study's cells of the same domain and scheme family."""
+    live_rows: dict[tuple[str, str], Table1Row] = {}
+    if live:
+        for row in table1(db, live):
+            live_rows.setdefault((row.domain, _family(row.scheme)), row)
+    live_model = _model(db, live) if live else "live"
+    body = []
+    for study in recorded:
+        model = _model(db, study)
+        for row in table1(db, study):
+            mine = live_rows.get((row.domain, _family(row.scheme)))
+            body.append(
+                [
+                    study,
+                    row.domain,
+                    row.scheme,
+                    f"{model}: {_cell(row)}",
+                    f"{row.llm_calls - row.cache_hits} new, {row.cache_hits} cached",
+                    "-" if mine is None else f"{_cell(mine)} ({mine.scheme})",
+                ]
+            )
+    return Grid(
+        "Findings: recorded runs replayed offline, beside the live study",
+        ["recorded study", "domain", "scheme", "accuracy", "LLM calls", f"{live_model} (live)"],
+        body,
+        "Every recorded call is answered from the cache: 'new' counts calls that reached an endpoint. "
+        "The live column is the same domain and scheme (any parameters) in the live study; '-' = not run there.",
+    )
+
+
+def verifier_grid(db: sqlite_utils.Database, studies: Sequence[str]) -> Grid | None:
+    """Table 2 rows of every study that has an LLM verifier, tagged with the study and its model."""
+    body = []
+    for study in studies:
+        config = study_config(db, study)
+        if config.get("kind") == "verify":
+            continue  # verification-only studies have their own report (`critiquebench report NAME`)
+        for r in table2(db, study):
+            body.append([study, str(config.get("model")), r.domain, r.scheme, pct(r.agree, r.n),
+                         pct(r.false_pos, r.sound_invalid), pct(r.false_neg, r.sound_valid)])  # fmt: skip
+    if not body:
+        return None
+    return Grid(
+        "Table 2: the LLM as verifier vs the sound verifier",
+        ["study", "model", "domain", "scheme", "accuracy", "FPR", "FNR"],
+        body,
+        "Accuracy: the LLM agrees with the sound verdict. FPR: LLM said valid among sound-invalid answers. "
+        "FNR: LLM said invalid among sound-valid answers.",
+    )
+
+
+def combined_curve(db: sqlite_utils.Database, studies: Sequence[str]) -> list[BudgetPoint]:
+    """Figure 2 points of all studies, each curve's scheme prefixed with its model so the legend tells them apart."""
+    points = []
+    for study in studies:
+        model = _model(db, study)
+        points += [replace(p, scheme=f"{model} {p.scheme}") for p in budget_curve(db, study)]
+    return points
+
+
+def curve_grid(points: Sequence[BudgetPoint], budgets: Sequence[int] = (1, 2, 3, 4, 5, 10, 15)) -> Grid:
+    """Figure 2 as text: one row per curve, accuracy at a few round budgets (a budget past a curve's last
+    round repeats its last value, as the curve is flat there)."""
+    curves: dict[tuple[str, str], dict[int, BudgetPoint]] = {}
+    for p in points:
+        curves.setdefault((p.domain, p.scheme), {})[p.budget] = p
+    top = max((p.budget for p in points), default=1)
+    shown = [b for b in budgets if b <= top] or [1]
+    body = []
+    for (domain, scheme), by_budget in curves.items():
+        last = max(by_budget)
+        cells = [by_budget[min(b, last)] for b in shown]
+        body.append([domain, scheme, *(pct(c.correct, c.total) for c in cells)])
+    return Grid(
+        "Figure 2: accuracy by round budget n",
+        ["domain", "curve", *(f"n={b}" for b in shown)],
+        body,
+        "A run's answer at budget n is the one it stopped at if that round is <= n, else round n's answer.",
+    )
+
+
+def summary_grids(db: sqlite_utils.Database, recorded: Sequence[str], live: str | None) -> list[Grid]:
+    """The main job's summary, in print order."""
+    studies = [*recorded, *([live] if live else [])]
+    grids = [findings_grid(db, recorded, live)]
+    if (verifier := verifier_grid(db, studies)) is not None:
+        grids.append(verifier)
+    grids.append(curve_grid(combined_curve(db, studies)))
+    return grids

@@ -1,0 +1,66 @@
+"""The main job: recorded GPT-4 runs replayed offline beside a small live study, as one command.
+
+A study TOML becomes a main job when it has a `[recorded]` table: study name -> recorded results file (paths
+relative to the TOML file). `critiquebench run NAME --config FILE` then imports and replays every recorded file
+(each call answered from the cache, 0 calls to any endpoint), runs the live study NAME, and prints one summary
+(`critiquebench.reports.findings`). Without the datasets folder, it says where each dataset comes from and
+runs the live study on generated instances instead, under the name NAME-generated (so the study stored
+under NAME never changes definition).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from critiquebench.studies.config import NAME_RE, ConfigError
+
+# Where each folder of the datasets root comes from (see the datasets' own README.md).
+DATASET_SOURCES: dict[str, str] = {
+    "game24": "Game of 24 ranks (24.csv): princeton-nlp/tree-of-thought-llm, src/tot/data/24/24.csv (MIT)",
+    "graph_coloring": "planar graphs instance-N.col: kstechly/gpt-and-i, data/instances/graph_coloring/",
+    "planbench": "PDDL domains, instances and GPT-4's recorded runs (reference/, tasks/): karthikv792/LLMs-Planning "
+    "(PlanBench), plan-bench/ and llm_planning_analysis/results/ (MIT)",
+}
+GENERATED = "gen:2:1"  # two generated instances per domain, seed 1: what runs when no data is there
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One recorded results file to import and replay as study `study`."""
+
+    study: str
+    file: Path
+
+
+def read_recorded(values: Any, base: Path) -> list[Recorded]:
+    """The `[recorded]` table of a study TOML, with paths made absolute relative to `base` (the file's folder)."""
+    if not isinstance(values, Mapping):
+        raise ConfigError("[recorded] must be a table of study name = results file")
+    out = []
+    for study, file in values.items():
+        if not NAME_RE.match(str(study)) or not isinstance(file, str):
+            raise ConfigError(f"[recorded] {study!r}: write STUDY_NAME = \"path/to/results.json\"")
+        out.append(Recorded(str(study), (base / file).resolve()))
+    return out
+
+
+def missing_data(dataset: str | None) -> bool:
+    return bool(dataset) and not Path(str(dataset)).is_dir()
+
+
+def sources_note(dataset: str | None) -> list[str]:
+    """Lines telling a user without the datasets folder what goes in it and where each part comes from."""
+    lines = [f"datasets folder {dataset} is missing; it holds public data, as published:"]
+    lines += [f"  {folder}/: {source}" for folder, source in DATASET_SOURCES.items()]
+    lines.append("running what needs no data: the live study on generated instances; recorded runs are skipped")
+    return lines
+
+
+def generated_fallback(name: str, file_values: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The live study's name and TOML values when its dataset is missing: generated instances, no dataset."""
+    values = {k: v for k, v in file_values.items() if k != "dataset"}
+    values["instances"] = GENERATED
+    return f"{name}-generated", values

@@ -1,0 +1,82 @@
+"""The main job (a study TOML with `[recorded]` files): GPT-4's recorded runs replayed with 0 calls, the live study
+beside them, one summary. The live part talks to the scripted server, never the embedded model."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DATASETS
+from tests.scripted_server import ScriptedServer
+
+REFERENCE = DATASETS / "planbench" / "reference"
+CLI = [sys.executable, "-m", "critiquebench.cli"]
+
+
+def job_toml(folder: Path, base_url: str, dataset: Path, recorded: dict[str, Path]) -> Path:
+    lines = [
+        'domains = ["blocksworld"]',
+        'schemes = ["standard", "sound-first:rounds=2", "llm-llm:rounds=2"]',
+        'instances = "gen:1:1"',
+        f'dataset = "{dataset}"',
+        f'base_url = "{base_url}"',
+        'model = "scripted"',
+        "concurrency = 2",
+        "[recorded]",
+        *(f'{study} = "{path}"' for study, path in recorded.items()),
+    ]
+    path = folder / "job.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def run_job(toml: Path, store: Path, name: str = "main") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, "run", name, "--config", str(toml), "--store", str(store), "--no-progress"],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+
+
+@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"needs the PlanBench reference files in {REFERENCE}")
+def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_path: Path) -> None:
+    recorded = {
+        "gpt4-oneshot": REFERENCE / "gpt-4_blocksworld_one_shot.json",
+        "gpt4-backprompt": REFERENCE / "gpt-4_blocksworld_backprompting_first_error.json",
+    }
+    store = tmp_path / "store.sqlite"
+    with ScriptedServer(reply="[PLAN]\n[PLAN END]") as server:
+        toml = job_toml(tmp_path, server.base_url, DATASETS, recorded)
+        result = run_job(toml, store)
+        assert result.returncode == 0, result.stderr
+        out = result.stdout
+        assert "gpt-4: 31.4% (157/500)" in out and "0 new, 500 cached" in out
+        assert "gpt-4: 82.0% (41/50)" in out and "0 new, 286 cached" in out
+        # the live study's cells of the same domain and scheme family sit beside them
+        assert "0.0% (0/1) (standard)" in out and "0.0% (0/1) (sound-first:rounds=2)" in out
+        # Figure 2 carries GPT-4's backprompting curve over rounds: 41/50 by round 15
+        assert "gpt-4 sound-first" in out and "n=15" in out
+        assert "Table 2" in out and "scripted" in out  # the live llm-llm rounds judged by the LLM
+        answered = server.answered
+    with sqlite3.connect(store) as db:
+        recorded_calls = db.execute(
+            "SELECT count(*) FROM llm_events e WHERE kind != 'hit' AND model = 'gpt-4'"
+        ).fetchone()[0]
+    assert recorded_calls == 0
+    assert answered > 0
+    # a second run is answered from the store (the scripted server is gone): the same summary, no call
+    again = run_job(toml, store)
+    assert again.returncode == 0, again.stderr
+    assert "gpt-4: 82.0% (41/50)" in again.stdout and "LLM calls: 0 new" in again.stderr
+
+
+def test_without_datasets_it_names_their_sources_and_runs_generated_instances(tmp_path: Path) -> None:
+    missing = tmp_path / "no-datasets"
+    recorded = {"gpt4-oneshot": missing / "planbench" / "reference" / "gpt-4_blocksworld_one_shot.json"}
+    with ScriptedServer(reply="[PLAN]\n[PLAN END]") as server:
+        result = run_job(job_toml(tmp_path, server.base_url, missing, recorded), tmp_path / "store.sqlite")
+    assert result.returncode == 0, result.stderr
+    assert "karthikv792/LLMs-Planning" in result.stderr and "princeton-nlp/tree-of-thought-llm" in result.stderr
+    assert "recorded study gpt4-oneshot: skipped" in result.stderr
+    assert "study main-generated: 6 runs: 6 done now" in result.stderr
