@@ -1,5 +1,6 @@
 """Plan validation throughput: critiquebench's ground-STRIPS validator vs unified-planning's
-SequentialPlanValidator, on the 500 GPT-4 Blocksworld plans of PlanBench's one-shot results.
+SequentialPlanValidator, on the 500 GPT-4 Blocksworld plans of PlanBench's one-shot results, and on the
+typed AutoPlanBench domains (every gold plan, and each with a step dropped, two swapped, the last cut).
 
 Both sides parse every problem once and convert every plan once before timing; the timed loop is validation
 only, over all 500 plans, measured in the same process: ours best of `--repeat` runs with its ground-action
@@ -19,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains.planning import load_planning_domain
+from critiquebench.domains.planning.instances import read_plan_file
 from critiquebench.domains.planning.validator import check_plan
 
+TYPED_DOMAINS = ("depot", "floortile", "goldminer", "gripper", "rovers", "satellite", "visitall")
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 
 
@@ -49,10 +52,7 @@ def main() -> None:
     args = parser.parse_args()
     try:
         import unified_planning.shortcuts as up_shortcuts
-        from unified_planning.engines.plan_validator import SequentialPlanValidator
-        from unified_planning.engines.results import ValidationResultStatus
         from unified_planning.io import PDDLReader
-        from unified_planning.plans import SequentialPlan
     except ImportError:
         print("unified-planning is not installed (pip install unified-planning); skipping the benchmark.")
         return
@@ -63,18 +63,55 @@ def main() -> None:
 
     domain = load_planning_domain("blocksworld")
     instances = {i.id: i for i in domain.load(",".join(sorted({p[0] for p in plans})), path=bw)}
-    ours = [(domain.task(instances[i]), _steps(plan)) for i, plan in plans]
 
     up_shortcuts.get_environment().credits_stream = None
+    up_shortcuts.get_environment().error_used_name = False  # floortile: an action and a predicate "up"
     reader = PDDLReader()
     domain_text = (bw / "domain.pddl").read_text()
-    problems = {i: reader.parse_problem_string(domain_text, instances[i].data["problem"]) for i, _ in plans}
-    theirs = []
-    for i, plan in plans:
-        text = "\n".join(plan)
-        theirs.append((problems[i], reader.parse_plan_string(problems[i], text) if text else SequentialPlan([])))
-    validator = SequentialPlanValidator()
+    cases = [
+        (domain.task(instances[i]), _steps(plan), domain_text, instances[i].data["problem"], plan) for i, plan in plans
+    ]
+    _compare("PlanBench Blocksworld, 500 GPT-4 plans", cases, reader, args.repeat)
 
+    typed: list[tuple[Any, ...]] = []
+    for name in TYPED_DOMAINS:
+        folder = args.data / "autoplanbench" / name
+        apb = load_planning_domain(folder, "pddl")
+        text = (folder / "domain.pddl").read_text()
+        for inst in apb.load(None):
+            gold = read_plan_file(folder / "orig_gold_plans" / f"instance-{inst.id}_gold_plan.txt")
+            # The gold plan and three broken ones (a step dropped, two swapped, the last cut).
+            k = len(gold) // 2
+            variants = [
+                gold,
+                gold[:k] + gold[k + 1 :],
+                gold[:k] + gold[k + 1 : k + 2] + gold[k : k + 1] + gold[k + 2 :],
+                gold[:-1],
+            ]
+            typed += [(apb.task(inst), _steps(v), text, inst.data["problem"], v) for v in variants]
+    _compare(
+        f"AutoPlanBench typed domains ({', '.join(TYPED_DOMAINS)}), gold and broken plans", typed, reader, args.repeat
+    )
+
+
+def _compare(label: str, cases: list[tuple[Any, ...]], reader: Any, repeat: int) -> None:
+    """Times both validators on `cases` of (our task, our steps, domain PDDL, problem PDDL, plan lines)."""
+    from unified_planning.engines.plan_validator import SequentialPlanValidator
+    from unified_planning.engines.results import ValidationResultStatus
+    from unified_planning.plans import SequentialPlan
+
+    problems: dict[tuple[str, str], Any] = {}
+    theirs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for *_ours, dom, prob, plan in cases:
+            if (dom, prob) not in problems:
+                problems[(dom, prob)] = reader.parse_problem_string(dom, prob)
+            problem = problems[(dom, prob)]
+            text = "\n".join(plan)
+            theirs.append((problem, reader.parse_plan_string(problem, text) if text else SequentialPlan([])))
+    validator = SequentialPlanValidator()
+    ours = [(task, steps) for task, steps, *_rest in cases]
     our_verdicts = [check_plan(task, steps).valid for task, steps in ours]
 
     def run_ours() -> None:
@@ -83,7 +120,7 @@ def main() -> None:
         for task, steps in ours:
             check_plan(task, steps)
 
-    t_ours = _best(run_ours, args.repeat)
+    t_ours = _best(run_ours, repeat)
     # unified-planning takes tens of milliseconds per plan, so one timed pass (which also collects its
     # verdicts) keeps the benchmark short; its run-to-run spread is small next to the ratio.
     start = time.perf_counter()
@@ -91,8 +128,9 @@ def main() -> None:
         warnings.simplefilter("ignore")
         up_verdicts = [validator.validate(p, plan).status == ValidationResultStatus.VALID for p, plan in theirs]
     t_up = time.perf_counter() - start
-    n = len(plans)
+    n = len(cases)
     agree = sum(a == b for a, b in zip(our_verdicts, up_verdicts, strict=True))
+    print(f"== {label}")
     print(f"plans: {n} (valid by ours: {sum(our_verdicts)}, agreement with unified-planning: {agree}/{n})")
     print(f"critiquebench check_plan (cold):          {t_ours / n * 1e6:9.1f} us/plan")
     print(f"unified-planning SequentialPlanValidator: {t_up / n * 1e6:9.1f} us/plan")

@@ -74,4 +74,8 @@ def load_instances(domain: Domain, selection: str | None, dataset: Path | None =
 
 def _has_own_instances(domain: Domain) -> bool:
     folder = getattr(domain, "folder", None)  # planning domains built from a folder
-    return folder is not None and (Path(folder) / "instances").is_dir()
+    if folder is None:
+        return False
+    from critiquebench.domains.planning.instances import problem_folder
+
+    return problem_folder(Path(folder)) is not None

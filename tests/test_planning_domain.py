@@ -30,7 +30,7 @@ def test_is_a_domain(blocksworld):
 def test_load_selection_ids_and_examples(blocksworld):
     instances = blocksworld.load("2-4,9", PLANBENCH / "blocksworld")
     assert [i.id for i in instances] == ["2", "3", "4", "9"]
-    assert [e["id"] for e in instances[0].data["examples"]] == ["1", "501", "500"]  # N-1 first, wrapping
+    assert [e["id"] for e in instances[0].data["examples"]][:3] == ["1", "501", "500"]  # N-1 first, wrapping
     assert instances[0].data["examples"][0]["plan"][0].startswith("(")  # from optimal_plans.json
     json.dumps([i.data for i in instances])  # checkpoints and the store need JSON
     with pytest.raises(PlanningError, match="ships no instances"):

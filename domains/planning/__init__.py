@@ -1,5 +1,5 @@
 """STRIPS planning domains from PDDL: PlanBench's Blocksworld, Mystery Blocksworld and Logistics, or any
-folder with a ``domain.pddl`` and a PlanBench-style ``config.yaml`` (plus ``instances/`` with its problems).
+folder with a ``domain.pddl`` and its problems (IPC, AutoPlanBench and PlanBench layouts alike).
 
     domain = load_planning_domain("blocksworld")                  # shipped domain, nl prompts
     domain = load_planning_domain("path/to/my_domain", "pddl")   # a user folder, raw-PDDL prompts
@@ -20,22 +20,23 @@ __all__ = ["BUILTIN_PLANNING", "PROMPT_STYLES", "PlanningDomain", "PlanningError
 
 
 def load_planning_domain(
-    name_or_folder: str | Path, prompt_style: str = "nl", *, strict: bool = False, shots: int = 3
+    name_or_folder: str | Path, prompt_style: str | None = None, *, strict: bool = False, shots: int = 3
 ) -> PlanningDomain:
-    """A builtin planning domain by name, or a user domain folder (domain.pddl + config.yaml).
+    """A builtin planning domain by name, or a PDDL domain folder as it is (domain.pddl, problems in
+    instances/, orig_problems/ or the folder itself, optional natural-language templates).
 
-    `prompt_style` is one of `PROMPT_STYLES`; `strict` makes action-like lines that cannot be read invalidate
-    a plan (PlanBench skips them); `shots` is the number of examples in the pddl style.
+    `prompt_style` is one of `PROMPT_STYLES` (None: nl when the folder has templates, else pddl); `strict`
+    makes action-like lines that cannot be read invalidate a plan (PlanBench skips them); `shots` is the
+    number of examples in the pddl style.
     """
     if str(name_or_folder) in BUILTIN_PLANNING:
         name = str(name_or_folder)
-        return PlanningDomain(name, DATA_DIR / name, prompt_style, strict, shots, generator=name)
+        return PlanningDomain(name, DATA_DIR / name, prompt_style or "nl", strict, shots, generator=name)
     folder = Path(name_or_folder).expanduser()
     if not folder.is_dir():
         raise PlanningError(
             f"{name_or_folder}: not a builtin planning domain ({', '.join(BUILTIN_PLANNING)}) nor a folder"
         )
-    for needed in ("domain.pddl", "config.yaml"):
-        if not (folder / needed).is_file():
-            raise PlanningError(f"{folder}: a planning domain folder needs {needed}")
+    if not (folder / "domain.pddl").is_file():
+        raise PlanningError(f"{folder}: a planning domain folder needs domain.pddl")
     return PlanningDomain(folder.resolve().name, folder.resolve(), prompt_style, strict, shots)

@@ -16,12 +16,12 @@ from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Verd
 from critiquebench.domains.planning import prompts
 from critiquebench.domains.planning.candidates import CANDIDATE_KINDS, make_candidate
 from critiquebench.domains.planning.generators import GENERATORS, generate_problems
-from critiquebench.domains.planning.instances import generated_instances, load_instances
+from critiquebench.domains.planning.instances import generated_instances, load_instances, problem_folder
 from critiquebench.domains.planning.parser import ActionReader, ParsedPlan
 from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_problem_text
 from critiquebench.domains.planning.planner import find_plan
 from critiquebench.domains.planning.strips import DomainModel, PlanningError, Task
-from critiquebench.domains.planning.templates import NLConfig, load_config
+from critiquebench.domains.planning.templates import NL_SOURCES, NLConfig, find_nl_config
 from critiquebench.domains.planning.validator import (
     INVALID,
     check_plan,
@@ -49,11 +49,12 @@ class _Problem:
 
 @dataclass
 class PlanningDomain:
-    """A PDDL planning domain. `folder` holds domain.pddl and config.yaml (and optionally instances/)."""
+    """A PDDL planning domain. `folder` holds domain.pddl, optionally natural-language templates (config.yaml
+    or domain_description*.json) and problems. `prompt_style` None means nl when templates exist, else pddl."""
 
     name: str
     folder: Path
-    prompt_style: str = "nl"
+    prompt_style: str | None = None
     strict: bool = False
     shots: int = 3
     generator: str | None = None
@@ -61,10 +62,14 @@ class PlanningDomain:
     model: DomainModel = field(init=False, repr=False)
     cfg: NLConfig = field(init=False, repr=False)
     domain_pddl: str = field(init=False, repr=False)
+    nl_source: Path | None = field(init=False, repr=False)
     _problems: dict[str, _Problem] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.cfg, self.nl_source = find_nl_config(self.folder, self.name)
+        if self.prompt_style is None:
+            self.prompt_style = "nl" if self.nl_source is not None else "pddl"
         if self.prompt_style not in prompts.PROMPT_STYLES:
             raise PlanningError(f"unknown prompt style {self.prompt_style!r}; known: {prompts.PROMPT_STYLES}")
         source = self.folder / "domain.pddl"
@@ -73,10 +78,17 @@ class PlanningDomain:
         except OSError as err:
             raise PlanningError(f"{source}: cannot read domain: {err}") from None
         self.model = parse_domain_text(self.domain_pddl, str(source))
-        self.cfg = load_config(self.folder / "config.yaml", self.name)
+        self._require_nl(self.prompt_style)
         unknown = sorted(set(self.model.schemas) - set(self.cfg.actions))
-        if unknown:
-            raise PlanningError(f"{self.folder / 'config.yaml'}: no English template for action(s) {unknown}")
+        if unknown and self.nl_source is not None:
+            raise PlanningError(f"{self.nl_source}: no English template for action(s) {unknown}")
+
+    def _require_nl(self, style: str) -> None:
+        if style != "pddl" and self.nl_source is None:
+            raise PlanningError(
+                f"{self.folder}: natural-language prompts need {NL_SOURCES} in the folder; "
+                "use prompt_style=pddl for PDDL prompts"
+            )
 
     # ---- problems ----
     def _problem(self, text: str, source: str) -> _Problem:
@@ -103,13 +115,14 @@ class PlanningDomain:
     # ---- Domain protocol ----
     def load(self, selection: str | None = None, path: Path | None = None) -> list[Instance]:
         if path is None:
-            path = self.folder / "instances"
-            if not path.is_dir():
+            found = problem_folder(self.folder)
+            if found is None:
                 raise PlanningError(
                     f"domain {self.name!r} ships no instances: pass a dataset folder with "
                     "instances/instance-N.pddl "
                     "(e.g. ../shared/datasets/planbench/" + self.name + ") or generate instances"
                 )
+            path = self.folder
         instances = load_instances(self.name, Path(path), selection)
         for inst in instances:  # parse now so a malformed file fails here, naming the file
             self.task(inst)
@@ -130,6 +143,7 @@ class PlanningDomain:
             return prompts.messages(prompts.pddl_prompt(self.domain_pddl, instance.data["problem"], shots[::-1]))
         if style not in ("nl", "nl_legacy"):
             raise PlanningError(f"unknown prompt style {style!r}; known: {prompts.PROMPT_STYLES}")
+        self._require_nl(style)
         shots_nl = [
             (self._problem(e["problem"], e["id"]).task, self._plan(e["problem"], e["id"], e.get("plan")))
             for e in examples[:1]

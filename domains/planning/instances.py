@@ -1,7 +1,9 @@
 """Instance files of a PDDL dataset folder -> `Instance`s (ids, problem text and one-shot examples).
 
-A dataset is a folder with ``instances/instance-N.pddl`` (or the ``.pddl`` files directly) and optionally
-PlanBench's ``optimal_plans.json``; a single ``.pddl`` file also works. Instance ``instance-N.pddl`` gets id
+A dataset is a folder with its problems in ``instances/``, ``orig_problems/`` (AutoPlanBench), ``problems/`` or
+the folder itself, and optionally known plans: PlanBench's ``optimal_plans.json``, or one plan file per
+problem (``orig_gold_plans/instance-N_gold_plan.txt``, ``gold_plans/``, ``plans/``, or ``instance-N.plan``
+/ ``.soln`` beside the problem); a single ``.pddl`` file also works. Instance ``instance-N.pddl`` gets id
 "N"; its examples are the instances before it in id order (PlanBench's one-shot example for N is N-1),
 wrapping around for the first one.
 """
@@ -17,7 +19,11 @@ from critiquebench.domains.base import Instance
 from critiquebench.domains.datasets import Generated, parse_selection, pick
 from critiquebench.domains.planning.strips import PlanningError
 
-MAX_EXAMPLES = 3  # enough for the pddl style's shots; the nl style uses the first
+MAX_EXAMPLES = 16  # the intrinsic self-critique paper's 16-shot planner; the nl style uses the first
+PROBLEM_FOLDERS = ("instances", "orig_problems", "problems")
+PLAN_FOLDERS = ("orig_gold_plans", "gold_plans", "plans")
+PLAN_SUFFIXES = ("_gold_plan.txt", ".plan", ".soln", ".txt")
+NOT_PROBLEMS = ("domain.pddl", "domain_p.pddl")
 _ID = re.compile(r"^instance-(.+)$")
 
 
@@ -30,14 +36,47 @@ def _sort_key(ident: str) -> tuple[int, int | str]:
     return (0, int(ident)) if ident.isdigit() else (1, ident)
 
 
+def problem_folder(path: Path) -> Path | None:
+    """Where the problems of dataset folder `path` are, or None when it holds none."""
+    for name in PROBLEM_FOLDERS:
+        if (path / name).is_dir() and _problem_files(path / name):
+            return path / name
+    return path if _problem_files(path) else None
+
+
+def _problem_files(folder: Path) -> list[Path]:
+    return [p for p in folder.glob("*.pddl") if p.name.lower() not in NOT_PROBLEMS]
+
+
 def _files(path: Path) -> tuple[Path, list[Path]]:
     if path.is_file():
         return path.parent, [path]
-    folder = path / "instances" if (path / "instances").is_dir() else path
-    files = [p for p in folder.glob("*.pddl") if p.name != "domain.pddl"]
-    if not files:
-        raise PlanningError(f"{path}: no problem files (*.pddl or instances/*.pddl) found")
-    return folder, files
+    folder = problem_folder(path)
+    if folder is None:
+        raise PlanningError(f"{path}: no problem files (*.pddl in {', '.join(PROBLEM_FOLDERS)}/ or the folder) found")
+    return folder, _problem_files(folder)
+
+
+def read_plan_file(path: Path) -> list[str]:
+    """PDDL action lines of a plan file (VAL / Fast Downward format: one ``(act a b)`` per line, ``;`` notes)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise PlanningError(f"{path}: cannot read plan: {err}") from None
+    return [ln.split(";", 1)[0].strip() for ln in text.splitlines() if ln.split(";", 1)[0].strip()]
+
+
+def _plan_files(path: Path, folder: Path, ids: list[str], by_id: dict[str, Path]) -> dict[str, list[str]]:
+    places = [path / name for name in PLAN_FOLDERS if (path / name).is_dir()] + [folder]
+    out: dict[str, list[str]] = {}
+    for ident in ids:
+        stem = by_id[ident].stem
+        for place in places:
+            found = next((place / (stem + s) for s in PLAN_SUFFIXES if (place / (stem + s)).is_file()), None)
+            if found is not None:
+                out[ident] = read_plan_file(found)
+                break
+    return out
 
 
 def _known_plans(path: Path, folder: Path) -> dict[str, list[str]]:
@@ -63,7 +102,7 @@ def load_instances(domain: str, path: Path, selection: str | None) -> list[Insta
     """Instances of `domain` from a dataset folder or file; examples come from the same folder."""
     folder, files = _files(path)
     if path.is_file():
-        siblings = [p for p in folder.glob("*.pddl") if p.name != "domain.pddl"]
+        siblings = _problem_files(folder)
         files = sorted(set(files) | set(siblings))
     by_id = {instance_id(p): p for p in files}
     ids = sorted(by_id, key=_sort_key)
@@ -76,6 +115,8 @@ def load_instances(domain: str, path: Path, selection: str | None) -> list[Insta
             raise PlanningError(f"selection {selection!r} asks for generated instances: use generate()")
         chosen = pick({i: i for i in ids}, wanted, folder)
     plans = _known_plans(path if path.is_dir() else folder, folder)
+    if not plans:
+        plans = _plan_files(path if path.is_dir() else folder.parent, folder, ids, by_id)
     texts: dict[str, str] = {}
 
     def text(ident: str) -> str:

@@ -50,6 +50,7 @@ class ActionReader:
     _obj_re: re.Pattern[str] | None = field(init=False)
     _objects: dict[str, str] = field(init=False)
     _short: frozenset[str] = field(init=False)
+    _templates: list[tuple[str, re.Pattern[str], tuple[int, ...]]] = field(init=False)
 
     def __post_init__(self) -> None:
         self._verbs = {}
@@ -73,6 +74,29 @@ class ActionReader:
             if names
             else None
         )
+        self._templates = self._template_patterns(names)
+
+    def _template_patterns(self, names: list[str]) -> list[tuple[str, re.Pattern[str], tuple[int, ...]]]:
+        """Each action's whole English template as a pattern, its slots matching object names: templates
+        such as "lift hoist {0} to lift crate {1}" repeat verbs and name actions ("up") that the verb rule
+        would split on, so a line written exactly as a template is read by the template first."""
+        obj = "|".join(r"[\s_]+".join(map(re.escape, n.split())) for n in names) or r"(?!x)x"
+        out = []
+        for name in self.task.domain.schemas:
+            template = self.cfg.actions.get(name, "").lower()
+            order = self.cfg.slot_order(name) or ()
+            parts = re.split(r"\{[^{}]*\}", template)
+            if len(parts) - 1 != len(self.task.domain.schemas[name].params) or not template.strip():
+                continue
+            literal = [r"\s+".join(map(re.escape, part.split())) for part in parts]
+            body = ""
+            for i, text in enumerate(literal):
+                body += text
+                if i < len(literal) - 1:
+                    body += (r"\s+" if parts[i][-1:].isspace() or not parts[i] else "") + f"({obj})"
+                    body += r"\s+" if parts[i + 1][:1].isspace() else ""
+            out.append((name, re.compile(r"(?<![\w-])" + body + r"(?![\w-])"), order or tuple(range(len(parts) - 1))))
+        return out
 
     def read(self, text: str) -> ParsedPlan | None:
         """The committed plan, or None when the text holds no action at all."""
@@ -92,7 +116,7 @@ class ActionReader:
         listed = number is not None or bool(_BULLET.match(raw))
         body = raw[number_match.end() :] if number_match else raw
         pddl = self._pddl_clauses(body)
-        found = pddl if any(step for _s, _e, step in pddl) else self._english_clauses(body)
+        found = pddl if any(step for _s, _e, step in pddl) else self._english_or_template(body)
         has_verb = bool(found) or bool(self._verb_re.search(body))
         actions: list[tuple[Step, bool]] = []
         for i, (_start, end, step) in enumerate(found):
@@ -109,6 +133,41 @@ class ActionReader:
             schema = self.task.domain.schemas.get(name)
             if schema is not None:
                 out.append((m.start(), m.end(), (name, args) if len(args) == len(schema.params) else None))
+        return out
+
+    def _english_or_template(self, body: str) -> list[tuple[int, int, Step | None]]:
+        """The verb rule's clauses (PlanBench's reading), unless whole templates read the line better: they
+        account for every object and verb on it, and find more actions or as many while the verb rule left a
+        verb it could not read."""
+        english = self._english_clauses(body)
+        template = self._template_clauses(body) if self._templates else []
+        if not template:
+            return english
+        rest = body
+        for start, end, _step in template:
+            rest = rest[:start] + " " * (end - start) + rest[end:]
+        if (self._obj_re and self._obj_re.search(rest)) or self._verb_re.search(rest):
+            return english
+        read = sum(step is not None for _s, _e, step in english)
+        if len(template) > read or (len(template) == read and read < len(english)):
+            return template
+        return english
+
+    def _template_clauses(self, body: str) -> list[tuple[int, int, Step | None]]:
+        hits: list[tuple[int, int, bool, Step]] = []
+        for name, pattern, order in self._templates:
+            for m in pattern.finditer(body):
+                args = [""] * len(order)
+                for slot, text in zip(order, m.groups(), strict=True):
+                    args[slot] = self._objects[" ".join(text.replace("_", " ").split())]
+                hits.append((m.start(), m.end(), not self._fits(name, tuple(args)), (name, tuple(args))))
+        # Leftmost-longest without overlaps; where two actions share a template (Logistics' "load {} into
+        # {} at {}"), the one whose types and static preconditions fit the objects wins.
+        hits.sort(key=lambda h: h[:3])
+        out: list[tuple[int, int, Step | None]] = []
+        for start, end, _misfit, step in hits:
+            if not out or start >= out[-1][1]:
+                out.append((start, end, step))
         return out
 
     def _english_clauses(self, body: str) -> list[tuple[int, int, Step | None]]:
@@ -137,20 +196,32 @@ class ActionReader:
             found.append((self._objects[text], text not in self._short, om.end()))
         return found
 
-    def _choose(self, names: list[str], objs: list[str]) -> Step | None:
-        fitting = [n for n in names if len(self.task.domain.schemas[n].params) == len(objs)]
+    def _choose(self, names: list[str], mentioned: list[str]) -> Step | None:
+        fitting = [n for n in names if len(self.task.domain.schemas[n].params) == len(mentioned)]
         if not fitting:
             return None
+        candidates = [(name, self._arguments(name, mentioned)) for name in fitting]
+        return next((c for c in candidates if self._fits(*c)), candidates[0])
+
+    def _fits(self, name: str, args: tuple[str, ...]) -> bool:
+        """Whether `name(args)` is an action of the task whose static preconditions hold."""
+        action = self.task.ground(name, args)
         static = self.task.domain.static_predicates
-        for name in fitting:
-            action = self.task.ground(name, objs)
-            if action is not None and all(f in self.task.init for f in action.pre if f[0] in static):
-                return name, tuple(objs)
-        return fitting[0], tuple(objs)
+        return action is not None and all(f in self.task.init for f in action.pre if f[0] in static)
+
+    def _arguments(self, name: str, mentioned: list[str]) -> tuple[str, ...]:
+        """Objects in the order they were written -> the action's parameter order (its template's slots)."""
+        order = self.cfg.slot_order(name)
+        if order is None or sorted(order) != list(range(len(mentioned))):
+            return tuple(mentioned)
+        args = [""] * len(mentioned)
+        for obj, slot in zip(mentioned, order, strict=True):
+            args[slot] = obj
+        return tuple(args)
 
 
 def _verb_words(template: str) -> str:
-    words = template.split("{}")[0].split() if "{}" in template else []
+    words = template.split("{")[0].split() if "{" in template else []
     while words and words[-1].lower() in _ARTICLES:
         words.pop()
     return " ".join(w.lower() for w in words)

@@ -26,11 +26,13 @@ class Schema:
 
     name: str
     params: tuple[str, ...]
-    param_types: tuple[str | None, ...]
+    param_types: tuple[frozenset[str] | None, ...]  # allowed types (``either``); None accepts any object
     pre: tuple[Fact, ...]
     neg_pre: tuple[Fact, ...]
     add: tuple[Fact, ...]
     delete: tuple[Fact, ...]
+    eq: tuple[tuple[str, str], ...] = ()  # (= x y) preconditions
+    neq: tuple[tuple[str, str], ...] = ()  # (not (= x y)) preconditions
 
 
 @dataclass(frozen=True)
@@ -41,13 +43,17 @@ class GroundAction:
     neg_pre: frozenset[Fact]
     add: frozenset[Fact]
     delete: frozenset[Fact]
+    # Equality preconditions are fixed by the arguments: the ones that fail, as ("=", x, y) facts that are
+    # false (required true) and true (required false). An action with any can never apply.
+    false_eq: frozenset[Fact] = frozenset()
+    true_neq: frozenset[Fact] = frozenset()
 
     def applicable(self, state: State) -> bool:
-        return self.pre <= state and not (self.neg_pre & state)
+        return self.pre <= state and not (self.neg_pre & state) and not (self.false_eq or self.true_neq)
 
     def unmet(self, state: State) -> tuple[frozenset[Fact], frozenset[Fact]]:
         """Positive preconditions missing from `state`, and negative ones that hold in it."""
-        return self.pre - state, self.neg_pre & state
+        return (self.pre - state) | self.false_eq, (self.neg_pre & state) | self.true_neq
 
     def apply(self, state: State) -> State:
         return (state - self.delete) | self.add
@@ -55,13 +61,25 @@ class GroundAction:
 
 @dataclass(frozen=True)
 class DomainModel:
-    """A parsed domain: its schemas by lower-case name, type parents and predicates no action changes."""
+    """A parsed domain: schemas by lower-case name, each type's parent types, constants with their declared
+    types, predicate arities."""
 
     name: str
     schemas: dict[str, Schema]
-    type_parents: dict[str, str | None]
-    constants: dict[str, str | None]
+    type_parents: dict[str, frozenset[str]]
+    constants: dict[str, frozenset[str]]
     predicates: dict[str, int]
+
+    def closure(self, kinds: frozenset[str]) -> frozenset[str]:
+        """`kinds` with all their ancestor types (a type hierarchy may have cycles in bad files: tolerated)."""
+        seen: set[str] = set()
+        todo = list(kinds)
+        while todo:
+            kind = todo.pop()
+            if kind not in seen:
+                seen.add(kind)
+                todo.extend(self.type_parents.get(kind, ()))
+        return frozenset(seen)
 
     @property
     def static_predicates(self) -> frozenset[str]:
@@ -71,11 +89,11 @@ class DomainModel:
 
 @dataclass(frozen=True)
 class Task:
-    """One grounded problem: objects (name -> type), initial state and goal, over a `DomainModel`."""
+    """One grounded problem: objects (name -> every type it has, ancestors included), initial state and goal."""
 
     domain: DomainModel
     name: str
-    objects: dict[str, str | None]
+    objects: dict[str, frozenset[str]]
     init: State
     goal: frozenset[Fact]
     neg_goal: frozenset[Fact] = frozenset()
@@ -86,19 +104,12 @@ class Task:
     def goal_reached(self, state: State) -> bool:
         return self.goal <= state and not (self.neg_goal & state)
 
-    def is_a(self, obj: str, wanted: str | None) -> bool:
-        """Whether object `obj` has type `wanted` (or a subtype); untyped parameters accept any object."""
-        if wanted is None or wanted == "object":
-            return obj in self.objects
-        kind = self.objects.get(obj)
-        parents = self.domain.type_parents
-        seen: set[str] = set()
-        while kind is not None and kind not in seen:
-            if kind == wanted:
-                return True
-            seen.add(kind)
-            kind = parents.get(kind)
-        return False
+    def is_a(self, obj: str, wanted: frozenset[str] | None) -> bool:
+        """Whether object `obj` has one of the `wanted` types (or a subtype); None accepts any object."""
+        kinds = self.objects.get(obj)
+        if kinds is None:
+            return False
+        return wanted is None or not kinds.isdisjoint(wanted)
 
     def ground(self, name: str, args: Iterable[str]) -> GroundAction | None:
         """The ground action `name(args)`, or None when the name, arity, objects or types do not fit."""
@@ -114,7 +125,13 @@ class Task:
         if not all(self.is_a(a, t) for a, t in zip(args, schema.param_types, strict=True)):
             return None
         pre, neg, add, delete = (frozenset(_instantiate(atoms, args)) for atoms in _compiled(schema))
-        return GroundAction(name, args, pre, neg, add, delete)
+        if not (schema.eq or schema.neq):
+            return GroundAction(name, args, pre, neg, add, delete)
+        eq = _instantiate(tuple(("=", p) for p in _slots(schema, schema.eq)), args)
+        neq = _instantiate(tuple(("=", p) for p in _slots(schema, schema.neq)), args)
+        false_eq = frozenset(f for f in eq if f[1] != f[2])
+        true_neq = frozenset(f for f in neq if f[1] == f[2])
+        return GroundAction(name, args, pre, neg, add, delete, false_eq, true_neq)
 
     def ground_all(self) -> list[GroundAction]:
         """Every ground action whose static preconditions hold initially (the rest can never apply)."""
@@ -124,6 +141,8 @@ class Task:
             for args in self._candidate_args(schema, static):
                 action = self.ground(schema.name, args)
                 if action is None:
+                    continue
+                if action.false_eq or action.true_neq:
                     continue
                 if all(f in self.init for f in action.pre if f[0] in static) and not any(
                     f in self.init for f in action.neg_pre if f[0] in static
@@ -156,6 +175,11 @@ def _compiled(schema: Schema) -> tuple[_Compiled, _Compiled, _Compiled, _Compile
         return tuple((a[0], tuple(index.get(x, x) for x in a[1:])) for a in atoms)
 
     return comp(schema.pre), comp(schema.neg_pre), comp(schema.add), comp(schema.delete)
+
+
+def _slots(schema: Schema, pairs: tuple[tuple[str, str], ...]) -> list[tuple[int | str, ...]]:
+    index = {p: i for i, p in enumerate(schema.params)}
+    return [tuple(index.get(x, x) for x in pair) for pair in pairs]
 
 
 def _instantiate(atoms: _Compiled, args: tuple[str, ...]) -> list[Fact]:

@@ -9,7 +9,10 @@ facts by "name arg arg" (tarski atoms), feedback sorts by "name_arg_arg" (execut
 
 from __future__ import annotations
 
+import json
 import logging
+import re
+import string
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +46,19 @@ class NLConfig:
             return template.format(*[ch for ch in obj if ch.isdigit()])
         except IndexError:
             return obj
+
+    def slot_order(self, name: str) -> tuple[int, ...] | None:
+        """Which parameter each ``{}`` slot of action `name`'s template fills, in reading order (None when
+        the template has no slots); PlanBench's are in order, AutoPlanBench's may not be ("pick {1} ... {0}")."""
+        template = self.actions.get(name)
+        if not template:
+            return None
+        try:
+            fields = [f for _text, f, _spec, _conv in string.Formatter().parse(template) if f is not None]
+        except ValueError:
+            return None
+        order = [int(f) if f.isdigit() else i for i, f in enumerate(fields)]
+        return tuple(order) if order else None
 
     def fact_text(self, fact: Fact) -> str | None:
         template = self.predicates.get(fact[0])
@@ -118,3 +134,89 @@ def load_config(path: Path, default_name: str) -> NLConfig:
         encoded_objects=_str_map(raw["encoded_objects"], "encoded_objects", path),
         domain_intro_legacy=legacy if isinstance(legacy, str) else None,
     )
+
+
+# AutoPlanBench ships no intro text in its description file; it renders one from the file's action
+# descriptions, preconditions, effects and type hierarchy with a template we could not find published.
+# Wording not published; ours: PlanBench's intro layout ("Here are the actions I can do" / "I have the
+# following restrictions on my actions:") filled with AutoPlanBench's own sentences.
+AUTOPLANBENCH_INTRO = (
+    "I am playing with a set of objects. Here are the actions I can do\n\n{actions}\n\n"
+    "I have the following restrictions on my actions:\n{rules}\n"
+)
+_NAMED_SLOT = re.compile(r"\{(\?[^{}\s]+)\}")
+
+
+def description_files(folder: Path) -> list[Path]:
+    """AutoPlanBench natural-language description files in `folder`, the lowest seed first."""
+    return sorted(folder.glob("domain_description*.json"))
+
+
+def load_description(path: Path, default_name: str) -> NLConfig:
+    """An `NLConfig` from an AutoPlanBench ``domain_description*.json`` (named ``{?x}`` slots become
+    positional ones in the PDDL parameter order, so one code path renders both sources)."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise PlanningError(f"{path}: cannot read description: {err}") from None
+    except ValueError as err:
+        raise PlanningError(f"{path}: malformed JSON: {err}") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("action_nl_templates"), dict):
+        raise PlanningError(f"{path}: not an AutoPlanBench description (no action_nl_templates)")
+    actions_info = raw.get("actions") if isinstance(raw.get("actions"), dict) else {}
+    preds_info = raw.get("predicates") if isinstance(raw.get("predicates"), dict) else {}
+    actions = _positional(raw["action_nl_templates"], actions_info, path)
+    predicates = _positional(raw.get("predicate_nl_templates") or {}, preds_info, path)
+    predicates = {k: v for k, v in predicates.items() if k not in ("=", "!=")} | {
+        "=": predicates.get("=", "{} is equal to {}")
+    }
+    lines = [str(a.get("description", "")).strip() for a in actions_info.values() if isinstance(a, dict)]
+    rules = [
+        str(sentence).strip()
+        for a in actions_info.values()
+        if isinstance(a, dict)
+        for key in ("preconditions", "effects")
+        for sentence in a.get(key, [])
+    ]
+    hierarchy = raw.get("type_hierarchy") if isinstance(raw.get("type_hierarchy"), list) else []
+    intro = AUTOPLANBENCH_INTRO.format(
+        actions="\n".join(s for s in lines if s), rules="\n".join([*map(str, hierarchy), *rules])
+    )
+    return NLConfig(str(raw.get("domain_name") or default_name), intro, actions, predicates, {})
+
+
+def _positional(templates: Any, info: dict[str, Any], path: Path) -> dict[str, str]:
+    """``{"pick": "pick {?obj} with {?g}"}`` -> ``{"pick": "pick {1} with {3}"}`` using the ``pddl`` field
+    of each entry ("(pick ?r ?obj ?room ?g)") for the parameter order."""
+    if not isinstance(templates, dict):
+        raise PlanningError(f"{path}: templates must be a mapping of names to strings")
+    out: dict[str, str] = {}
+    for name, template in templates.items():
+        if not isinstance(template, str):
+            raise PlanningError(f"{path}: template for {name!r} is not text")
+        entry = info.get(name) if isinstance(info.get(name), dict) else {}
+        signature = str(entry.get("pddl", "")).strip("() ").lower().split()[1:]
+        if not signature:
+            signature = list((entry.get("parameter_types") or {}).keys())
+        order = {p.lower(): i for i, p in enumerate(signature)}
+
+        def slot(m: re.Match[str], order: dict[str, int] = order, name: str = name) -> str:
+            if m.group(1).lower() not in order:
+                raise PlanningError(f"{path}: template for {name!r} names unknown parameter {m.group(1)}")
+            return "{" + str(order[m.group(1).lower()]) + "}"
+
+        out[str(name).lower()] = _NAMED_SLOT.sub(slot, template.replace("{{", "{").replace("}}", "}"))
+    return out
+
+
+def find_nl_config(folder: Path, default_name: str) -> tuple[NLConfig, Path | None]:
+    """The folder's natural-language templates and their file: PlanBench's ``config.yaml``, else
+    AutoPlanBench's ``domain_description*.json``; else empty templates (PDDL-style text) and None."""
+    if (folder / "config.yaml").is_file():
+        return load_config(folder / "config.yaml", default_name), folder / "config.yaml"
+    for path in description_files(folder):
+        return load_description(path, default_name), path
+    return NLConfig(default_name, "", {}, {}, {}), None
+
+
+NL_SOURCES = "a PlanBench config.yaml or an AutoPlanBench domain_description*.json"
