@@ -27,6 +27,7 @@ def read_col(path: Path) -> Instance:
     header: int | None = None
     k: int | None = None
     raw: list[tuple[int, int]] = []
+    lines: list[tuple[int, str]] = []  # (line number, text) of each edge, to name it as written
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -45,6 +46,7 @@ def read_col(path: Path) -> Instance:
                 header = int(parts[2])
             elif parts[0] == "e" and len(parts) == 3:
                 raw.append((int(parts[1]), int(parts[2])))
+                lines.append((number, line.strip()))
             else:
                 raise ValueError("expected 'e U V', 'p edge V E' or a 'c' comment")
         except ValueError as exc:
@@ -53,9 +55,14 @@ def read_col(path: Path) -> Instance:
     n = header if header is not None else max((max(e) for e in edges), default=-1) + 1
     if n <= 0:
         raise ValueError(f"{path}: no vertices (no edge lines and no 'p edge' header)")
-    bad = next((e for e in edges if not (0 <= e[0] < n and 0 <= e[1] < n) or e[0] == e[1]), None)
-    if bad:
-        raise ValueError(f"{path}: edge {bad} is a self-loop or outside the graph's {n} vertices")
+    for (u, v), (w, x), (number, text) in zip(edges, raw, lines, strict=True):
+        # the numbers as the file writes them: 1..n under a 'p edge' header, else 0-indexed
+        if u == v:
+            raise ValueError(f"{path}:{number}: {text!r} is a self-loop on vertex {w}")
+        if not (0 <= u < n and 0 <= v < n):
+            labels = f"1..{n} (the 'p edge {n} ...' header numbers vertices from 1)" if header else f"0..{n - 1}"
+            outside = w if not 0 <= u < n else x
+            raise ValueError(f"{path}:{number}: {text!r} names vertex {outside}, outside the vertices {labels}")
     return make_instance(file_id(path), n, edges, k, stated=header is None)
 
 

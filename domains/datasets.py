@@ -45,9 +45,14 @@ class Generated:
 def parse_selection(selection: str | None) -> list[str] | Generated | None:
     """Instance ids in the order given (ranges expanded, duplicates dropped), `Generated`, or None for all.
 
-    Items that are not numbers or ranges are taken as literal ids (e.g. a coloring file stem)."""
-    text = (selection or "").strip()
-    if text.lower() in ("", "all"):
+    Items that are not numbers or ranges are taken as literal ids (e.g. a coloring file stem). An empty or blank
+    selection is an error, never "everything" (that is None, or "all")."""
+    if selection is None:
+        return None
+    text = selection.strip()
+    if not text:
+        raise ValueError("empty instance selection: give ids (901-1000, 1,5), all, or gen:N:SEED")
+    if text.lower() == "all":
         return None
     if match := _GENERATE.fullmatch(text):
         return Generated(int(match[1]), int(match[2]))

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import IO, Any
 
 import sqlite_utils
-from critiquebench.store.db import connect
+from critiquebench.store.db import connect, ensure_tables
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,18 @@ class CallRecord:
     created_at: float = 0.0
 
 
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS llm_calls (
+        key TEXT PRIMARY KEY, model TEXT NOT NULL, endpoint TEXT NOT NULL, messages TEXT NOT NULL,
+        params TEXT NOT NULL, sample INTEGER NOT NULL, response TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
+        tokens_estimated INTEGER NOT NULL DEFAULT 0, latency_s REAL NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS llm_calls_by_model ON llm_calls (model, endpoint)",
+    """CREATE TABLE IF NOT EXISTS llm_events (
+        ts REAL NOT NULL, key TEXT NOT NULL, model TEXT NOT NULL, kind TEXT NOT NULL, error TEXT,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0)""",
+)
 _CALL_COLUMNS = [f.name for f in fields(CallRecord)]
 _INSERT_CALL = "INSERT OR IGNORE INTO llm_calls ({}) VALUES ({})".format(
     ", ".join(_CALL_COLUMNS), ", ".join("?" * len(_CALL_COLUMNS))
@@ -102,20 +114,7 @@ class CallCache:
         # One connection is shared by all worker threads; the lock keeps each statement's cursor to itself.
         self._lock = threading.Lock()
         with self._lock:
-            self.db.execute(
-                """CREATE TABLE IF NOT EXISTS llm_calls (
-                    key TEXT PRIMARY KEY, model TEXT NOT NULL, endpoint TEXT NOT NULL, messages TEXT NOT NULL,
-                    params TEXT NOT NULL, sample INTEGER NOT NULL, response TEXT NOT NULL,
-                    prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
-                    tokens_estimated INTEGER NOT NULL DEFAULT 0, latency_s REAL NOT NULL DEFAULT 0,
-                    created_at REAL NOT NULL)"""
-            )
-            self.db.execute("CREATE INDEX IF NOT EXISTS llm_calls_by_model ON llm_calls (model, endpoint)")
-            self.db.execute(
-                """CREATE TABLE IF NOT EXISTS llm_events (
-                    ts REAL NOT NULL, key TEXT NOT NULL, model TEXT NOT NULL, kind TEXT NOT NULL, error TEXT,
-                    prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0)"""
-            )
+            ensure_tables(self.db, _SCHEMA)
 
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[CallRecord]:
         with self._lock:

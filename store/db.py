@@ -1,10 +1,18 @@
-"""Opening the one SQLite store file that holds a user's studies, checkpoints and LLM call cache."""
+"""Opening the one SQLite store file that holds a user's studies, checkpoints and LLM call cache.
+
+Commands that only read (report, studies, export, cache stats) open the store read-only: they never create a
+missing store, never write to an existing one, and work on read-only media. Every way a path can fail to be a
+store (a directory, random bytes, a truncated copy, an unwritable place) surfaces as one `StoreError` naming
+the path.
+"""
 
 from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
+from urllib.parse import quote
 
 import sqlite_utils
 
@@ -12,25 +20,123 @@ STORE_ENV = "CRITIQUEBENCH_STORE"
 DEFAULT_STORE = "critiquebench.sqlite"
 
 
+class ReadOnlyConnection(sqlite3.Connection):
+    """A connection opened by a reading command (`connect(..., readonly=True)`)."""
+
+
+class StoreError(ValueError):
+    """The store path cannot be used as a store; the message names the path and what to do."""
+
+
 def default_store_path() -> Path:
     """`$CRITIQUEBENCH_STORE`, else `critiquebench.sqlite` in the working directory."""
     return Path(os.environ.get(STORE_ENV) or DEFAULT_STORE)
 
 
-def connect_raw(path: str | os.PathLike[str]) -> sqlite3.Connection:
-    """A connection tuned for several writers (threads or processes) on one file.
+def describe(path: str | os.PathLike[str], exc: sqlite3.Error) -> str:
+    """One line saying why SQLite could not use `path` as a store."""
+    text = str(exc)
+    if "not a database" in text or "malformed" in text:
+        return f"store {path} is damaged or not a critiquebench store ({text})"
+    if "readonly" in text or "read-only" in text:
+        return f"store {path} cannot be written ({text}); reading commands (report, studies, export) still work"
+    return f"store {path} cannot be opened ({text})"
+
+
+def _check_path(path: Path, must_exist: bool) -> None:
+    if path.is_dir():
+        raise StoreError(f"store {path} is a directory: give a file, e.g. --store {path / DEFAULT_STORE}")
+    if must_exist and not path.exists():
+        raise StoreError(f"no store at {path}: run a study first, or pass --store PATH")
+
+
+def connect_raw(path: str | os.PathLike[str], *, readonly: bool = False) -> sqlite3.Connection:
+    """A connection tuned for several writers (threads or processes) on one file, or a read-only one.
 
     WAL lets readers run beside a writer; the busy timeout makes a second writer wait instead of failing with
     "database is locked"; autocommit (isolation_level=None) keeps transactions as short as each statement.
     """
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), timeout=60.0, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA busy_timeout=60000")
-    conn.execute("PRAGMA synchronous=NORMAL")
+    path = Path(path)
+    _check_path(path, must_exist=readonly)
+    if readonly:
+        return _connect_readonly(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=60.0, isolation_level=None, check_same_thread=False)
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreError(f"store {path} cannot be created or opened ({exc})") from None
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA busy_timeout=60000")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    except sqlite3.Error as exc:
+        conn.close()
+        if not _writable(path):
+            raise StoreError(
+                f"store {path} is on a read-only place ({exc}): reading commands (report, studies, export) "
+                "work there; copy the file somewhere writable to run or resume"
+            ) from None
+        raise StoreError(describe(path, exc)) from None
     return conn
 
 
-def connect(path: str | os.PathLike[str] | None = None) -> sqlite_utils.Database:
+def _writable(path: Path) -> bool:
+    """Whether SQLite can write the store and its -wal/-shm files beside it (False on read-only media)."""
+    folder = path.parent if str(path.parent) else Path(".")
+    return os.access(folder, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
+
+
+def _connect_readonly(path: Path) -> sqlite3.Connection:
+    """A reader that writes nothing, not even SQLite's -wal/-shm files.
+
+    With no -wal file beside the store, no writer has it open and every page is in the main file: read it
+    `immutable=1` (no lock files; works on read-only media). With a -wal file, a study is writing (or was
+    killed): `mode=ro` sees its latest pages, and falls back to `immutable=1` where the WAL index cannot be
+    opened (read-only media)."""
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    live = Path(f"{path}-wal").exists()
+    last: sqlite3.Error | None = None
+    for suffix in ("", "&immutable=1") if live else ("&immutable=1",):
+        try:
+            conn = sqlite3.connect(uri + suffix, uri=True, timeout=60.0, isolation_level=None,
+                                   check_same_thread=False, factory=ReadOnlyConnection)  # fmt: skip
+        except sqlite3.Error as exc:
+            last = exc
+            continue
+        try:
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            last = exc
+            if "not a database" in str(exc) or "malformed" in str(exc):
+                break
+    assert last is not None
+    raise StoreError(describe(path, last)) from None
+
+
+def connect(path: str | os.PathLike[str] | None = None, *, readonly: bool = False) -> sqlite_utils.Database:
     """The store at `path` (default: `default_store_path()`) as a sqlite-utils database."""
-    return sqlite_utils.Database(connect_raw(path if path is not None else default_store_path()))
+    return sqlite_utils.Database(connect_raw(path if path is not None else default_store_path(), readonly=readonly))
+
+
+def is_readonly(db: sqlite_utils.Database | sqlite3.Connection) -> bool:
+    return isinstance(db.conn if isinstance(db, sqlite_utils.Database) else db, ReadOnlyConnection)
+
+
+def ensure_tables(db: sqlite_utils.Database | sqlite3.Connection, statements: Iterable[str]) -> None:
+    """Run `CREATE TABLE/INDEX IF NOT EXISTS` statements; on a read-only store, missing tables are made as
+    empty TEMP tables instead, so reading a store that lacks them (e.g. a cache-only one) finds nothing."""
+    conn = db.conn if isinstance(db, sqlite_utils.Database) else db
+    if not is_readonly(conn):
+        for sql in statements:
+            conn.execute(sql)
+        return
+    present = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    for sql in statements:
+        words = sql.split()
+        if words[1].upper() != "TABLE":
+            continue  # indexes only speed up reads of tables that exist
+        name = words[5].split("(")[0]  # CREATE TABLE IF NOT EXISTS name (...
+        if name not in present:
+            conn.execute("CREATE TEMP " + sql.split(None, 1)[1])

@@ -22,31 +22,58 @@ from collections.abc import Mapping
 from typing import Any
 
 import sqlite_utils
+from critiquebench.store.db import ensure_tables
 
-
-def ensure_schema(db: sqlite_utils.Database) -> None:
-    """Create the tables if missing (idempotent, safe from several processes)."""
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS studies (name TEXT PRIMARY KEY, config TEXT NOT NULL, created_at REAL NOT NULL)"
-    )
-    db.execute(
-        """CREATE TABLE IF NOT EXISTS runs (
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS studies (name TEXT PRIMARY KEY, config TEXT NOT NULL, created_at REAL NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS runs (
             thread_id TEXT PRIMARY KEY, study TEXT NOT NULL, domain TEXT NOT NULL, scheme TEXT NOT NULL,
             params TEXT NOT NULL DEFAULT '{}', instance_id TEXT NOT NULL, trial INTEGER NOT NULL DEFAULT 0,
             status TEXT NOT NULL DEFAULT 'pending', final_round INTEGER, final_answer TEXT, correct INTEGER,
             rounds INTEGER NOT NULL DEFAULT 0, prompt_tokens INTEGER NOT NULL DEFAULT 0,
             completion_tokens INTEGER NOT NULL DEFAULT 0, llm_calls INTEGER NOT NULL DEFAULT 0,
-            cache_hits INTEGER NOT NULL DEFAULT 0, error TEXT, updated_at REAL NOT NULL DEFAULT 0)"""
-    )
-    db.execute("CREATE INDEX IF NOT EXISTS runs_by_study ON runs (study, domain, scheme)")
-    db.execute(
-        """CREATE TABLE IF NOT EXISTS attempts (
+            cache_hits INTEGER NOT NULL DEFAULT 0, error TEXT, updated_at REAL NOT NULL DEFAULT 0)""",
+    "CREATE INDEX IF NOT EXISTS runs_by_study ON runs (study, domain, scheme)",
+    """CREATE TABLE IF NOT EXISTS attempts (
             thread_id TEXT NOT NULL, round INTEGER NOT NULL, answer TEXT, canonical TEXT,
             sound_status TEXT, sound_valid INTEGER, feedback TEXT, llm_verdict INTEGER, llm_critique TEXT,
             stopped INTEGER NOT NULL DEFAULT 0, prompt_tokens INTEGER NOT NULL DEFAULT 0,
             completion_tokens INTEGER NOT NULL DEFAULT 0, llm_calls INTEGER NOT NULL DEFAULT 0,
-            cache_hits INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (thread_id, round))"""
-    )
+            cache_hits INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (thread_id, round))""",
+)
+# Tables keyed by a run's thread id: a study's rows in them go when the study is deleted. LangGraph's
+# checkpoint tables are made by its saver, so they may be missing from a store that never ran a graph.
+_THREAD_TABLES = ("attempts", "checkpoints", "writes", "run_memo")
+
+
+def ensure_schema(db: sqlite_utils.Database) -> None:
+    """Create the tables if missing (idempotent, safe from several processes; read-only stores stay as they are)."""
+    ensure_tables(db, SCHEMA)
+
+
+def delete_study(db: sqlite_utils.Database, name: str) -> dict[str, int]:
+    """Remove a study: its definition, runs, rounds, checkpoints and budget, in one transaction. The LLM call
+    cache is shared by all studies and stays. Returns the number of rows removed per table."""
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    # Thread ids are "study/domain/spec/instance/trial" and study names hold no '/': the prefix is exact.
+    prefix = f"{name}/"
+    removed: dict[str, int] = {}
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for table in _THREAD_TABLES:
+            if table in tables:
+                removed[table] = db.execute(
+                    f"DELETE FROM {table} WHERE substr(thread_id, 1, ?) = ?", [len(prefix), prefix]
+                ).rowcount
+        for table in ("runs", "verify_results", "budgets"):
+            if table in tables:
+                removed[table] = db.execute(f"DELETE FROM {table} WHERE study = ?", [name]).rowcount
+        removed["studies"] = db.execute("DELETE FROM studies WHERE name = ?", [name]).rowcount
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return removed
 
 
 def save_study(db: sqlite_utils.Database, name: str, config: Mapping[str, Any]) -> None:

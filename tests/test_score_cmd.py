@@ -45,7 +45,7 @@ def test_scores_game24_answers_and_reports_bad_lines(tmp_path: Path) -> None:
     out = tmp_path / "scored.jsonl"
     # no --dataset: the default ../shared/datasets relative to the working directory (the project root)
     result = run("--domain", "game24", "--feedback", "all", "--output", str(out), str(answers))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # three lines were errors
     rows = {row["id"]: row for row in map(json.loads, out.read_text().splitlines())}
     assert len(rows) == 8 and not marker.exists()
     assert rows["ok"] == {"id": "ok", "instance": "901", "valid": True, "verdict": "valid",
@@ -76,7 +76,7 @@ def test_scores_colorings_by_id_and_by_file_from_stdin(tmp_path: Path) -> None:
     stdin = "".join(json.dumps(line) + "\n" for line in lines)
     folder = str(DATA / "graph_coloring")
     result = run("--domain", "coloring", "-f", "first", "--dataset", folder, "-", stdin=stdin, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # line "d" was an error
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["verdict"] for r in rows] == ["valid", "invalid", "valid", "error", "malformed"]
     assert rows[0]["answer"] == {"0": "Color1", "1": "Color2", "2": "Color2", "3": "Color1", "4": "Color2"}
@@ -95,7 +95,7 @@ def test_dataset_from_env_and_clear_usage_errors(tmp_path: Path) -> None:
     assert unknown.returncode == 2 and "unknown domain" in unknown.stderr
     assert "Traceback" not in unknown.stderr
     missing = run("--domain", "game24", str(tmp_path / "nope.jsonl"))
-    assert missing.returncode == 1 and "nope.jsonl" in missing.stderr and "Traceback" not in missing.stderr
+    assert missing.returncode == 2 and "nope.jsonl" in missing.stderr and "Traceback" not in missing.stderr
 
 
 def test_scores_planning_answers_through_the_registry() -> None:

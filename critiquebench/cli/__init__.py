@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sqlite3
+import sys
 
 import typer
+
+from critiquebench.store.db import StoreError, default_store_path, describe
 
 HELP = (
     "Run, resume and compare LLM generate -> verify -> critique loops on problems a machine can check "
@@ -36,7 +40,31 @@ for _name in COMMAND_MODULES:
 
 
 def main() -> None:
-    app()
+    """The console script: any store problem a command meets ends in one `error:` line (exit 2), never a
+    traceback. Each command turns the errors it expects into such a line itself; this is the last guard."""
+    try:
+        app()
+    except StoreError as exc:
+        _exit_error(str(exc))
+    except sqlite3.Error as exc:  # e.g. a store damaged past its first page, found while reading it
+        logging.getLogger(__name__).debug("store error", exc_info=True)
+        _exit_error(describe(_store_arg(), exc))
+
+
+def _store_arg() -> str:
+    """The --store the user gave (for naming the file in an error), else the default store."""
+    args = sys.argv[1:]
+    for i, arg in enumerate(args):
+        if arg == "--store" and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--store="):
+            return arg.split("=", 1)[1]
+    return str(default_store_path())
+
+
+def _exit_error(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 if __name__ == "__main__":

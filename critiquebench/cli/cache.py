@@ -12,19 +12,20 @@ from rich.console import Console
 from rich.table import Table
 
 from critiquebench.store.cache import CallCache
-from critiquebench.store.db import default_store_path
+from critiquebench.store.db import StoreError, connect, default_store_path
 
 cache_app = typer.Typer(no_args_is_help=True, help=__doc__)
 _STORE_HELP = "Store file (default: $CRITIQUEBENCH_STORE or ./critiquebench.sqlite)."
 StoreOption = Annotated[Path | None, typer.Option("--store", help=_STORE_HELP)]
 
 
-def _open(store: Path | None, must_exist: bool = True) -> CallCache:
-    path = store or default_store_path()
-    if must_exist and not path.exists():
-        typer.echo(f"error: no store at {path}", err=True)
-        raise typer.Exit(2)
-    return CallCache(path)
+def _open(store: Path | None, readonly: bool = True) -> CallCache:
+    """The store's cache; read-only unless importing (a reading command never creates or changes a store)."""
+    try:
+        return CallCache(connect(store or default_store_path(), readonly=readonly))
+    except StoreError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 @cache_app.command("stats")
@@ -73,7 +74,7 @@ def import_(
     store: StoreOption = None,
 ) -> None:
     """Merge recorded calls into the store, so runs can replay them with no LLM."""
-    cache = _open(store, must_exist=False)
+    cache = _open(store, readonly=False)
     try:
         with source.open(encoding="utf-8") as fp:
             added, present = cache.import_jsonl(fp)

@@ -4,7 +4,9 @@ Input: JSON lines `{"id": ..., "instance": <instance id or path to an instance f
 Output: one JSON line per input line, `{"id", "instance", "valid", "verdict", "answer", "feedback"}` where
 verdict is valid | invalid | malformed, or "error" with an "error" message when the line cannot be scored
 (bad JSON, unknown instance, unreadable file). A bad line never stops the run. Each distinct instance is
-loaded once.
+loaded once. Only the first `--max-answer-chars` characters of a response are parsed (a runaway answer must not
+take gigabytes); such lines say `"truncated": true` and the response's full length. The exit code is 1 when any
+line was an error, with the counts on stderr.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -73,8 +75,11 @@ class InstanceCache:
         return instances[0]
 
 
+MAX_ANSWER_CHARS = 100_000  # far beyond any answer the domains expect (a 100-step plan is ~5,000 characters)
+
+
 def score_lines(
-    domain: Domain, lines: Iterable[str], level: str, dataset: Path | None
+    domain: Domain, lines: Iterable[str], level: str, dataset: Path | None, max_chars: int = MAX_ANSWER_CHARS
 ) -> Iterator[dict[str, Any]]:
     """One result per non-blank input line (see module docstring)."""
     cache = InstanceCache(domain, dataset)
@@ -90,8 +95,12 @@ def score_lines(
         if isinstance(instance, str):
             yield {**result, **_error(instance)}
             continue
+        response = item["response"]
+        if len(response) > max_chars:
+            result.update(truncated=True, response_chars=len(response))
+            response = response[:max_chars]
         try:
-            verdict = domain.verify(instance, item["response"])
+            verdict = domain.verify(instance, response)
             feedback = domain.feedback(instance, verdict, level)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001 - a verifier bug must not lose the other lines
             log.exception("verifying line %d failed", number)
@@ -131,30 +140,42 @@ def score(
     dataset: Annotated[Path | None, typer.Option(help="Datasets root or the domain's own data.")] = None,
     prompt_style: Annotated[str | None, typer.Option(help="Planning prompt style: nl or pddl.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here, not to stdout.")] = None,
+    max_answer_chars: Annotated[
+        int, typer.Option(min=1, help="Parse at most this many characters of a response (the rest: truncated).")
+    ] = MAX_ANSWER_CHARS,
 ) -> None:
     """Score saved LLM answers with the domain's sound verifier; writes one JSON line per answer."""
     try:
         chosen = get_domain(domain, prompt_style=prompt_style)
     except Exception as exc:  # noqa: BLE001 - unknown names and broken PDDL folders alike
-        raise typer.BadParameter(str(exc), param_hint="--domain") from None
+        _fail(f"--domain {domain}: {exc}")
     if dataset is not None and not dataset.exists():
-        raise typer.BadParameter(f"{dataset} does not exist", param_hint="--dataset")
+        _fail(f"--dataset {dataset} does not exist")
     try:
         lines = (sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8", errors="replace"))
         sink = output.open("w", encoding="utf-8") if output else sys.stdout
     except OSError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+        _fail(f"{exc.filename or file}: {exc.strerror or exc}")
     counts: Counter[str] = Counter()
+    truncated = 0
     try:
-        for result in score_lines(chosen, lines.splitlines(), feedback.value, dataset):
+        for result in score_lines(chosen, lines.splitlines(), feedback.value, dataset, max_answer_chars):
             counts[result["verdict"]] += 1
+            truncated += bool(result.get("truncated"))
             sink.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
     finally:
         if output:
             sink.close()
     summary = ", ".join(f"{counts[v]} {v}" for v in ("valid", "invalid", "malformed", "error"))
-    typer.echo(f"scored {sum(counts.values())} answers: {summary}", err=True)
+    cut = f"; {truncated} truncated to {max_answer_chars} characters" if truncated else ""
+    typer.echo(f"scored {sum(counts.values())} answers: {summary}{cut}", err=True)
+    if counts["error"]:
+        raise typer.Exit(1)
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,8 +17,8 @@ from rich.console import Console
 from critiquebench.reports.export import export_rounds, list_studies
 from critiquebench.reports.metrics import ReportError, budget_curve, compare, study_config, table1, table2
 from critiquebench.reports.tables import FORMATS, Grid, render, rich_text
-from critiquebench.store.db import connect, default_store_path
-from critiquebench.store.results import ensure_schema, load_study, save_study
+from critiquebench.store.db import StoreError, connect, default_store_path
+from critiquebench.store.results import delete_study, ensure_schema, load_study, save_study
 from critiquebench.studies.config import ConfigError, StudyConfig, build_config, read_toml
 from critiquebench.studies.main_job import Recorded, generated_fallback, missing_data, read_recorded, sources_note
 from critiquebench.studies.runner import (
@@ -57,6 +57,13 @@ def _store(path: Path | None) -> Path:
     return Path(path) if path is not None else default_store_path()
 
 
+def _reader(path: Path) -> Any:
+    """The store opened read-only (reading commands never create or change it); StoreError when unusable."""
+    db = connect(path, readonly=True)
+    ensure_schema(db)
+    return db
+
+
 def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     err.print(f"error: {message}", markup=False)
     return typer.Exit(code)
@@ -81,8 +88,10 @@ def _execute(
         endpoint_id=config.endpoint_id,
     )
     try:
-        tasks = load_matrix(config)  # data problems surface before an embedded server starts
-        save_study(connect(store), config.name, {**config.to_dict(), "planned_runs": len(tasks)})
+        tasks = load_matrix(config)  # data problems surface before anything is stored or started
+        db = connect(store)
+        ensure_schema(db)
+        save_study(db, config.name, {**config.to_dict(), "planned_runs": len(tasks)})
         status = finished_keys(store, config.name)
         todo = any(status.get(task.key) != "done" for task in tasks)
         # A finished study needs no endpoint: do not start the embedded server just to find that out.
@@ -184,7 +193,7 @@ def _study_for_run(
     db: Any, name: str, config: Path | None, flags: dict[str, Any]
 ) -> tuple[StudyConfig, Path | None, list[Recorded]]:
     """The study `run` should execute, the figure path from the TOML file if any, and the recorded runs a
-    main-job TOML lists (see critiquebench.studies.main_job)."""
+    main-job TOML lists (see critiquebench.studies.main_job). `db` is None when the store does not exist yet."""
     file_values = read_toml(config) if config else {}
     figure = file_values.pop("figure", None)
     recorded = read_recorded(file_values.pop("recorded"), config.parent) if config and "recorded" in file_values else []
@@ -192,7 +201,7 @@ def _study_for_run(
         for line in sources_note(file_values.get("dataset")):
             err.print(line, markup=False)
         name, file_values = generated_fallback(name, file_values)
-    stored = load_study(db, name)
+    stored = load_study(db, name) if db is not None else None
     if stored is not None and config is None and all(flags[k] is None for k in _IDENTITY_FLAGS):
         return _operational(StudyConfig.from_dict(stored), flags), None, []  # plain `run NAME` resumes
     study = build_config(name, file_values, flags)
@@ -248,12 +257,10 @@ def register(app: typer.Typer) -> None:
                      dataset=str(dataset) if dataset else None, trials=trials, temperature=temperature,
                      max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
                      budget_tokens=budget_tokens)  # fmt: skip
-        try:
-            db = connect(path)
-            ensure_schema(db)
+        try:  # nothing is written until the definition and its data are known to be good (_execute)
+            db = _reader(path) if path.exists() or path.is_symlink() else None
             study, toml_figure, recorded = _study_for_run(db, name, config, flags)
-            save_study(db, study.name, study.to_dict())
-        except (ConfigError, OSError) as exc:
+        except (ConfigError, StoreError, OSError) as exc:
             raise _fail(str(exc)) from exc
         if recorded:
             execute_main_job(path, study, recorded, progress, replay, figure or toml_figure)
@@ -272,9 +279,10 @@ def register(app: typer.Typer) -> None:
         """Continue a stored study: finished runs stay, unfinished ones continue from their checkpoints."""
         path = _store(store)
         try:
-            db = connect(path)
-            study = _operational(StudyConfig.from_dict(study_config(db, name)), {"concurrency": concurrency})
-        except ReportError as exc:
+            study = _operational(
+                StudyConfig.from_dict(study_config(_reader(path), name)), {"concurrency": concurrency}
+            )
+        except (ReportError, StoreError) as exc:
             raise _fail(str(exc)) from exc
         if study.kind == "verify":
             raise _fail(f"{name} is a verification-only study: run `critiquebench verify-study {name}` again")
@@ -301,8 +309,8 @@ def register(app: typer.Typer) -> None:
             raise _fail(f"--format must be one of {', '.join(FORMATS)}")
         if table not in TABLES:
             raise _fail(f"--table must be one of {', '.join(TABLES)}")
-        db = connect(_store(store))
         try:
+            db = _reader(_store(store))
             if study_config(db, name).get("kind") == "verify":
                 from critiquebench.studies.verification import verify_report
 
@@ -314,7 +322,7 @@ def register(app: typer.Typer) -> None:
                 if table not in loop_tables:
                     raise ReportError(f"--table {table} is a table of verification-only studies")
                 rows = loop_tables[table](db, name)
-        except ReportError as exc:
+        except (ReportError, StoreError) as exc:
             raise _fail(str(exc)) from exc
         text = render(rows, fmt)
         if output:
@@ -324,13 +332,25 @@ def register(app: typer.Typer) -> None:
         if figure is not None:
             _write_figure(db, name, figure)
 
-    @app.command("studies")
+    studies_app = typer.Typer(
+        help="List the store's studies (name, domains, schemes, finished/planned runs), or delete one.",
+        invoke_without_command=True,
+    )
+    app.add_typer(studies_app, name="studies")
+
+    @studies_app.callback()
     def studies_cmd(
+        ctx: typer.Context,
         as_json: Annotated[bool, typer.Option("--json", help="JSON instead of a table.")] = False,
         store: StoreOpt = None,
     ) -> None:
         """List the store's studies: name, domains, schemes, finished/planned runs."""
-        rows = list_studies(connect(_store(store)))
+        if ctx.invoked_subcommand is not None:
+            return
+        try:
+            rows = list_studies(_reader(_store(store)))
+        except StoreError as exc:
+            raise _fail(str(exc)) from exc
         if as_json:
             typer.echo(json.dumps(rows, indent=2))
             return
@@ -342,6 +362,23 @@ def register(app: typer.Typer) -> None:
         headers = ["name", "kind", "domains", "schemes", "done/total", "failed"]
         typer.echo(rich_text([Grid("studies", headers, body)]))
 
+    @studies_app.command("delete")
+    def delete_cmd(
+        name: Annotated[str, typer.Argument(help="A stored study.")],
+        store: StoreOpt = None,
+    ) -> None:
+        """Delete a study with its runs, rounds and checkpoints; the shared LLM call cache stays."""
+        path = _store(store)
+        try:
+            study_config(_reader(path), name)  # names the known studies when there is no such one
+            removed = delete_study(connect(path), name)
+        except (ReportError, StoreError) as exc:
+            raise _fail(str(exc)) from exc
+        err.print(
+            f"deleted study {name}: {removed.get('runs', 0)} runs, {removed.get('attempts', 0)} rounds, "
+            f"{removed.get('checkpoints', 0)} checkpoints; the LLM call cache is kept"
+        )
+
     @app.command("export")
     def export_cmd(
         name: Annotated[str, typer.Argument(help="A stored study.")],
@@ -349,10 +386,10 @@ def register(app: typer.Typer) -> None:
         store: StoreOpt = None,
     ) -> None:
         """One JSON line per round of every run of the study."""
-        db = connect(_store(store))
         try:
+            db = _reader(_store(store))
             study_config(db, name)
-        except ReportError as exc:
+        except (ReportError, StoreError) as exc:
             raise _fail(str(exc)) from exc
         if output is None:
             export_rounds(db, name, sys.stdout)

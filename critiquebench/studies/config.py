@@ -14,6 +14,7 @@ TOML keys (all optional except domains and schemes; see studies/main.toml):
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
@@ -105,7 +106,7 @@ def parse_instances(value: str | Mapping[str, str], domains: tuple[str, ...]) ->
     if isinstance(value, Mapping):
         per = {str(k): str(v).strip() for k, v in value.items()}
     elif "=" not in value:
-        return {d: value.strip() for d in domains}
+        per = {d: value.strip() for d in domains}
     else:
         per, current = {}, None
         for piece in value.split(","):
@@ -121,9 +122,57 @@ def parse_instances(value: str | Mapping[str, str], domains: tuple[str, ...]) ->
     if unknown:
         raise ConfigError(f"instance selection for {', '.join(unknown)}, which is not in --domains")
     missing = [d for d in domains if not per.get(d)]
-    if missing:
-        raise ConfigError(f"no instance selection for domain(s) {', '.join(missing)}")
+    if missing:  # an empty selection is a mistake, never "everything": that is spelled "all"
+        raise ConfigError(
+            f"empty instance selection for {', '.join(missing)}: give ids (901-1000, 1,5), all, or gen:N:SEED"
+        )
     return {d: per[d] for d in domains}
+
+
+# What each TOML key must hold, as (check, description); bools are not numbers here, though Python says so.
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return _is_int(v) or isinstance(v, float)
+
+
+def _is_names(v: Any) -> bool:
+    return isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))
+
+
+_TOML_TYPES: dict[str, tuple[Any, str]] = {
+    "domains": (_is_names, 'a list of names, e.g. ["game24", "coloring"]'),
+    "schemes": (_is_names, 'a list of scheme specs, e.g. ["standard", "sampling:k=5"]'),
+    "instances": (
+        lambda v: isinstance(v, str) or (isinstance(v, dict) and all(isinstance(x, str) for x in v.values())),
+        'a selection string such as "901-905", or a table of them per domain',
+    ),
+    "model": (lambda v: isinstance(v, str), "a string"),
+    "base_url": (lambda v: isinstance(v, str), "a URL string"),
+    "dataset": (lambda v: isinstance(v, str), "a path string"),
+    "figure": (lambda v: isinstance(v, str), "a path string"),
+    "temperature": (_is_number, "a number"),
+    "timeout": (_is_number, "a number of seconds"),
+    "max_tokens": (_is_int, "an integer"),
+    "trials": (_is_int, "an integer"),
+    "concurrency": (_is_int, "an integer"),
+    "budget_tokens": (_is_int, "an integer"),
+    "domain_options": (
+        lambda v: isinstance(v, dict) and all(isinstance(x, dict) for x in v.values()),
+        "a table of tables, e.g. [domain_options.blocksworld]",
+    ),
+}
+
+
+def check_toml_types(data: Mapping[str, Any], source: str) -> None:
+    """A ConfigError naming the file, the key and the value as written, for the first value of the wrong type."""
+    for key, value in data.items():
+        check, wanted = _TOML_TYPES.get(key, (None, ""))
+        if check is not None and not check(value):
+            shown = json.dumps(value) if isinstance(value, str | bool | list) else repr(value)
+            raise ConfigError(f"{source}: {key} = {shown}: {key} must be {wanted}")
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -132,8 +181,13 @@ def read_toml(path: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError(f"config file {path} not found") from exc
+    except IsADirectoryError as exc:
+        raise ConfigError(f"config file {path} is a directory") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path} is not UTF-8 text") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    check_toml_types(data, f"config file {path}")
     for key in ("dataset", "figure"):  # paths in the file are relative to the file, wherever it is run from
         if isinstance(data.get(key), str):
             data[key] = str((path.parent / data[key]).resolve())
@@ -159,11 +213,8 @@ def build_config(name: str, file_values: Mapping[str, Any], flags: Mapping[str, 
         raise ConfigError(
             "no instances: pass --instances 901-1000 (or gen:N:SEED) or set instances in --config"
         )
-    merged.update(
-        domains=domains,
-        schemes=canonical_schemes(schemes),
-        instances=parse_instances(merged["instances"], domains),
-    )
+    instances = parse_instances(merged["instances"], domains)  # before the schemes, which import LangGraph
+    merged.update(domains=domains, schemes=canonical_schemes(schemes), instances=instances)
     if merged.get("dataset"):
         merged["dataset"] = str(Path(merged["dataset"]).expanduser().resolve())
     if merged.get("base_url") is None and os.environ.get("OPENAI_BASE_URL"):
@@ -182,11 +233,13 @@ def validate(config: StudyConfig) -> None:
         raise ConfigError("a domain is listed twice")
     if len(set(config.schemes)) != len(config.schemes):
         raise ConfigError("a scheme spec is listed twice")
-    for key, low in (("trials", 1), ("concurrency", 1), ("max_tokens", 1)):
+    for key, low in (("trials", 1), ("concurrency", 1), ("max_tokens", 1), ("budget_tokens", 1)):
         value = getattr(config, key)
-        if not isinstance(value, int) or value < low:
+        if value is None and key == "budget_tokens":
+            continue
+        if not _is_int(value) or value < low:
             raise ConfigError(f"{key} must be an integer >= {low}, got {value!r}")
-    if not 0.0 <= float(config.temperature) <= 2.0:
+    if not _is_number(config.temperature) or not 0.0 <= float(config.temperature) <= 2.0:
         raise ConfigError(f"temperature must be in [0, 2], got {config.temperature}")
     if config.dataset and not Path(config.dataset).exists():
         raise ConfigError(f"dataset {config.dataset} does not exist")

@@ -33,7 +33,7 @@ from critiquebench.domains.base import (
 )
 from critiquebench.reports.critique_quality import classify_critique
 from critiquebench.reports.metrics import ReportError, study_config
-from critiquebench.store.db import connect
+from critiquebench.store.db import connect, ensure_tables
 from critiquebench.store.results import ensure_schema, load_study, save_study
 from critiquebench.studies.config import ConfigError, parse_instances, split_list
 
@@ -98,7 +98,7 @@ class Item:
 
 def ensure_verify_schema(db: sqlite_utils.Database) -> None:
     ensure_schema(db)
-    db.execute(SCHEMA)
+    ensure_tables(db, [SCHEMA])
     if "evaluation_correct" not in db["verify_results"].columns_dict:  # stores made before the column
         db.execute("ALTER TABLE verify_results ADD COLUMN evaluation_correct INTEGER")
 
