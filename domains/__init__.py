@@ -1,6 +1,7 @@
 """Problem domains: the registry of built-in domains and instance loading.
 
-`get_domain(name, **options)` builds a domain by name (or from a PDDL domain folder path); `load_instances`
+`get_domain(name, **options)` builds a domain by name (or from a PDDL domain folder path; "NAME:TASK" asks a
+planning domain one of PlanBench's tasks, e.g. "blocksworld:t3"); `load_instances`
 turns a selection ("901-1000", "1,5,9-12", "all", "gen:N:SEED") into instances. Domain modules are imported
 lazily, so importing this package stays cheap and the planning subpackage can import `base` freely.
 """
@@ -53,6 +54,12 @@ def get_domain(name: str, **options: Any) -> Domain:
         module, factory = _BUILTIN[name].split(":")
         make: Callable[..., Domain] = getattr(importlib.import_module(module), factory)
         return make(**options)
+    base, _, task = name.rpartition(":")
+    if base and task:  # "blocksworld:t3": a PlanBench task on a planning domain
+        from critiquebench.domains.planning.tasks import TASKS, task_domain
+
+        if task in TASKS and (base in DOMAIN_NAMES or Path(base).is_dir()):
+            return task_domain(base, task, **options)
     if name in DOMAIN_NAMES or Path(name).is_dir():
         from critiquebench.domains.planning import load_planning_domain
 

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.importers.planbench import ImportError_, import_planbench
 from critiquebench.store.db import default_store_path
 from critiquebench.studies.config import ConfigError
@@ -21,18 +22,27 @@ def planbench(
     store: Annotated[Path | None, typer.Option("--store", help="Store file (default: $CRITIQUEBENCH_STORE).")] = None,
     dataset: Annotated[
         Path | None,
-        typer.Option(help="PlanBench domain folder with instances/ (default: beside the file's reference/ folder)."),
+        typer.Option(help="PlanBench domain folder with instances/ (default: DOMAIN/ found above the file)."),
+    ] = None,
+    instances: Annotated[
+        Path | None,
+        typer.Option(help="Folder of the problems the file's instance ids refer to (default: the task's folder "
+                     "in the dataset; generated/ for t5)."),
     ] = None,
 ) -> None:
-    """Import a PlanBench GPT-4 results file; then `critiquebench run NAME --replay` replays it offline."""
+    """Import a PlanBench results file (any task, model, domain); `critiquebench resume NAME --replay` replays it.
+
+    Importing another task file into the same study adds that task, and `report NAME` lays the tasks out as
+    PlanBench's results table."""
     try:
-        config, added = import_planbench(file, store or default_store_path(), study, dataset)
-    except (ImportError_, ConfigError) as exc:
+        config, added = import_planbench(file, store or default_store_path(), study, dataset, instances=instances)
+    except (ImportError_, ConfigError, PlanningError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    last = config.domains[-1]
     typer.echo(
         f"imported {added} recorded call(s) as model {config.model!r}; study {study!r}: "
-        f"{config.schemes[0]} on {len(config.instances[config.domains[0]].split(','))} {config.domains[0]} "
+        f"{config.schemes[0]} on {len(config.instances[last].split(','))} {last} "
         f"instance(s). Replay it with: critiquebench resume {study} --replay"
     )
 

@@ -16,6 +16,7 @@ from rich.console import Console
 
 from critiquebench.reports.export import export_rounds, list_studies
 from critiquebench.reports.metrics import ReportError, budget_curve, compare, study_config, table1, table2
+from critiquebench.reports.planbench import is_task_study, task_rows
 from critiquebench.reports.tables import FORMATS, Grid, render, rich_text
 from critiquebench.store.db import StoreError, connect, default_store_path
 from critiquebench.store.results import delete_study, ensure_schema, load_study, save_study
@@ -317,6 +318,8 @@ def register(app: typer.Typer) -> None:
                 rows: list[Any] = verify_report(db, name, table)
             elif compare_to:
                 rows = compare(db, name, compare_to)
+            elif table == "1" and is_task_study(study_config(db, name)):
+                rows = task_rows(db, name)  # PlanBench's per-task results table
             else:
                 loop_tables = {"1": table1, "2": table2, "verifier-in-the-loop": table2, "figure": budget_curve}
                 if table not in loop_tables:

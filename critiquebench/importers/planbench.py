@@ -1,12 +1,15 @@
-"""Import PlanBench's recorded GPT-4 runs as LLM-cache entries plus a study that replays them.
+"""Import PlanBench's recorded runs (any task, model or domain) as LLM-cache entries plus a study replaying them.
 
 A recorded answer is stored under exactly the key a live call would use (model, endpoint identity, message
 list, sampling parameters, sample 0), so replaying the study through our own graphs is a cache hit on every turn
 if, and only if, our prompts and feedback are PlanBench's own, byte for byte.
 
 Two file shapes are understood:
-- plan generation (`instances[*].query` / `llm_raw_response`): the query was sent as the user message after
-  PlanBench's system message; replayed by the `standard` scheme with the `nl_legacy` prompt style;
+- one-shot task files (`instances[*].query` / `llm_raw_response`): the query was sent as the user message after
+  PlanBench's system message; replayed by the `standard` scheme. Plan generation (t1) runs on the plain
+  planning domain (prompt style `nl_legacy` or `nl`, whichever intro the queries start with); every other task
+  on the domain "DOMAIN:TASK" (`domains/planning/tasks`), which reads its random choices back from the file.
+  Importing several task files into one study adds one domain per task, so `report` shows them side by side;
 - backprompting (`instances[*].messages`, `steps`): every assistant turn is one recorded call whose messages are
   the conversation before it; replayed by `sound-first`.
 """
@@ -15,10 +18,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from critiquebench.domains.planning.tasks import TASKS, task_of
 from critiquebench.store.cache import CallCache, sampling_params
 from critiquebench.store.db import connect
 from critiquebench.store.results import ensure_schema, load_study, save_study
@@ -49,15 +53,22 @@ class PlanBenchRun:
     domain: str
     instance_ids: tuple[int, ...]
     calls: tuple[RecordedCall, ...]
+    task: str = "t1"  # our PlanBench task name (domains/planning/tasks)
 
     @property
     def scheme(self) -> str:
         return "standard" if self.kind == "one_shot" else "sound-first"
 
     @property
-    def prompt_style(self) -> str:
-        # PlanBench's published one-shot run predates the last line of today's Blocksworld intro.
-        return "nl_legacy" if self.kind == "one_shot" else "nl"
+    def domain_key(self) -> str:
+        """The study's domain: the planning domain for t1 and backprompting, "DOMAIN:TASK" otherwise."""
+        return self.domain if self.task == "t1" else f"{self.domain}:{self.task}"
+
+    def prompt_style(self, domain_intro: str) -> str:
+        # PlanBench's published GPT-4 one-shot run predates the last line of today's Blocksworld intro.
+        if self.kind == "one_shot" and not all(c.messages[-1]["content"].startswith(domain_intro) for c in self.calls):
+            return "nl_legacy"
+        return "nl"
 
 
 def read_planbench(path: Path) -> PlanBenchRun:
@@ -69,18 +80,23 @@ def read_planbench(path: Path) -> PlanBenchRun:
     instances = data.get("instances") if isinstance(data, dict) else None
     if not isinstance(instances, list) or not instances:
         raise ImportError_(f"{path}: no 'instances' list: not a PlanBench results file")
-    engine = str(data.get("engine") or "unknown")
+    # PlanBench keeps results under results/DOMAIN/ENGINE/; a file without `engine` is named by its folder.
+    engine = str(data.get("engine") or Path(path).resolve().parent.name or "unknown")
     model = next((engine[: -len(s)] for s in _ENGINE_SUFFIXES if engine.endswith(s)), engine)
     # e.g. "blocksworld/generated_basic": the domain, then PlanBench's instance set within it
     domain = str(data.get("domain") or "blocksworld").split("/")[0]
+    task = task_of(str(data.get("task") or "")) or task_of(Path(path).name) or "t1"
     if all("messages" in inst for inst in instances):
         kind, calls = "backprompting", _conversation_calls(path, instances)
     elif all("query" in inst and "llm_raw_response" in inst for inst in instances):
         kind, calls = "one_shot", _one_shot_calls(instances)
     else:
         raise ImportError_(f"{path}: instances have neither 'messages' nor 'query'/'llm_raw_response'")
-    ids = tuple(int(inst["instance_id"]) for inst in instances)
-    return PlanBenchRun(kind, model, domain, ids, tuple(calls))
+    try:
+        ids = tuple(int(inst["instance_id"]) for inst in instances)
+    except (KeyError, TypeError, ValueError):
+        raise ImportError_(f"{path}: every instance needs an integer 'instance_id'") from None
+    return PlanBenchRun(kind, model, domain, ids, tuple(calls), task if kind == "one_shot" else "t1")
 
 
 # PlanBench's logger sometimes appended the response (and extracted plans) to the stored query, after this
@@ -116,6 +132,20 @@ def _conversation_calls(path: Path, instances: Sequence[Mapping[str, Any]]) -> l
     return calls
 
 
+def dataset_folder(path: Path, domain: str) -> Path:
+    """The folder of `domain`'s problems (DOMAIN/instances/) nearest above the results file, else the
+    default dataset of the domain."""
+    for parent in Path(path).resolve().parents:
+        if (parent / domain / "instances").is_dir():
+            return parent / domain
+    from critiquebench.domains.datasets import DatasetNotFound, resolve_data_path
+
+    try:
+        return resolve_data_path(domain, None)
+    except DatasetNotFound as exc:
+        raise ImportError_(f"{path}: no dataset folder for domain {domain!r}: pass --instances DIR ({exc})") from None
+
+
 def import_planbench(
     path: Path,
     store: Path,
@@ -123,25 +153,42 @@ def import_planbench(
     dataset: Path | None = None,
     temperature: float = 0.0,
     max_tokens: int = 512,
+    instances: Path | None = None,
 ) -> tuple[StudyConfig, int]:
-    """Record the file's calls in the store's cache and define `study` over the same instances.
+    """Record the file's calls in the store's cache and define (or extend) `study` over the same instances.
 
     Returns the study and how many calls were newly recorded (0 on a repeated import). `dataset` is the
-    PlanBench domain folder with instances/; by default the sibling of the file's `reference/` folder.
+    PlanBench domain folder with instances/ (default: found above the file); `instances` the folder of the
+    problems a task file's ids refer to (default: the task's folder in the dataset, `generated/` for t5).
     """
     run = read_planbench(path)
     if dataset is None:
-        dataset = Path(path).resolve().parent.parent / run.domain
+        dataset = dataset_folder(path, run.domain)
+    options: dict[str, Any] = {}
+    if run.task == "t1":
+        from critiquebench.domains import get_domain
+
+        try:
+            intro = get_domain(run.domain).cfg.domain_intro  # type: ignore[attr-defined]
+        except (ValueError, AttributeError):
+            intro = ""
+        options["prompt_style"] = run.prompt_style(intro)
+    else:
+        folder = Path(instances) if instances else Path(dataset) / TASKS[run.task].folder
+        if not folder.is_dir():
+            folder = Path(dataset)
+        options.update(recorded=str(Path(path).resolve()), instances=str(folder.resolve()))
+    key = run.domain_key
     config = StudyConfig(
         name=study,
-        domains=(run.domain,),
-        instances={run.domain: ",".join(str(i) for i in run.instance_ids)},
+        domains=(key,),
+        instances={key: ",".join(str(i) for i in run.instance_ids)},
         schemes=(run.scheme,),
         dataset=str(Path(dataset).resolve()),
         model=run.model,
         temperature=temperature,
         max_tokens=max_tokens,
-        domain_options={run.domain: {"prompt_style": run.prompt_style}},
+        domain_options={key: options},
         endpoint_id=RECORDED_ENDPOINT,
         replay=True,
     )
@@ -149,8 +196,8 @@ def import_planbench(
     db = connect(store)
     ensure_schema(db)
     existing = load_study(db, study)
-    if existing is not None and StudyConfig.from_dict(existing).differences(config):
-        raise ImportError_(f"study {study!r} already exists with another definition; choose another name")
+    if existing is not None:
+        config = _merged(StudyConfig.from_dict(existing), config)
     cache = CallCache(db)
     params = sampling_params(temperature=temperature, max_tokens=max_tokens)
     before = cache.db.execute("SELECT count(*) FROM llm_calls").fetchone()[0]
@@ -159,3 +206,21 @@ def import_planbench(
     added = cache.db.execute("SELECT count(*) FROM llm_calls").fetchone()[0] - before
     save_study(db, study, config.to_dict())
     return config, added
+
+
+def _merged(existing: StudyConfig, new: StudyConfig) -> StudyConfig:
+    """`existing` with `new`'s domain added (another task of a recorded study), or an error saying why not."""
+    if not existing.differences(new):
+        return existing
+    [key] = new.domains
+    clash = "already exists with another definition; choose another name"
+    same_run = {k: v for k, v in existing.identity().items() if k not in ("domains", "instances", "domain_options")}
+    theirs = {k: v for k, v in new.identity().items() if k not in ("domains", "instances", "domain_options")}
+    if same_run != theirs or key in existing.domains:
+        raise ImportError_(f"study {existing.name!r} {clash}")
+    return replace(
+        existing,
+        domains=(*existing.domains, key),
+        instances={**existing.instances, **new.instances},
+        domain_options={**existing.domain_options, **new.domain_options},
+    )

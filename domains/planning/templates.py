@@ -35,6 +35,10 @@ class NLConfig:
     encoded_objects: dict[str, str]
     # PlanBench's 2023 one-shot results used an earlier Blocksworld intro; configs may carry it here.
     domain_intro_legacy: str | None = None
+    # PlanBench's plan-optimality (t2) intro, which gives every action's duration.
+    domain_intro_cost: str | None = None
+    # PlanBench's keywords for reading a model's state descriptions (predicate -> words), when given.
+    predicate_mapping: dict[str, str] | None = None
 
     def object_text(self, obj: str) -> str:
         if obj in self.encoded_objects:
@@ -126,6 +130,8 @@ def load_config(path: Path, default_name: str) -> NLConfig:
     if not isinstance(raw["domain_intro"], str):
         raise PlanningError(f"{path}: `domain_intro` must be text")
     legacy = raw.get("domain_intro_legacy")
+    cost = raw.get("domain_intro_cost")
+    mapping = _str_map(raw["predicate_mapping"], "predicate_mapping", path) if "predicate_mapping" in raw else None
     return NLConfig(
         domain_name=str(raw.get("domain_name") or default_name),
         domain_intro=raw["domain_intro"],
@@ -133,6 +139,8 @@ def load_config(path: Path, default_name: str) -> NLConfig:
         predicates=_str_map(raw["predicates"], "predicates", path),
         encoded_objects=_str_map(raw["encoded_objects"], "encoded_objects", path),
         domain_intro_legacy=legacy if isinstance(legacy, str) else None,
+        domain_intro_cost=cost if isinstance(cost, str) else None,
+        predicate_mapping=mapping,
     )
 
 

@@ -1,0 +1,87 @@
+"""Plan execution (t7): a solved example (start, action sequence, resulting state), then a start and an
+action sequence (a random prefix of an optimal plan) whose resulting state the model must give.
+
+Correct when the facts read from the answer are exactly the simulated state (PlanBench compares the two
+sets of facts).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from critiquebench.domains.base import Instance, Verdict
+from critiquebench.domains.planning.tasks.base import (
+    STATEMENT,
+    Params,
+    PlanTask,
+    Step,
+    between,
+    plan_block,
+    simulate,
+    statements,
+)
+from critiquebench.domains.planning.tasks.examples import example_ids, plan_for
+from critiquebench.domains.planning.tasks.reuse import random_prefix
+from critiquebench.domains.planning.tasks.states import StateReader
+
+if TYPE_CHECKING:
+    from critiquebench.domains.planning.tasks.domain import TaskDomain
+
+
+class Execution(PlanTask):
+    name = "t7"
+    title = "Plan execution"
+
+    def choose(self, dom: TaskDomain, inst: Instance, rng: random.Random) -> Params:
+        ids = [*example_ids(dom, inst, None), inst.id]
+        return {"examples": ids[:-1], "prefixes": [random_prefix(len(dom.plan(i)), rng) for i in ids]}
+
+    def recover(self, dom: TaskDomain, inst: Instance, record: Mapping[str, Any]) -> Params:
+        params: Params = {"examples": example_ids(dom, inst, record)}
+        ids = [*params["examples"], inst.id]
+        blocks = [between(s, "[ACTION SEQUENCE]", "[ACTION SEQUENCE END]") for s in statements(str(record["query"]))]
+        prefixes = []
+        for ident, block in zip(ids, blocks, strict=False):
+            steps = dom.index(ident).plan(block) or []
+            ours = dom.plan(ident)
+            if steps != ours[: len(steps)]:
+                # PlanBench's planner chose another optimal plan: keep its prefix as the plan shown.
+                params.setdefault("plans", {})[ident] = [f"({n} {' '.join(a)})" for n, a in steps]
+            prefixes.append(len(steps))
+        params["prefixes"] = prefixes
+        return params
+
+    def prompt(self, dom: TaskDomain, inst: Instance, params: Params) -> str:
+        cfg = dom.base.cfg
+        text = cfg.domain_intro
+        ids = [*params["examples"], inst.id]
+        for n, (ident, k) in enumerate(zip(ids, params["prefixes"], strict=True)):
+            task = dom.problem(ident).task if ident != inst.id else dom.base.task(inst)
+            steps = plan_for(dom, params, ident)[:k]
+            text += (
+                f"{STATEMENT}As initial conditions I have that, {cfg.state_facts(task.init).strip()}."
+                "\n I have executed the following action sequence:\n\n[ACTION SEQUENCE]"
+                + plan_block(cfg, steps, "[ACTION SEQUENCE END]")
+                + "[RESULTING STATE]\n"
+            )
+            if n < len(ids) - 1:
+                text += cfg.state_facts(simulate(task, steps)) + "\n"
+        return text
+
+    def evaluate(self, dom: TaskDomain, inst: Instance, params: Params, text: str) -> Verdict:
+        task = dom.base.task(inst)
+        steps: list[Step] = plan_for(dom, params, inst.id)[: params["prefixes"][-1]]
+        truth = simulate(task, steps)
+        said = StateReader(dom.base.cfg, task).read(text)
+        answer = sorted("_".join(f) for f in said)
+        if set(said) == truth:
+            return Verdict("valid", (), answer)
+        missing, extra = sorted(truth - set(said)), sorted(set(said) - truth)
+        errors = []
+        if missing:
+            errors.append("The resulting state also has: " + dom.base.cfg.state_facts(missing))
+        if extra:
+            errors.append("These facts do not hold in the resulting state: " + dom.base.cfg.state_facts(extra))
+        return Verdict("invalid", tuple(errors), answer)
