@@ -123,6 +123,18 @@ class Domain(Protocol):
         """The user turn that hands a critique (sound feedback or LLM critique) back to the generator."""
         ...
 
+    # Optional: `assess(instance, text) -> (Verdict, canonical)` judging and canonicalising with one parse;
+    # the graphs use it (through `assess()` below) when a domain has it.
+
+
+def assess(domain: Domain, instance: Instance, text: str) -> tuple[Verdict, str | None]:
+    """The sound verdict on `text` and its canonical form, parsing the answer once when the domain can
+    (an optional method `assess(instance, text)`); otherwise `verify` and `canonical` each parse it."""
+    own = getattr(domain, "assess", None)
+    if own is not None:
+        return own(instance, text)
+    return domain.verify(instance, text), domain.canonical(instance, text)
+
 
 def leveled_feedback(verdict: Verdict, level: FeedbackLevel, binary: str, joiner: str = " ") -> str:
     """Feedback from a verdict's error sentences: "" when valid, `binary` at the binary level (or when the

@@ -124,6 +124,18 @@ def _key(color: str) -> str:
     return re.sub(r"\s+", "", color).lower()
 
 
+def canonical_coloring(instance: Instance, coloring: dict[int, str] | None) -> str | None:
+    """See `ColoringDomain.canonical`."""
+    if coloring is None:
+        return None
+    names: dict[str, int] = {}
+    parts = []
+    for vertex in sorted(v for v in coloring if 0 <= v < instance.data["n"]):
+        number = names.setdefault(_key(coloring[vertex]), len(names) + 1)
+        parts.append(f"{vertex}:{number}")
+    return ",".join(parts)
+
+
 def check_coloring(instance: Instance, coloring: dict[int, str] | None) -> Verdict:
     """Missing vertices (those on an edge, as in the study), conflicting edges, then too many colors; colors
     compare ignoring case and spaces ("Color 1" == "color1"), and vertices outside the graph are ignored."""
@@ -200,15 +212,11 @@ class Coloring:
     def canonical(self, instance: Instance, text: str) -> str | None:
         """Vertices in order with colors renamed by first appearance, so "0: red, 1: blue" and "0: Color 2,
         1: Color 1" both give "0:1,1:2"; vertices outside the graph are left out."""
+        return canonical_coloring(instance, parse_coloring(text))
+
+    def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
         coloring = parse_coloring(text)
-        if coloring is None:
-            return None
-        names: dict[str, int] = {}
-        parts = []
-        for vertex in sorted(v for v in coloring if 0 <= v < instance.data["n"]):
-            number = names.setdefault(_key(coloring[vertex]), len(names) + 1)
-            parts.append(f"{vertex}:{number}")
-        return ",".join(parts)
+        return check_coloring(instance, coloring), canonical_coloring(instance, coloring)
 
     def candidate(self, instance: Instance, kind: str, rng: random.Random) -> str:
         """A coloring of the study's kinds: correct (optimal), ablated (one vertex takes the color of the one

@@ -100,12 +100,18 @@ def backprompt_end(numbers: str) -> str:
 
 def check(numbers: list[int], expression: str | None) -> Verdict:
     """Soundly judge an extracted expression: exactly `numbers` as a multiset, only `+ - * /`, value 24."""
+    return _judge(numbers, expression)[0]
+
+
+def _judge(numbers: list[int], expression: str | None) -> tuple[Verdict, str | None]:
+    """The verdict on an extracted expression and its canonical form, from one parse."""
     if expression is None:
-        return Verdict("malformed", (MALFORMED,), None)
+        return Verdict("malformed", (MALFORMED,), None), None
     try:
         tree = arith.parse_expression(expression)
     except arith.MalformedExpression:
-        return Verdict("malformed", (MALFORMED,), expression)
+        return Verdict("malformed", (MALFORMED,), expression), None
+    canonical = arith.canonical_form(tree)
     used = arith.numbers_in(tree)
     errors = []
     if sorted(used) != sorted(numbers):
@@ -116,10 +122,10 @@ def check(numbers: list[int], expression: str | None) -> Verdict:
     try:
         value = arith.evaluate(tree)
     except arith.MalformedExpression:
-        return Verdict("malformed", (*errors, MALFORMED), expression)
+        return Verdict("malformed", (*errors, MALFORMED), expression), canonical
     if value != 24:
         errors.append(f"This expression evaluates to {value} instead of 24.")
-    return Verdict("invalid" if errors else "valid", tuple(errors), expression)
+    return Verdict("invalid" if errors else "valid", tuple(errors), expression), canonical
 
 
 def read_puzzles(path: Path) -> dict[str, Instance]:
@@ -182,11 +188,10 @@ class Game24:
         return leveled_feedback(verdict, level, BINARY_FEEDBACK)
 
     def canonical(self, instance: Instance, text: str) -> str | None:
-        expression = self.parse(instance, text)
-        try:
-            return arith.canonical_form(arith.parse_expression(expression)) if expression else None
-        except arith.MalformedExpression:
-            return None
+        return self.assess(instance, text)[1]
+
+    def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
+        return _judge(instance.data["numbers"], self.parse(instance, text))
 
     def candidate(self, instance: Instance, kind: str, rng: random.Random) -> str:
         """A candidate of the study's kinds: correct, ablated_op (one operator swapped), ablated_number (one

@@ -1,12 +1,13 @@
 """Schemes: one module per scheme builds an uncompiled LangGraph StateGraph from the shared nodes.
 
 A scheme module declares its parameters once, in `PARAMS` (see `graphs/params.py` for how to add one), and a
-`build(ctx, **params)` that takes them all as keyword-only arguments without defaults. `SCHEMES[name]` wraps
+`build(**params)` that takes them all as keyword-only arguments without defaults. `SCHEMES[name]` wraps
 them: `parse_spec("sampling:k=25")` -> Spec("sampling", {"k": 25}) (unknown or ill-typed parameters raise
 ValueError naming the valid ones; parsed once per distinct spec string and cached); `spec.params` adds the
 defaults; `format_spec` / `spec.label` write the canonical spec string that names a scheme configuration in
-thread ids and result rows. Compilation with the SQLite checkpointer happens in one place,
-`critiquebench.studies.execute`.
+thread ids and result rows. A graph takes the run's domain, instance and LLM as LangGraph's runtime context
+(`RunContext`), so `compiled(spec)` compiles each scheme configuration once per process; the app layer gives
+it a checkpointer per run (`critiquebench.studies.execute`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from critiquebench.graphs import intrinsic, llm_llm, refine, sampling, self_cons
 from critiquebench.graphs.params import Param, resolve, text, with_defaults
 from critiquebench.graphs.state import RunContext, initial_state, recursion_limit
 from langgraph.graph import StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 CRITIC_PARAM_PREFIX = "critic_"  # extra arguments for a critic factory, e.g. critic_level=first
 
@@ -54,13 +56,13 @@ class Scheme:
         full = self.params(params)
         return int(full.get("rounds", full.get("k", 1)))
 
-    def __call__(self, ctx: RunContext, **params: Any) -> StateGraph:
+    def __call__(self, **params: Any) -> StateGraph:
         full = self.params(params)
         plain = {k: v for k, v in full.items() if not k.startswith(CRITIC_PARAM_PREFIX)}
         if self.has_critic:
             n = len(CRITIC_PARAM_PREFIX)
             plain["critic_params"] = {k[n:]: v for k, v in full.items() if k.startswith(CRITIC_PARAM_PREFIX)}
-        return self.builder(ctx, **plain)
+        return self.builder(**plain)
 
     def describe(self) -> dict[str, Any]:
         """A JSON-able description (for `critiquebench schemes`)."""
@@ -114,8 +116,8 @@ class Spec(NamedTuple):
         full = self.params
         return int(full.get("rounds", full.get("k", 1)))
 
-    def build(self, ctx: RunContext) -> StateGraph:
-        return self.scheme(ctx, **self.given)
+    def build(self) -> StateGraph:
+        return self.scheme(**self.given)
 
 
 def parse_spec(spec: str) -> Spec:
@@ -152,8 +154,15 @@ def normalize_spec(spec: str) -> str:
     return parse_spec(spec).label
 
 
-def build_graph(ctx: RunContext, spec: str) -> StateGraph:
-    return parse_spec(spec).build(ctx)
+def build_graph(spec: str) -> StateGraph:
+    return parse_spec(spec).build()
+
+
+@lru_cache(maxsize=256)
+def compiled(spec: str) -> CompiledStateGraph:
+    """The scheme configuration's graph, compiled without a checkpointer (give one per run with
+    `.copy(update={"checkpointer": saver})`)."""
+    return parse_spec(spec).build().compile()
 
 
 __all__ = [
@@ -163,6 +172,7 @@ __all__ = [
     "Spec",
     "RunContext",
     "build_graph",
+    "compiled",
     "format_spec",
     "initial_state",
     "normalize_spec",

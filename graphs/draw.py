@@ -10,18 +10,14 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from critiquebench.graphs import SCHEMES, parse_spec
-from critiquebench.graphs.state import RunContext
-from critiquebench.nodes.context import Meter
+from critiquebench.graphs import compiled, normalize_spec
 
 FORMATS = ("mermaid", "ascii", "png")
 
 
 def scheme_graph(spec: str) -> Any:
-    """LangGraph's drawable graph of a scheme spec (built without a domain, an LLM or a store)."""
-    name, params = parse_spec(spec)
-    ctx = RunContext(domain=None, instance=None, llm=Meter(None), db=None, thread_id="draw")  # type: ignore[arg-type]
-    return SCHEMES[name](ctx, **params).compile().get_graph()
+    """LangGraph's drawable graph of a scheme spec (the graph needs no domain, LLM or store to be drawn)."""
+    return compiled(normalize_spec(spec)).get_graph()
 
 
 def draw(spec: str, fmt: str = "mermaid") -> str | bytes:

@@ -9,7 +9,6 @@ from typing import Any
 
 from critiquebench.graphs.loops import critic_loop, raw_turn
 from critiquebench.graphs.params import Param, critic, history, rounds, style, votes
-from critiquebench.graphs.state import RunContext
 from langgraph.graph import StateGraph
 
 REQUEST = "Please can you explain the error and fix it."
@@ -25,7 +24,6 @@ PARAMS = (
 
 
 def build(
-    ctx: RunContext,
     *,
     rounds: int,
     critic: str,
@@ -39,7 +37,6 @@ def build(
         return f"{critique.strip()}\n\n{REQUEST}" if show_critique and critique.strip() else REQUEST
 
     return critic_loop(
-        ctx,
         rounds=rounds,
         critic=critic,
         critic_params=critic_params,

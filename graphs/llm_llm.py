@@ -8,14 +8,12 @@ from typing import Any
 
 from critiquebench.graphs.loops import critic_loop
 from critiquebench.graphs.params import critic, history, rounds, style, votes
-from critiquebench.graphs.state import RunContext
 from langgraph.graph import StateGraph
 
 PARAMS = (rounds(15), critic("llm"), votes(1), history(), style())  # llm-llm-cot: critic=llm-cot
 
 
 def build(
-    ctx: RunContext,
     *,
     rounds: int,
     critic: str,
@@ -25,5 +23,5 @@ def build(
     critic_params: dict[str, Any],
 ) -> StateGraph:
     return critic_loop(
-        ctx, rounds=rounds, critic=critic, critic_params=critic_params, votes=votes, style=style, history=history
+        rounds=rounds, critic=critic, critic_params=critic_params, votes=votes, style=style, history=history
     )

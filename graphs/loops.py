@@ -1,7 +1,10 @@
 """The two loop shapes the schemes are made of, built from the shared nodes (uncompiled StateGraphs).
 
-- verified loop: generator -> verifier (sound) -> generator | vote | END
-- critic loop:   generator -> verifier (records the sound verdict) -> critic (decides) -> generator | END
+- verified loop: generator -> verifier (sound; decides) -> generator | vote | END
+- critic loop:   generator -> critic (sound verdict recorded, then the critic decides) -> generator | END
+
+Graphs take the run's parts (domain, instance, LLM) as LangGraph's runtime context (`RunContext`), so one
+graph serves every run of a scheme configuration.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ from langgraph.graph import END, START, StateGraph
 
 
 def verified_loop(
-    ctx: RunContext,
     *,
     rounds: int,
     mode: Mode = "iterate",
@@ -29,14 +31,14 @@ def verified_loop(
     history: str = "full",
     wrap: Callable[[Instance, str], str] | None = None,
 ) -> StateGraph:
-    graph = StateGraph(RunState)
-    graph.add_node("generator", make_generator(ctx, mode=mode, style=style, history_policy=history, wrap=wrap))
-    graph.add_node("verifier", make_sound_verifier(ctx, policy=policy, rounds=rounds, level=level))
+    graph = StateGraph(RunState, context_schema=RunContext)
+    graph.add_node("generator", make_generator(mode=mode, style=style, history_policy=history, wrap=wrap))
+    graph.add_node("verifier", make_sound_verifier(policy=policy, rounds=rounds, level=level))
     graph.add_edge(START, "generator")
     graph.add_edge("generator", "verifier")
     targets: dict[str, str] = {END: END} if rounds == 1 else {"generator": "generator", END: END}
     if policy == "collect":
-        graph.add_node("vote", make_consistency_vote(ctx))
+        graph.add_node("vote", make_consistency_vote())
         graph.add_edge("vote", END)
         targets = {"generator": "generator", "vote": "vote"}
     graph.add_conditional_edges("verifier", route, targets)
@@ -44,7 +46,6 @@ def verified_loop(
 
 
 def critic_loop(
-    ctx: RunContext,
     *,
     rounds: int,
     critic: str,
@@ -55,18 +56,14 @@ def critic_loop(
     wrap: Callable[[Instance, str], str] | None = None,
     handback: Callable[[str], str] = lambda critique: critique,
 ) -> StateGraph:
-    graph = StateGraph(RunState)
-    graph.add_node("generator", make_generator(ctx, style=style, history_policy=history, wrap=wrap))
-    graph.add_node("verifier", make_sound_verifier(ctx, policy="record", rounds=rounds, level=None))
+    graph = StateGraph(RunState, context_schema=RunContext)
+    graph.add_node("generator", make_generator(style=style, history_policy=history, wrap=wrap, then="critic"))
     graph.add_node(
         "critic",
-        make_critic_node(
-            ctx, critic=critic, critic_params=critic_params, votes=votes, rounds=rounds, handback=handback
-        ),
+        make_critic_node(critic=critic, critic_params=critic_params, votes=votes, rounds=rounds, handback=handback),
     )
     graph.add_edge(START, "generator")
-    graph.add_edge("generator", "verifier")
-    graph.add_edge("verifier", "critic")
+    graph.add_edge("generator", "critic")
     graph.add_conditional_edges("critic", route, {"generator": "generator", END: END})
     return graph
 

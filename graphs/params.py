@@ -5,7 +5,7 @@ WITHOUT defaults: the declaration is the only place a default is written. To add
 
     PARAMS = (rounds(15), STYLE, Param("temperature", float, 0.0, "sampling temperature", minimum=0.0))
 
-    def build(ctx, *, rounds: int, style: str | None, temperature: float) -> StateGraph: ...
+    def build(*, rounds: int, style: str | None, temperature: float) -> StateGraph: ...
 
 and it is parsed from specs (`sampling:temperature=1.0`), checked (a bad value is an error naming the valid
 ones), listed by `critiquebench schemes` and passed to `build()`. Only parameters given in a spec name the

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from critiquebench.graphs.loops import verified_loop
 from critiquebench.graphs.params import samples, style
-from critiquebench.graphs.state import RunContext
 from langgraph.graph import StateGraph
 
 PARAMS = (samples(15), style())
 
 
-def build(ctx: RunContext, *, k: int, style: str | None) -> StateGraph:
-    return verified_loop(ctx, rounds=k, mode="sample", policy="collect", style=style)
+def build(*, k: int, style: str | None) -> StateGraph:
+    return verified_loop(rounds=k, mode="sample", policy="collect", style=style)

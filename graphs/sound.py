@@ -7,11 +7,10 @@ from __future__ import annotations
 from critiquebench.domains.base import FeedbackLevel
 from critiquebench.graphs.loops import verified_loop
 from critiquebench.graphs.params import feedback, history, rounds, style
-from critiquebench.graphs.state import RunContext
 from langgraph.graph import StateGraph
 
 PARAMS = (rounds(15), feedback("binary"), history(), style())  # sound-first / sound-all change `feedback`
 
 
-def build(ctx: RunContext, *, rounds: int, feedback: FeedbackLevel, history: str, style: str | None) -> StateGraph:
-    return verified_loop(ctx, rounds=rounds, level=feedback, history=history, style=style)
+def build(*, rounds: int, feedback: FeedbackLevel, history: str, style: str | None) -> StateGraph:
+    return verified_loop(rounds=rounds, level=feedback, history=history, style=style)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from critiquebench.graphs.loops import verified_loop
 from critiquebench.graphs.params import style
-from critiquebench.graphs.state import RunContext
 from langgraph.graph import StateGraph
 
 PARAMS = (style(),)
 
 
-def build(ctx: RunContext, *, style: str | None) -> StateGraph:
-    return verified_loop(ctx, rounds=1, style=style)
+def build(*, style: str | None) -> StateGraph:
+    return verified_loop(rounds=1, style=style)

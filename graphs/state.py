@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from critiquebench.nodes.context import RunContext, RunState
 
-# A round runs at most three nodes (generator, verifier, critic); self-consistency adds one vote at the end.
+# A round runs two nodes (generator, then verifier or critic); self-consistency adds one vote at the end. One
+# spare step per round keeps old threads (checkpointed when the critic loop had a third node) resumable.
 STEPS_PER_ROUND = 3
 EXTRA_STEPS = 5
 
@@ -17,6 +18,7 @@ def initial_state(instance_id: str) -> RunState:
         "done": False,
         "final_round": None,
         "attempt": {},
+        "past": [],
     }
 
 

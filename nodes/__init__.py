@@ -1,7 +1,9 @@
-"""Graph nodes (generator, sound verifier, LLM verifier/critic, voting), the critic registry, the LLM client.
+"""Graph nodes (generator, sound verifier, LLM verifier/critic, voting) and the critic registry.
 
-Node factories take a `RunContext` and options and return `state -> partial update` callables. Public names
-are re-exported lazily so that importing the LLM client does not pull in the graph machinery.
+Node factories take options and return `(state, runtime) -> partial update` callables; the run's domain,
+instance and LLM (a small `ChatLLM` protocol) come as LangGraph's runtime context (`RunContext`). Nodes
+compute only: they import nothing from the store or the app layer (tests/test_layers.py checks). Public
+names are re-exported lazily so that importing one node does not pull in the others.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ _EXPORTS = {
     "RunContext": "context",
     "RunState": "context",
     "Meter": "context",
+    "ChatLLM": "context",
     "make_generator": "generator",
     "make_sound_verifier": "sound_verifier",
     "make_critic_node": "llm_verifier",

@@ -1,8 +1,12 @@
-"""What every node of a run shares: the run's context, its small state, and how a round's row is recorded.
+"""What every node of a run shares: the run's context, its checkpointed state, and the small LLM protocol.
 
-The graph state is deliberately tiny and JSON-serialisable (so checkpoints grow linearly in rounds): it holds
-the round counter, the routing decision and the LAST attempt only. Everything per round goes to the store's
-`attempts` table, one row per (thread, round), upserted so a node re-run after a crash overwrites its own row.
+Nodes compute; they never store. A node reads the state and the run's context (LangGraph's runtime context:
+`graph.invoke(..., context=RunContext(...))`, so one compiled graph serves every run) and returns a state
+update. The app layer records each update's `attempt` as the round's row (`critiquebench.studies.execute`).
+
+The state is small and JSON-serialisable: the round counter, the routing decision, the current round's attempt
+and, for the prompts' history and self-consistency's vote, the few fields of each finished round (`past`,
+accumulated by a reducer).
 """
 
 from __future__ import annotations
@@ -10,36 +14,59 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypedDict
+from typing import Annotated, Any, Protocol, TypedDict
 
-import sqlite_utils
 from critiquebench.domains.base import Domain, Instance
-from critiquebench.store.results import upsert_attempt
-
-from critiquebench.llm.client import Completion
+from langgraph.channels.delta import DeltaChannel
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "llm_calls", "cache_hits")
+PAST_KEYS = ("round", "answer", "canonical", "feedback")  # what later rounds read of a finished round
+
+
+def merge_past(left: list[dict[str, Any]] | None, right: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """Entries by round, a later entry for the same round replacing the earlier one."""
+    by_round = {e["round"]: e for e in (left or [])}
+    by_round.update({e["round"]: e for e in (right or [])})
+    return [by_round[r] for r in sorted(by_round)]
+
+
+def _fold_past(state: list[dict[str, Any]] | None, writes: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The reducer of `past` over a batch of writes (the same result however the writes are batched)."""
+    return merge_past(state, [entry for write in writes for entry in write or ()])
 
 
 class RunState(TypedDict, total=False):
     """The checkpointed state of one run (one graph thread).
 
     `next` is written by the node that decides (so a resume never re-decides a route); conditional edges only
-    read it. `attempt` mirrors the current round's `attempts` row (answer text, verdicts, feedback, usage).
+    read it. `attempt` holds the fields of one round's row as the last node left them, with its `round`
+    (answer text, verdicts, feedback, usage). `past` holds `PAST_KEYS` of every judged round.
     """
 
     instance_id: str
-    round: int  # the round of `attempt`, 1-based; 0 before the first generation
+    round: int  # the current round, 1-based; 0 before the first generation
     next: str
     done: bool
     final_round: int | None
     attempt: dict[str, Any]
+    # A delta channel: checkpoints store each round's entry once (as the node's write), not the whole list at
+    # every step, so checkpoint bytes stay linear in rounds.
+    past: Annotated[list[dict[str, Any]], DeltaChannel(_fold_past)]
+
+
+class Reply(Protocol):
+    """One answered LLM call, as nodes see it."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool
 
 
 class ChatLLM(Protocol):
-    """The slice of `nodes.llm.LLMClient` the nodes use."""
+    """All that nodes need of an LLM client (`critiquebench.llm.client.LLMClient` is one)."""
 
-    def complete(self, messages: Sequence[Mapping[str, str]], sample: int = 0) -> Completion: ...
+    def complete(self, messages: Sequence[Mapping[str, str]], sample: int = 0) -> Reply: ...
 
 
 class Meter:
@@ -53,7 +80,7 @@ class Meter:
         self._lock = threading.Lock()
         self._usage = dict.fromkeys(USAGE_KEYS, 0)
 
-    def complete(self, messages: Sequence[Mapping[str, str]], sample: int = 0) -> Completion:
+    def complete(self, messages: Sequence[Mapping[str, str]], sample: int = 0) -> Reply:
         done = self.llm.complete(messages, sample=sample)
         with self._lock:
             self._usage["prompt_tokens"] += done.prompt_tokens
@@ -71,24 +98,23 @@ class Meter:
 
 @dataclass(frozen=True)
 class RunContext:
-    """One run's fixed parts, closed over by its nodes. `db` is None only when a graph is built to draw it."""
+    """One run's fixed parts, passed to every node as LangGraph's runtime context.
+
+    `prior` holds finished rounds (`PAST_KEYS`) of a thread checkpointed before the state carried `past`
+    (stores written by older versions); it is empty for every thread started since.
+    """
 
     domain: Domain
     instance: Instance
     llm: Meter
-    db: sqlite_utils.Database | None
-    thread_id: str
+    thread_id: str = ""
+    prior: tuple[Mapping[str, Any], ...] = ()
 
     @classmethod
     def create(
-        cls,
-        domain: Domain,
-        instance: Instance,
-        llm: ChatLLM,
-        db: sqlite_utils.Database | None,
-        thread_id: str,
+        cls, domain: Domain, instance: Instance, llm: ChatLLM, thread_id: str = "", prior: Sequence[Mapping] = ()
     ) -> RunContext:
-        return cls(domain, instance, llm if isinstance(llm, Meter) else Meter(llm), db, thread_id)
+        return cls(domain, instance, llm if isinstance(llm, Meter) else Meter(llm), thread_id, tuple(prior))
 
 
 def add_usage(attempt: Mapping[str, Any], usage: Mapping[str, int]) -> dict[str, int]:
@@ -96,35 +122,31 @@ def add_usage(attempt: Mapping[str, Any], usage: Mapping[str, int]) -> dict[str,
     return {k: int(attempt.get(k) or 0) + int(usage.get(k) or 0) for k in USAGE_KEYS}
 
 
-def record(ctx: RunContext, round_: int, attempt: Mapping[str, Any], **fields: Any) -> dict[str, Any]:
-    """Merge `fields` into the round's attempt, upsert its row, and return the merged attempt."""
-    merged = {**attempt, **fields}
-    if ctx.db is not None:
-        upsert_attempt(ctx.db, ctx.thread_id, round_, **merged)
-    return merged
+def past_entry(attempt: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The `past` update that records a judged round."""
+    return [{k: attempt.get(k) for k in PAST_KEYS}]
+
+
+def rounds_before(ctx: RunContext, state: Mapping[str, Any], before_round: int) -> list[dict[str, Any]]:
+    """The judged rounds before `before_round`, oldest first (from the state, and `prior` for old threads)."""
+    merged = merge_past([dict(e) for e in ctx.prior], state.get("past"))
+    return [e for e in merged if e["round"] < before_round]
 
 
 def history(
     ctx: RunContext,
+    state: Mapping[str, Any],
     before_round: int,
     policy: str = "full",
     wrap: Callable[[Instance, str], str] | None = None,
 ) -> list[dict[str, str]]:
     """Chat turns replaying earlier rounds: each answer as an assistant turn, its critique as a user turn.
 
-    Rebuilt from the `attempts` rows (the state keeps only the last attempt); the `feedback` column holds the
-    critique text that was handed back. `policy` "last" keeps only the latest answer and its critique. `wrap`
-    turns a critique into the user turn (default: the domain's backprompt wrapper).
+    `policy` "last" keeps only the latest answer and its critique. `wrap` turns a critique into the user turn
+    (default: the domain's backprompt wrapper).
     """
     wrap = wrap or ctx.domain.backprompt
-    if ctx.db is None or before_round <= 1:
-        return []
-    rows = list(
-        ctx.db.query(
-            "SELECT round, answer, feedback FROM attempts WHERE thread_id = ? AND round < ? ORDER BY round",
-            [ctx.thread_id, before_round],
-        )
-    )
+    rows = rounds_before(ctx, state, before_round)
     if policy == "last":
         rows = rows[-1:]
     turns: list[dict[str, str]] = []

@@ -12,47 +12,40 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from critiquebench.domains.base import Instance
-from critiquebench.nodes.context import RunContext, RunState, history, record
+from critiquebench.nodes.context import RunContext, RunState, history
+from langgraph.runtime import Runtime
 
 Mode = Literal["iterate", "sample"]
 HISTORY_POLICIES = ("full", "last")
 
 
 def make_generator(
-    ctx: RunContext,
     *,
     mode: Mode = "iterate",
     style: str | None = None,
     history_policy: str = "full",
     wrap: Callable[[Instance, str], str] | None = None,
     then: str = "verifier",
-) -> Callable[[RunState], dict[str, Any]]:
-    """A node that generates round `state["round"] + 1` and records its answer.
+) -> Callable[[RunState, Runtime[RunContext]], dict[str, Any]]:
+    """A node that generates round `state["round"] + 1` (the new attempt holds its answer and usage).
 
     `wrap` turns a recorded critique into the user turn of the history (default: the domain's backprompt).
     """
     if history_policy not in HISTORY_POLICIES:
         raise ValueError(f"history must be one of {HISTORY_POLICIES}, not {history_policy!r}")
 
-    def generator(state: RunState) -> dict[str, Any]:
+    def generator(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        ctx = runtime.context
         round_ = state.get("round", 0) + 1
         messages = ctx.domain.prompt(ctx.instance, style)
         if mode == "sample":
             sample = round_ - 1
         else:
             sample = 0
-            messages = [*messages, *history(ctx, round_, history_policy, wrap)]
+            messages = [*messages, *history(ctx, state, round_, history_policy, wrap)]
         ctx.llm.take()  # drop usage of a call that failed before this (re-)run
         text = ctx.llm.complete(messages, sample=sample).text
-        attempt = record(
-            ctx,
-            round_,
-            {},
-            answer=text,
-            canonical=ctx.domain.canonical(ctx.instance, text),
-            stopped=0,
-            **ctx.llm.take(),
-        )
+        attempt = {"round": round_, "answer": text, "stopped": 0, **ctx.llm.take()}
         return {"round": round_, "attempt": attempt, "next": then}
 
     return generator

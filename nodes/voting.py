@@ -7,8 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from critiquebench.domains.base import Instance, LLMVerdict
-from critiquebench.nodes.context import RunContext, RunState
+from critiquebench.nodes.context import RunContext, RunState, rounds_before
 from critiquebench.nodes.sound_verifier import finish
+from langgraph.graph import END
+from langgraph.runtime import Runtime
 
 
 def majority(critic: Callable[..., LLMVerdict], instance: Instance, answer: str, n: int) -> LLMVerdict:
@@ -35,29 +37,15 @@ def pick_consistent(rows: list[dict[str, Any]]) -> int:
     return next(round_ for round_, c in canon if counts[c] == best)
 
 
-def make_consistency_vote(ctx: RunContext) -> Callable[[RunState], dict[str, Any]]:
+def make_consistency_vote() -> Callable[[RunState, Runtime[RunContext]], dict[str, Any]]:
     """Self-consistency's final node: output the most common answer among the run's rounds."""
 
-    def vote(state: RunState) -> dict[str, Any]:
-        rows = (
-            []
-            if ctx.db is None
-            else list(
-                ctx.db.query(
-                    "SELECT round, answer, canonical FROM attempts WHERE thread_id = ? ORDER BY round",
-                    [ctx.thread_id],
-                )
-            )
-        )
+    def vote(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        rows = rounds_before(runtime.context, state, state["round"] + 1)
         chosen = pick_consistent(rows)
-        attempt = state["attempt"] if chosen == state["round"] else _row(ctx, chosen)
-        return finish(ctx, chosen, attempt)
+        if chosen == state["round"]:
+            return finish(chosen, state["attempt"])
+        # an earlier round's row only gains its `stopped` mark: its other fields are recorded already
+        return {"attempt": {"round": chosen, "stopped": 1}, "next": END, "done": True, "final_round": chosen}
 
     return vote
-
-
-def _row(ctx: RunContext, round_: int) -> dict[str, Any]:
-    assert ctx.db is not None  # rounds to vote over exist only in a stored run
-    sql = "SELECT * FROM attempts WHERE thread_id = ? AND round = ?"
-    row = next(iter(ctx.db.query(sql, [ctx.thread_id, round_])))
-    return {k: v for k, v in row.items() if k not in ("thread_id", "round")}

@@ -1,6 +1,8 @@
 """Run or resume ONE graph thread: one (study, domain, scheme spec, instance, trial).
 
-The scheme graph is compiled here, and only here, with a SQLite checkpointer on the store file. A thread that
+The scheme graph (compiled once per configuration) gets a SQLite checkpointer on the store file here, and the
+run's domain, instance and LLM as its runtime context. Nodes only compute: this module records each node's
+update as the round's `attempts` row, and nothing else writes them. A thread that
 exists and is unfinished continues from its last checkpoint (its LLM calls so far are cache hits); a finished
 one is not run again. The `runs` row goes running -> done (totals summed from the `attempts` rows) or failed
 (with the error; the thread stays resumable).
@@ -16,13 +18,13 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.domains.base import Domain, Instance
-from critiquebench.graphs import normalize_spec, parse_spec
+from critiquebench.graphs import compiled, normalize_spec, parse_spec
 from critiquebench.graphs.state import initial_state, recursion_limit
 from critiquebench.llm.client import LLMError
-from critiquebench.nodes.context import USAGE_KEYS, ChatLLM, RunContext
+from critiquebench.nodes.context import PAST_KEYS, USAGE_KEYS, ChatLLM, RunContext
 from critiquebench.store.checkpoints import open_saver
 from critiquebench.store.db import connect
-from critiquebench.store.results import attempts, ensure_schema, upsert_run
+from critiquebench.store.results import attempts, ensure_schema, upsert_attempt, upsert_run
 
 log = logging.getLogger(__name__)
 
@@ -74,30 +76,34 @@ def execute_run(
         row = db.execute("SELECT status FROM runs WHERE thread_id = ?", [tid]).fetchone()
         if row is not None and row[0] == "done":
             return _outcome(db, tid, skipped=True)
-        ctx = RunContext.create(domain, instance, llm, db, tid)
-        builder = parsed.build(ctx)
-        config: Any = {
-            "configurable": {"thread_id": tid},
-            "recursion_limit": recursion_limit(parsed.max_rounds),
-        }
+        config: Any = {"configurable": {"thread_id": tid}, "recursion_limit": recursion_limit(parsed.max_rounds)}
         with open_saver(store_path) as saver:
-            graph = builder.compile(checkpointer=saver)
+            graph = compiled(label).copy(update={"checkpointer": saver})
             snapshot = graph.get_state(config)
             resumed = bool(snapshot.values)
             # the identity columns, so the row is complete whether this creates it or updates it
             ident = dict(
-                study=study,
-                domain=domain.name,
-                scheme=label,
-                params=parsed.params,
-                instance_id=instance.id,
+                study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
                 trial=trial,
-            )
+            )  # fmt: skip
             upsert_run(db, tid, **ident, status="running", error=None)
-            if resumed and not snapshot.next:  # finished, but killed before its row said so
-                return _finish(db, tid, ident, resumed=True)
+            prior: list[dict[str, Any]] = []
+            if resumed:  # a kill may have come between a node's checkpoint and its row: write the row again
+                _record(db, tid, snapshot.values.get("attempt"), snapshot.values.get("round"))
+                if not snapshot.next and not snapshot.values.get("done"):
+                    # checkpointed by an older graph whose critic loop had a separate verifier step after the
+                    # generator (a node this graph lacks): continue as if the generator just finished
+                    graph.update_state(config, {"round": snapshot.values.get("round", 0)}, as_node="generator")
+                elif not snapshot.next:  # finished, but killed before its row said so
+                    return _finish(db, tid, ident, resumed=True)
+                prior = _legacy_past(db, tid, snapshot.values)
+            ctx = RunContext.create(domain, instance, llm, tid, prior)
             try:
-                graph.invoke(None if resumed else initial_state(instance.id), config, durability=DURABILITY)
+                start = None if resumed else initial_state(instance.id)
+                for step in graph.stream(start, config, context=ctx, durability=DURABILITY, stream_mode="updates"):
+                    for update in step.values():  # the one place where rounds are recorded
+                        if isinstance(update, dict):
+                            _record(db, tid, update.get("attempt"), None)
             except LLMError as exc:
                 return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
             except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
@@ -106,6 +112,25 @@ def execute_run(
         return _finish(db, tid, ident, resumed=resumed)
     finally:
         db.conn.close()
+
+
+def _record(db: sqlite_utils.Database, tid: str, attempt: dict[str, Any] | None, round_: int | None) -> None:
+    """Upsert a node's attempt as its round's row (only the fields it holds)."""
+    if not attempt:
+        return
+    fields = dict(attempt)
+    round_ = fields.pop("round", None) or round_
+    if round_ and fields:
+        upsert_attempt(db, tid, round_, **fields)
+
+
+def _legacy_past(db: sqlite_utils.Database, tid: str, values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The judged rounds of a thread checkpointed before the state carried them (`past`), from its rows."""
+    if values.get("past"):
+        return []
+    current = int(values.get("round") or 0)
+    last = current if values.get("next") in ("generator", "vote") else current - 1
+    return [{k: row[k] for k in PAST_KEYS} for row in attempts(db, tid) if row["round"] <= last]
 
 
 def _finish(db: sqlite_utils.Database, tid: str, ident: dict[str, Any], resumed: bool) -> RunOutcome:
@@ -127,9 +152,7 @@ def _finish(db: sqlite_utils.Database, tid: str, ident: dict[str, Any], resumed:
     return _outcome(db, tid, resumed=resumed)
 
 
-def _fail(
-    db: sqlite_utils.Database, tid: str, ident: dict[str, Any], error: str, resumed: bool
-) -> RunOutcome:
+def _fail(db: sqlite_utils.Database, tid: str, ident: dict[str, Any], error: str, resumed: bool) -> RunOutcome:
     rows = attempts(db, tid)
     totals = {k: sum(int(r[k] or 0) for r in rows) for k in USAGE_KEYS}
     upsert_run(db, tid, **ident, status="failed", error=error, rounds=len(rows), **totals)

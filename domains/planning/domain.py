@@ -163,8 +163,15 @@ class PlanningDomain:
         return None if parsed is None else [_pddl(s) for s in parsed.steps]
 
     def verify(self, instance: Instance, text: str) -> Verdict:
-        task = self.task(instance)
+        return self._verdict(instance, self.read(instance, text))
+
+    def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
         parsed = self.read(instance, text)
+        canonical = None if parsed is None else "\n".join(_pddl(s) for s in parsed.steps)
+        return self._verdict(instance, parsed), canonical
+
+    def _verdict(self, instance: Instance, parsed: ParsedPlan | None) -> Verdict:
+        task = self.task(instance)
         if parsed is None:
             errors = error_sentences(self.cfg, task, check_plan(task, []))
             return Verdict("malformed", errors or (NO_PLAN,), None)

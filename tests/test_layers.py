@@ -1,0 +1,69 @@
+"""The layers import one way only: domains <- nodes <- graphs <- app, and the store is used by the app only.
+
+Every `import` in the core folders (module level or inside a function) is read from the source, so a wrong-way
+import fails here before it tangles the layers.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PREFIX = "critiquebench."
+# folder -> the layers of critiquebench it may import (besides itself); everything else of critiquebench is
+# the app layer (cli, llm, studies, reports, importers, ...), which may import any layer.
+ALLOWED: dict[str, set[str]] = {
+    "domains": set(),
+    "nodes": {"domains"},
+    "graphs": {"domains", "nodes"},
+    "store": set(),
+}
+
+
+def layer_of(module: str) -> str:
+    """ "critiquebench.nodes.context" -> "nodes"; app-layer modules -> "app"."""
+    first = module[len(PREFIX) :].split(".")[0] if module.startswith(PREFIX) else ""
+    return first if first in ALLOWED else "app"
+
+
+def imports_of(path: Path, package: str) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against the module's package
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                found.append((node.lineno, f"{base}.{node.module}" if node.module else base))
+            elif node.module:
+                found.append((node.lineno, node.module))
+    return [(line, name) for line, name in found if name == "critiquebench" or name.startswith(PREFIX)]
+
+
+def wrong_way(folder: str) -> list[str]:
+    bad = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        package = PREFIX + ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+        for line, name in imports_of(path, package):
+            target = "app" if name == "critiquebench" else layer_of(name)
+            if target != folder and target not in ALLOWED[folder]:
+                bad.append(
+                    f"{path.relative_to(ROOT)}:{line} imports {name} ({folder} may use {ALLOWED[folder] or 'none'})"
+                )
+    return bad
+
+
+@pytest.mark.parametrize("folder", sorted(ALLOWED))
+def test_layers_import_one_way(folder: str) -> None:
+    assert wrong_way(folder) == []
+
+
+def test_the_check_catches_a_wrong_way_import(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from critiquebench.store.results import upsert_attempt\n")
+    assert imports_of(bad, "critiquebench.nodes") == [(2, "critiquebench.store.results")]
+    assert layer_of("critiquebench.store.results") == "store" and layer_of("critiquebench.llm.client") == "app"
