@@ -23,7 +23,18 @@ from critiquebench.domains.base import (
 )
 from critiquebench.domains.datasets import Generated, parse_selection, resolve_data_path
 
-DOMAIN_NAMES = ("game24", "coloring", "blocksworld", "mystery_blocksworld", "logistics")
+DOMAIN_NAMES = (
+    "game24",
+    "coloring",
+    "blocksworld",
+    "mystery_blocksworld",
+    "logistics",
+    # the intrinsic self-critique paper's generated sets (gen:N:SEED only)
+    "blocksworld_3_7",
+    "logistics_hard",
+    "minigrid",
+    "minigrid_hard",
+)
 
 # name -> "module:factory"; factories take the keyword options of `get_domain`.
 _BUILTIN: dict[str, str] = {

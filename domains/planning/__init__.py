@@ -14,9 +14,24 @@ from critiquebench.domains.planning.prompts import PROMPT_STYLES
 from critiquebench.domains.planning.strips import PlanningError
 
 BUILTIN_PLANNING: tuple[str, ...] = ("blocksworld", "mystery_blocksworld", "logistics")
+# The intrinsic self-critique paper's generated sets: name -> the shipped domain folder they use. Their instances
+# come from `gen:N:SEED`, and their example plans are optimal (breadth-first search) where that search fits.
+PAPER_PLANNING: dict[str, str] = {
+    "blocksworld_3_7": "blocksworld",
+    "logistics_hard": "logistics",
+    "minigrid": "minigrid",
+    "minigrid_hard": "minigrid",
+}
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
-__all__ = ["BUILTIN_PLANNING", "PROMPT_STYLES", "PlanningDomain", "PlanningError", "load_planning_domain"]
+__all__ = [
+    "BUILTIN_PLANNING",
+    "PAPER_PLANNING",
+    "PROMPT_STYLES",
+    "PlanningDomain",
+    "PlanningError",
+    "load_planning_domain",
+]
 
 
 def load_planning_domain(
@@ -32,10 +47,15 @@ def load_planning_domain(
     if str(name_or_folder) in BUILTIN_PLANNING:
         name = str(name_or_folder)
         return PlanningDomain(name, DATA_DIR / name, prompt_style or "nl", strict, shots, generator=name)
+    if str(name_or_folder) in PAPER_PLANNING:
+        name = str(name_or_folder)
+        folder = DATA_DIR / PAPER_PLANNING[name]
+        return PlanningDomain(name, folder, prompt_style or "pddl", strict, shots, generator=name, optimal=True)
     folder = Path(name_or_folder).expanduser()
     if not folder.is_dir():
         raise PlanningError(
-            f"{name_or_folder}: not a builtin planning domain ({', '.join(BUILTIN_PLANNING)}) nor a folder"
+            f"{name_or_folder}: not a builtin planning domain "
+            f"({', '.join([*BUILTIN_PLANNING, *PAPER_PLANNING])}) nor a folder"
         )
     if not (folder / "domain.pddl").is_file():
         raise PlanningError(f"{folder}: a planning domain folder needs domain.pddl")

@@ -19,7 +19,7 @@ from critiquebench.domains.planning.generators import GENERATORS, generate_probl
 from critiquebench.domains.planning.instances import generated_instances, load_instances, problem_folder
 from critiquebench.domains.planning.parser import ActionReader, ParsedPlan
 from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_problem_text
-from critiquebench.domains.planning.planner import find_plan
+from critiquebench.domains.planning.planner import find_plan, optimal_plan
 from critiquebench.domains.planning.strips import DomainModel, PlanningError, Task
 from critiquebench.domains.planning.templates import NL_SOURCES, NLConfig, find_nl_config
 from critiquebench.domains.planning.validator import (
@@ -58,6 +58,7 @@ class PlanningDomain:
     strict: bool = False
     shots: int = 3
     generator: str | None = None
+    optimal: bool = False  # example and candidate plans by breadth-first search (shortest) where it fits
     candidate_kinds: tuple[str, ...] = CANDIDATE_KINDS
     model: DomainModel = field(init=False, repr=False)
     cfg: NLConfig = field(init=False, repr=False)
@@ -109,7 +110,8 @@ class PlanningDomain:
         if known:
             return [_step(line) for line in known]
         if problem.plan is None:
-            problem.plan = [(a.name, a.args) for a in find_plan(problem.task)]
+            found = optimal_plan(problem.task) if self.optimal else None
+            problem.plan = [(a.name, a.args) for a in (found if found is not None else find_plan(problem.task))]
         return problem.plan
 
     # ---- Domain protocol ----

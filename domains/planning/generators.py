@@ -1,4 +1,5 @@
-"""Seeded problem generators in PlanBench's PDDL layout: Blocksworld, Mystery Blocksworld, Logistics.
+"""Seeded problem generators in PlanBench's PDDL layout: Blocksworld, Mystery Blocksworld, Logistics, and the
+intrinsic self-critique paper's sets (Blocksworld 3-7, Logistics-hard, Mini-Grid, Mini-Grid-hard).
 
 Every generated problem is solvable by construction and its goal does not already hold initially. Mystery
 problems are Blocksworld problems with PlanBench's consistent renaming of the domain's names.
@@ -101,6 +102,52 @@ def logistics_problem(cities: int, size: int, packages: int, airplanes: int, rng
     )
 
 
+def minigrid_problem(rooms: int, width: int, height: int, rng: random.Random) -> str:
+    """A Mini-Grid problem (after the intrinsic self-critique paper's Mini-Grid sets; its PDDL is not
+    published, this encoding is ours, see domains/data/minigrid/domain.pddl): a row of `rooms` rooms of
+    `width` x `height` cells joined by locked door cells; the key of each door lies in a room before it; the
+    robot starts in the first room and must reach a goal cell in the last one. Cells are ``cell-X-Y``."""
+    if not (2 <= rooms <= 4 and 2 <= width <= 4 and 2 <= height <= 4):
+        raise PlanningError("minigrid generator supports 2..4 rooms of 2..4 x 2..4 cells")
+    cells: set[tuple[int, int]] = set()
+    room_cells: list[list[tuple[int, int]]] = []
+    doors: list[tuple[int, int]] = []
+    for r in range(rooms):
+        x0 = r * (width + 1)
+        room_cells.append([(x0 + dx, y) for dx in range(width) for y in range(height)])
+        cells.update(room_cells[-1])
+        if r < rooms - 1:
+            doors.append((x0 + width, rng.randrange(height)))
+    cells.update(doors)
+
+    def name(c: tuple[int, int]) -> str:
+        return f"cell-{c[0]}-{c[1]}"
+
+    start = rng.choice(room_cells[0])
+    goal = rng.choice(room_cells[-1])
+    keys = [rng.choice([c for r in room_cells[: i + 1] for c in r]) for i in range(len(doors))]
+    init = [f"(at-robot {name(start)})", "(hand-empty)"]
+    for x, y in sorted(cells):
+        for nx, ny in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            if (nx, ny) in cells:
+                init.append(f"(adjacent {name((x, y))} {name((nx, ny))})")
+    init += [f"(open {name(c)})" for r in room_cells for c in r]
+    init += [f"(locked {name(d)})" for d in doors]
+    for i, (door, key) in enumerate(zip(doors, keys, strict=True)):
+        init += [f"(key-at key{i + 1} {name(key)})", f"(fits key{i + 1} {name(door)})"]
+    objects = (
+        " ".join(name(c) for c in sorted(cells))
+        + " - cell "
+        + " ".join(f"key{i + 1}" for i in range(len(doors)))
+        + " - key"
+    )
+    return (
+        f"(define (problem minigrid-r{rooms}-{width}x{height})\n(:domain minigrid)\n(:objects {objects})\n(:init\n  "
+        + "\n  ".join(init)
+        + f"\n)\n(:goal (and (at-robot {name(goal)})))\n)\n"
+    )
+
+
 def _blocks(rng: random.Random) -> str:
     return blocksworld_problem(rng.randint(3, 5), rng)
 
@@ -113,11 +160,38 @@ def _logistics(rng: random.Random) -> str:
     return logistics_problem(rng.randint(2, 3), rng.randint(1, 3), rng.randint(1, 4), rng.randint(1, 2), rng)
 
 
-# Default size ranges follow PlanBench's instance sets (3-5 blocks; small Logistics worlds).
+# The intrinsic self-critique paper's datasets: every size each generator draws from (uniformly), so a test can
+# check each one. Logistics-hard: up to 4 cities with 2 places each and up to 8 packages.
+PAPER_SIZES: dict[str, tuple[tuple[int, ...], ...]] = {
+    "blocksworld_3_7": tuple((n,) for n in range(3, 8)),
+    "logistics_hard": tuple((c, 2, p, 1) for c in (3, 4) for p in range(5, 9)),
+    "minigrid": tuple((2, w, h) for w in (2, 3) for h in (2, 3)),
+    "minigrid_hard": tuple((3, w, h) for w in (2, 3) for h in (2, 3)),
+}
+_PAPER_MAKERS: dict[str, Callable[..., str]] = {
+    "blocksworld_3_7": blocksworld_problem,
+    "logistics_hard": logistics_problem,
+    "minigrid": minigrid_problem,
+    "minigrid_hard": minigrid_problem,
+}
+
+
+def sized_problem(kind: str, size: tuple[int, ...], rng: random.Random) -> str:
+    """A problem of paper generator `kind` at `size` (one of `PAPER_SIZES[kind]`)."""
+    return _PAPER_MAKERS[kind](*size, rng)
+
+
+def _paper(kind: str) -> Callable[[random.Random], str]:
+    return lambda rng: sized_problem(kind, rng.choice(PAPER_SIZES[kind]), rng)
+
+
+# Default size ranges of the PlanBench domains follow PlanBench's instance sets (3-5 blocks; small Logistics
+# worlds); the paper's sets have their own names.
 GENERATORS: dict[str, Callable[[random.Random], str]] = {
     "blocksworld": _blocks,
     "mystery_blocksworld": _mystery,
     "logistics": _logistics,
+    **{kind: _paper(kind) for kind in PAPER_SIZES},
 }
 
 

@@ -16,6 +16,13 @@ from critiquebench.domains.planning.strips import Fact, GroundAction, PlanningEr
 BFS_STATE_BUDGET = 20_000
 BFS_MAX_ACTIONS = 200  # 6-block Blocksworld has 72 ground actions; larger tasks go straight to greedy search
 GBFS_STATE_BUDGET = 200_000
+# Enough for every generated Blocksworld (up to 7 blocks) and Mini-Grid problem; Logistics-hard exceeds it.
+OPTIMAL_STATE_BUDGET = 400_000
+
+
+def optimal_plan(task: Task, budget: int = OPTIMAL_STATE_BUDGET) -> list[GroundAction] | None:
+    """A shortest plan by breadth-first search, or None when the search needs more than `budget` states."""
+    return _bfs(task, _Space(task), budget)
 
 
 def find_plan(task: Task, bfs_budget: int = BFS_STATE_BUDGET) -> list[GroundAction]:
