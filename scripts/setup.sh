@@ -16,4 +16,4 @@ if ! .venv/bin/python -c "import llama_cpp, llama_cpp.server" >/dev/null 2>&1; t
     .venv/bin/python -m pip install -q --no-cache-dir 'llama-cpp-python[server]>=0.3.0'
 fi
 
-.venv/bin/python -m pip install -q -e '.[embedded,dev]'
+.venv/bin/python -m pip install -q -e '.[embedded,dev,confidence]'

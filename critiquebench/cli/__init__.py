@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "critiquebench.cli.verify",
     "critiquebench.cli.imports",
     "critiquebench.cli.prompt",
+    "critiquebench.cli.confidence",
 )
 
 

@@ -386,17 +386,42 @@ def register(app: typer.Typer) -> None:
     def export_cmd(
         name: Annotated[str, typer.Argument(help="A stored study.")],
         output: Annotated[Path | None, typer.Option(help="JSONL file (default: stdout).")] = None,
+        features: Annotated[
+            bool, typer.Option("--features", help="One row per attempt with the validator features (planning).")
+        ] = False,
+        fmt: Annotated[str, typer.Option("--format", help="With --features: jsonl or csv.")] = "jsonl",
         store: StoreOpt = None,
     ) -> None:
-        """One JSON line per round of every run of the study."""
+        """One JSON line per round of every run of the study (or, with --features, the attempt dataset)."""
         try:
             db = _reader(_store(store))
             study_config(db, name)
         except (ReportError, StoreError) as exc:
             raise _fail(str(exc)) from exc
+        if features:
+            _export_features(db, name, output, fmt)
+            return
         if output is None:
             export_rounds(db, name, sys.stdout)
             return
         with output.open("w", encoding="utf-8") as fp:
             count = export_rounds(db, name, fp)
         err.print(f"{count} rounds written to {output}")
+
+
+def _export_features(db: Any, name: str, output: Path | None, fmt: str) -> None:
+    """The attempt dataset of the confidence meta-networks (`critiquebench.confidence.features`)."""
+    from critiquebench.confidence.features import FeatureError, study_rows, write_rows
+
+    if fmt not in ("jsonl", "csv"):
+        raise _fail(f"--format must be jsonl or csv, not {fmt!r}")
+    try:
+        rows = study_rows(db, name)
+    except FeatureError as exc:
+        raise _fail(str(exc)) from exc
+    if output is None:
+        write_rows(rows, sys.stdout, fmt)
+        return
+    with output.open("w", encoding="utf-8", newline="") as fp:
+        count = write_rows(rows, fp, fmt)
+    err.print(f"{count} attempts written to {output}")

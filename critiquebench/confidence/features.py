@@ -1,0 +1,240 @@
+"""The attempt dataset: one row per attempt of a planning run, with the validator features of Merola et al.
+
+Features of one attempt (recomputed from its answer text with the sound validator in `domains/planning`, so any
+stored planning study qualifies, whatever scheme or feedback produced it):
+
+- `plan_length`: actions read from the answer (0 when no plan could be read);
+- `valid_share`: share of those actions whose preconditions held when executed (the plan is simulated to the end,
+  effects applied anyway, so every step is judged; the paper's "percentage of valid actions");
+- `valid_prefix`: consecutive executable actions from the start (VAL stops at the first failing one);
+- `violations`: actions with unmet preconditions or that are not actions of the problem;
+- `unmet_goals`: goal facts not true at the end (ours: the paper folds an unreached goal into its violations);
+- `success`: the sound verdict of this attempt;
+
+plus where it comes from (`domain`, `problem`, `trial`, `run`, `iteration` = 1-based round) and the run's final
+outcome `run_success` (the sound verdict of the answer the run output) with its number of attempts `attempts`.
+`problem_text` (the PDDL problem) and `plan` (the plan read, one PDDL action per line) feed the text encoder.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import sqlite_utils
+
+from critiquebench.domains.base import Instance
+
+FEATURES: tuple[str, ...] = ("valid_share", "valid_prefix", "violations", "unmet_goals", "plan_length")
+COLUMNS: tuple[str, ...] = (
+    "source", "domain", "scheme", "problem", "trial", "run", "iteration", *FEATURES, "success",
+    "attempts", "run_success", "problem_text", "plan",
+)  # fmt: skip
+_INTS = ("trial", "iteration", "valid_prefix", "violations", "unmet_goals", "plan_length", "attempts")
+_BOOLS = ("success", "run_success")
+
+
+class FeatureError(ValueError):
+    """A source that holds no planning attempts, or cannot be read; the message says why."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The validator's view of one answer."""
+
+    plan_length: int
+    valid_share: float
+    valid_prefix: int
+    violations: int
+    unmet_goals: int
+    success: bool
+    plan: str
+
+
+def measure(domain: Any, instance: Instance, text: str) -> Attempt:
+    """Features of answer `text` for `instance` of a planning domain (never raises on bad text)."""
+    from critiquebench.domains.planning.validator import check_plan
+
+    task = domain.task(instance)
+    parsed = domain.read(instance, text or "")
+    steps = list(parsed.steps) if parsed is not None else []
+    check = check_plan(task, steps)
+    failing = len(check.step_errors)
+    prefix = check.step_errors[0].step - 1 if check.step_errors else len(steps)
+    return Attempt(
+        plan_length=len(steps),
+        valid_share=(len(steps) - failing) / len(steps) if steps else 0.0,
+        valid_prefix=prefix,
+        violations=failing,
+        unmet_goals=len(check.unmet_goals),
+        success=domain.verify(instance, text or "").valid,
+        plan="\n".join("(" + " ".join((name, *args)) + ")" for name, args in steps),
+    )
+
+
+def _is_planning(domain: Any) -> bool:
+    return callable(getattr(domain, "task", None)) and callable(getattr(domain, "read", None))
+
+
+def _row(source: str, domain: str, scheme: str, instance: Instance, trial: int, run: str, iteration: int,
+         attempt: Attempt) -> dict[str, Any]:  # fmt: skip
+    return {
+        "source": source, "domain": domain, "scheme": scheme, "problem": instance.id, "trial": trial, "run": run,
+        "iteration": iteration, "valid_share": round(attempt.valid_share, 6), "valid_prefix": attempt.valid_prefix,
+        "violations": attempt.violations, "unmet_goals": attempt.unmet_goals, "plan_length": attempt.plan_length,
+        "success": attempt.success, "problem_text": instance.data.get("problem", ""), "plan": attempt.plan,
+    }  # fmt: skip
+
+
+def _close_runs(rows: list[dict[str, Any]], outcome: dict[str, bool]) -> list[dict[str, Any]]:
+    """Add each run's number of attempts and final outcome to its rows."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["run"]] = counts.get(row["run"], 0) + 1
+    for row in rows:
+        row["attempts"] = counts[row["run"]]
+        row["run_success"] = outcome[row["run"]]
+    return rows
+
+
+def study_rows(db: sqlite_utils.Database, study: str) -> list[dict[str, Any]]:
+    """Rows for every finished run of `study` in a planning domain (other domains are left out)."""
+    from critiquebench.reports.metrics import spec_of, study_config
+    from critiquebench.studies.config import StudyConfig
+    from critiquebench.studies.runner import RunnerError, load_matrix
+
+    config = StudyConfig.from_dict(study_config(db, study))
+    if config.kind != "loop":
+        raise FeatureError(f"study {study!r} is a verification-only study: it has no planning runs")
+    try:
+        tasks = load_matrix(config)
+    except RunnerError as exc:
+        raise FeatureError(f"study {study!r}: {exc}") from exc
+    found = {(t.domain.name, t.instance.id): t for t in tasks if _is_planning(t.domain)}
+    if not found:
+        raise FeatureError(f"study {study!r} has no planning domain (domains: {', '.join(config.domains)})")
+    sql = """SELECT r.thread_id, r.study, r.domain, r.scheme, r.params, r.instance_id, r.trial, r.correct,
+                    a.round, a.answer
+             FROM runs r JOIN attempts a ON a.thread_id = r.thread_id
+             WHERE r.study = ? AND r.status = 'done' ORDER BY r.thread_id, a.round"""
+    rows, outcome = [], {}
+    for rec in db.query(sql, [study]):
+        task = found.get((rec["domain"], rec["instance_id"]))
+        if task is None:
+            continue
+        attempt = measure(task.domain, task.instance, rec["answer"] or "")
+        rows.append(_row(study, rec["domain"], spec_of(rec), task.instance, rec["trial"], rec["thread_id"],
+                         rec["round"], attempt))  # fmt: skip
+        outcome[rec["thread_id"]] = bool(rec["correct"])
+    if not rows:
+        raise FeatureError(f"study {study!r} has no finished planning runs yet: run or resume it first")
+    return _close_runs(rows, outcome)
+
+
+def planbench_rows(path: Path, dataset: Path | None = None) -> list[dict[str, Any]]:
+    """Rows from a PlanBench backprompting results file: every recorded assistant turn is one attempt.
+
+    This reads the recorded conversations directly (no replay), so it works for any domain PlanBench ships
+    even where our prompts differ from the recorded ones; the run's outcome is our validator's verdict on its
+    last recorded answer (PlanBench stops a conversation at the first valid plan)."""
+    from critiquebench.domains import get_domain, load_instances
+    from critiquebench.importers.planbench import ImportError_, read_planbench
+
+    try:
+        run = read_planbench(path)
+    except ImportError_ as exc:
+        raise FeatureError(str(exc)) from exc
+    if run.kind != "backprompting":
+        raise FeatureError(f"{path}: a plan-generation file has one attempt per problem; use a backprompting file")
+    folder = dataset or Path(path).resolve().parent.parent / run.domain
+    try:
+        domain = get_domain(run.domain)
+        instances = {i.id: i for i in load_instances(domain, ",".join(map(str, run.instance_ids)), folder)}
+    except (ValueError, OSError) as exc:
+        raise FeatureError(f"{path}: cannot load the {run.domain} instances from {folder}: {exc}") from exc
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    source = Path(path).stem
+    rows, outcome = [], {}
+    for record in data["instances"]:
+        instance = instances[str(record["instance_id"])]
+        run_id = f"{source}/{run.domain}/{instance.id}"
+        answers = [str(m["content"]) for m in record["messages"] if m.get("role") == "assistant"]
+        for i, text in enumerate(answers, start=1):
+            attempt = measure(domain, instance, text)
+            rows.append(_row(source, run.domain, "sound-first", instance, 0, run_id, i, attempt))
+            outcome[run_id] = attempt.success
+    return _close_runs(rows, outcome)
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Rows from a features file (`export NAME --features`, JSON lines or CSV)."""
+    try:
+        with path.open(encoding="utf-8", newline="") as fp:
+            if path.suffix.lower() == ".csv":
+                raw = list(csv.DictReader(fp))
+            else:
+                raw = [json.loads(line) for line in fp if line.strip()]
+    except (OSError, json.JSONDecodeError, csv.Error, UnicodeDecodeError) as exc:
+        raise FeatureError(f"{path}: cannot read a features file: {exc}") from None
+    missing = [c for c in COLUMNS if raw and c not in raw[0]]
+    if not raw or missing:
+        raise FeatureError(f"{path}: not a features file ({'missing ' + ', '.join(missing) if raw else 'empty'})")
+    return [_typed(row) for row in raw]
+
+
+def _typed(row: dict[str, Any]) -> dict[str, Any]:
+    out = dict(row)
+    for key in _INTS:
+        out[key] = int(out[key])
+    out["valid_share"] = float(out["valid_share"])
+    for key in _BOOLS:
+        value = out[key]
+        out[key] = value.lower() in ("true", "1") if isinstance(value, str) else bool(value)
+    return out
+
+
+def load_rows(source: str, store: Path | None = None) -> list[dict[str, Any]]:
+    """Rows from a stored study name, a PlanBench backprompting .json file, or a features .jsonl/.csv file."""
+    path = Path(source)
+    if path.suffix.lower() == ".json" and path.is_file():
+        return planbench_rows(path)
+    if path.suffix.lower() in (".jsonl", ".csv") and path.is_file():
+        return read_rows(path)
+    from critiquebench.reports.metrics import ReportError
+    from critiquebench.store.db import connect, default_store_path
+
+    store = store or default_store_path()
+    if not Path(store).exists():
+        raise FeatureError(f"{source!r} is not a features or PlanBench file, and there is no store at {store}")
+    try:
+        return study_rows(connect(store), source)
+    except ReportError as exc:
+        raise FeatureError(str(exc)) from exc
+
+
+def write_rows(rows: Iterable[dict[str, Any]], fp: IO[str], fmt: str = "jsonl") -> int:
+    """Write rows as JSON lines or CSV; return how many."""
+    count = 0
+    writer = csv.DictWriter(fp, fieldnames=COLUMNS, extrasaction="ignore") if fmt == "csv" else None
+    if writer is not None:
+        writer.writeheader()
+    for row in rows:
+        if writer is not None:
+            writer.writerow(row)
+        else:
+            fp.write(json.dumps({c: row[c] for c in COLUMNS}, ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+def runs(rows: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    """Rows grouped by run, each run's attempts in order."""
+    by_run: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_run.setdefault(row["run"], []).append(row)
+    for attempts in by_run.values():
+        yield sorted(attempts, key=lambda r: r["iteration"])
