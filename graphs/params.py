@@ -113,6 +113,14 @@ def samples(default: int) -> Param:
     return Param("k", int, default, "number of samples of the same prompt", minimum=1)
 
 
+def temperature(default: float | None = None) -> Param:
+    return Param(
+        "temperature", float, default,
+        "sampling temperature of this scheme's generations (none: the study's temperature)",
+        minimum=0.0, nullable=True,
+    )  # fmt: skip
+
+
 def votes(default: int) -> Param:
     return Param("votes", int, default, "critic samples per round; 'valid' needs a strict majority", minimum=1)
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from critiquebench.graphs.loops import verified_loop
-from critiquebench.graphs.params import samples, style
+from critiquebench.graphs.params import samples, style, temperature
 from langgraph.graph import StateGraph
 
-PARAMS = (samples(15), style())
+PARAMS = (samples(15), style(), temperature())
 
 
-def build(*, k: int, style: str | None) -> StateGraph:
-    return verified_loop(rounds=k, mode="sample", style=style)
+def build(*, k: int, style: str | None, temperature: float | None) -> StateGraph:
+    return verified_loop(rounds=k, mode="sample", style=style, temperature=temperature)

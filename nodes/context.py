@@ -66,7 +66,9 @@ class Reply(Protocol):
 class ChatLLM(Protocol):
     """All that nodes need of an LLM client (`critiquebench.llm.client.LLMClient` is one)."""
 
-    def complete(self, messages: Sequence[Mapping[str, str]], sample: int = 0) -> Reply: ...
+    def complete(
+        self, messages: Sequence[Mapping[str, str]], sample: int = 0, temperature: float | None = None
+    ) -> Reply: ...
 
 
 class Meter:
@@ -80,8 +82,10 @@ class Meter:
         self._lock = threading.Lock()
         self._usage = dict.fromkeys(USAGE_KEYS, 0)
 
-    def complete(self, messages: Sequence[Mapping[str, str]], sample: int = 0) -> Reply:
-        done = self.llm.complete(messages, sample=sample)
+    def complete(
+        self, messages: Sequence[Mapping[str, str]], sample: int = 0, temperature: float | None = None
+    ) -> Reply:
+        done = self.llm.complete(messages, sample=sample, temperature=temperature)
         with self._lock:
             self._usage["prompt_tokens"] += done.prompt_tokens
             self._usage["completion_tokens"] += done.completion_tokens

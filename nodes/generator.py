@@ -26,8 +26,11 @@ def make_generator(
     history_policy: str = "full",
     wrap: Callable[[Instance, str], str] | None = None,
     then: str = "verifier",
+    temperature: float | None = None,
 ) -> Callable[[RunState, Runtime[RunContext]], dict[str, Any]]:
     """A node that generates round `state["round"] + 1` (the new attempt holds its answer and usage).
+
+    `temperature` is the scheme's own sampling temperature (None: the study's).
 
     `wrap` turns a recorded critique into the user turn of the history (default: the domain's backprompt).
     """
@@ -44,7 +47,7 @@ def make_generator(
             sample = 0
             messages = [*messages, *history(ctx, state, round_, history_policy, wrap)]
         ctx.llm.take()  # drop usage of a call that failed before this (re-)run
-        text = ctx.llm.complete(messages, sample=sample).text
+        text = ctx.llm.complete(messages, sample=sample, temperature=temperature).text
         attempt = {"round": round_, "answer": text, "stopped": 0, **ctx.llm.take()}
         return {"round": round_, "attempt": attempt, "next": then}
 

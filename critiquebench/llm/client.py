@@ -3,7 +3,8 @@ call cache in front of it.
 
 - `LLMSettings`: frozen configuration of one endpoint + sampling parameters.
 - `Completion`: one answered call.
-- `LLMClient(settings, cache).complete(messages, sample=0) -> Completion` is thread-safe; it returns cached
+- `LLMClient(settings, cache).complete(messages, sample=0, temperature=None) -> Completion` is thread-safe
+  (`temperature` overrides the settings' for one call, e.g. a sampling scheme's own); it returns cached
   answers without contacting the endpoint, and raises `LLMCallError` when a call still fails after retries
   (the failure is recorded in the cache's log first), `BudgetExceeded` once the budget cap is reached, and
   `ReplayMiss` in replay mode when a call is not in the cache.
@@ -141,8 +142,14 @@ class LLMClient:
         self._random = random.Random()
         self._usage = {"calls": 0, "hits": 0, "failed": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
-    def key(self, messages: Sequence[Mapping[str, str]], sample: int = 0) -> str:
-        return cache_key(self.settings.model, self.endpoint, messages, self._params, sample)
+    def params_at(self, temperature: float | None) -> dict[str, Any]:
+        """The sampling parameters of a call at `temperature` (None: the settings' own)."""
+        if temperature is None or float(temperature) == self._params["temperature"]:
+            return self._params
+        return {**self._params, "temperature": float(temperature)}
+
+    def key(self, messages: Sequence[Mapping[str, str]], sample: int = 0, temperature: float | None = None) -> str:
+        return cache_key(self.settings.model, self.endpoint, messages, self.params_at(temperature), sample)
 
     def usage(self) -> dict[str, Any]:
         """What this client did: calls, hits, failed, tokens spent, cost_usd (None without cost_per_1k)."""
@@ -156,14 +163,19 @@ class LLMClient:
         )
         return usage
 
-    def complete(self, messages: Sequence[Mapping[str, str]], sample: int = 0) -> Completion:
+    def complete(
+        self, messages: Sequence[Mapping[str, str]], sample: int = 0, temperature: float | None = None
+    ) -> Completion:
+        """Sample `sample` of `messages` at `temperature` (None: the settings' temperature); the same three
+        are the same cached draw, whichever scheme asks."""
         msgs = normalise_messages(messages)
         bad = [m["role"] for m in msgs if m["role"] not in ROLES]
         if bad or not msgs:
             raise ValueError(
                 f"messages need roles among {ROLES} and at least one message (got {bad or 'none'})"
             )
-        key = self.key(msgs, sample)
+        params = self.params_at(temperature)
+        key = cache_key(self.settings.model, self.endpoint, msgs, params, sample)
         with self._key_lock(key):  # two threads asking for the same call make one request
             hit = self.cache.get(key)
             if hit is not None:
@@ -182,18 +194,20 @@ class LLMClient:
                 )
             if self.settings.replay:
                 raise ReplayMiss(
-                    self.cache.explain_miss(self.settings.model, self.endpoint, msgs, self._params, sample)
+                    self.cache.explain_miss(self.settings.model, self.endpoint, msgs, params, sample)
                 )
             self._check_budget()
-            return self._call(key, msgs, sample)
+            return self._call(key, msgs, sample, params)
 
-    def _call(self, key: str, messages: list[dict[str, str]], sample: int) -> Completion:
+    def _call(self, key: str, messages: list[dict[str, str]], sample: int, params: dict[str, Any]) -> Completion:
         settings = self.settings
+        # A scheme's own temperature overrides the model's for this request only.
+        overrides = {} if params is self._params else {"temperature": params["temperature"]}
         for attempt in range(settings.max_retries + 1):
             started = time.monotonic()
             try:
                 with self._slots:
-                    reply = self._chat.invoke(messages)
+                    reply = self._chat.invoke(messages, **overrides)
             except Exception as exc:  # noqa: BLE001 - every failure is classified, recorded or retried
                 delay = self._retry_delay(exc, attempt)
                 error = self._describe(exc)
@@ -222,7 +236,7 @@ class LLMClient:
                     settings.model,
                     self.endpoint,
                     messages,
-                    self._params,
+                    params,
                     sample,
                     text,
                     prompt_tokens,
