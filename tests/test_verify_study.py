@@ -159,7 +159,7 @@ def test_table2_of_a_verification_study_has_the_papers_rows_and_counts(tmp_path:
         bad = invoke("verify-study", "bad", "--domains", "coloring", "--instances", "1", "--kinds",
                      "correct-no-info", "--model", "scripted", "--store", str(store), "--dataset", str(DATASETS),
                      "--base-url", server.base_url, check=2)
-        assert "no no-info verification prompt" in bad.stderr
+        assert "can ask the kind(s) correct-no-info" in bad.stderr
     db = connect(store)
     for domain in ("game24", "coloring"):
         study = f"t2{domain}"

@@ -21,6 +21,7 @@ from critiquebench.reports.tables import FORMATS, Grid, render, rich_text
 from critiquebench.store.db import StoreError, connect, default_store_path
 from critiquebench.store.results import delete_study, ensure_schema, load_study, save_study
 from critiquebench.studies.config import ConfigError, StudyConfig, build_config, read_toml
+from critiquebench.studies.estimate import DEFAULT_STOP_RATE, Estimate, estimate_study
 from critiquebench.studies.main_job import Recorded, generated_fallback, missing_data, read_recorded, sources_note
 from critiquebench.studies.runner import (
     StudySummary,
@@ -37,7 +38,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 # "verifier-in-the-loop" names what "2" shows for loop studies: every round an LLM judged, pooled; "critique"
 # is the critique-quality table of verification-only studies (whose "2" is the paper's Table 2).
-TABLES = ("1", "2", "figure", "verifier-in-the-loop", "critique")
+TABLES = ("1", "2", "figure", "verifier-in-the-loop", "critique", "final-verifier", "feedback")
 _IDENTITY_FLAGS = ("domains", "instances", "schemes", "model", "base_url", "dataset", "trials", "temperature",
                    "max_tokens")  # fmt: skip
 _OPERATIONAL_FLAGS = ("concurrency", "timeout", "budget_tokens")
@@ -52,6 +53,20 @@ ReplayOpt = Annotated[
 ]
 ProgressOpt = Annotated[bool, typer.Option(help="Live progress bars on stderr (shown on a terminal only).")]
 ConcurrencyOpt = Annotated[int | None, typer.Option(help="Runs (and LLM calls) in flight at once.")]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Print runs, new calls, tokens and cost; call no LLM, store nothing.")
+]
+PriceInOpt = Annotated[float | None, typer.Option(help="--dry-run: USD per million prompt tokens.")]
+PriceOutOpt = Annotated[float | None, typer.Option(help="--dry-run: USD per million completion tokens.")]
+StopRateOpt = Annotated[
+    float, typer.Option(help="--dry-run: the chance a round ends a run (for the expected calls).", min=0, max=1)
+]
+
+
+def print_estimate(estimate: Estimate, price_in: float | None, price_out: float | None) -> None:
+    """A dry run's estimate on stdout (see `critiquebench.studies.estimate`)."""
+    for line in estimate.lines(price_in, price_out):
+        typer.echo(line)
 
 
 def _store(path: Path | None) -> Path:
@@ -251,6 +266,10 @@ def register(app: typer.Typer) -> None:
         replay: ReplayOpt = False,
         progress: ProgressOpt = True,
         store: StoreOpt = None,
+        dry_run: DryRunOpt = False,
+        price_in: PriceInOpt = None,
+        price_out: PriceOutOpt = None,
+        stop_rate: StopRateOpt = DEFAULT_STOP_RATE,
     ) -> None:
         """Run a study; running it again with the same definition resumes it."""
         path = _store(store)
@@ -261,7 +280,10 @@ def register(app: typer.Typer) -> None:
         try:  # nothing is written until the definition and its data are known to be good (_execute)
             db = _reader(path) if path.exists() or path.is_symlink() else None
             study, toml_figure, recorded = _study_for_run(db, name, config, flags)
-        except (ConfigError, StoreError, OSError) as exc:
+            if dry_run:  # reads the store's cache and finished runs; calls nothing, writes nothing
+                print_estimate(estimate_study(study, path, stop_rate), price_in, price_out)
+                return
+        except (ConfigError, StoreError, OSError, ValueError, RuntimeError) as exc:  # RunnerError: bad data
             raise _fail(str(exc)) from exc
         if recorded:
             execute_main_job(path, study, recorded, progress, replay, figure or toml_figure)
@@ -296,7 +318,8 @@ def register(app: typer.Typer) -> None:
         table: Annotated[
             str,
             typer.Option(help="1 (accuracy), 2 (LLM verifier; of a loop study: verifier-in-the-loop), figure "
-                              "(budget data), critique (verification studies)."),
+                              "(budget data), final-verifier and feedback (plan-critique Tables 2 and 3), "
+                              "critique (verification studies)."),
         ] = "1",
         compare_to: Annotated[
             str | None, typer.Option("--compare", help="A second study, side by side.")
@@ -321,7 +344,10 @@ def register(app: typer.Typer) -> None:
             elif table == "1" and is_task_study(study_config(db, name)):
                 rows = task_rows(db, name)  # PlanBench's per-task results table
             else:
-                loop_tables = {"1": table1, "2": table2, "verifier-in-the-loop": table2, "figure": budget_curve}
+                from critiquebench.reports.plan_critique import feedback_table, final_verifier
+
+                loop_tables = {"1": table1, "2": table2, "verifier-in-the-loop": table2, "figure": budget_curve,
+                               "final-verifier": final_verifier, "feedback": feedback_table}  # fmt: skip
                 if table not in loop_tables:
                     raise ReportError(f"--table {table} is a table of verification-only studies")
                 rows = loop_tables[table](db, name)

@@ -36,6 +36,7 @@ from critiquebench.reports.metrics import ReportError, study_config
 from critiquebench.store.db import connect, ensure_tables
 from critiquebench.store.results import ensure_schema, load_study, save_study
 from critiquebench.studies.config import ConfigError, parse_instances, split_list
+from critiquebench.studies.estimate import Estimate, estimate_calls
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +122,7 @@ def make_items(config: VerifyConfig, db: sqlite_utils.Database) -> list[Item]:
 
     earlier = _earlier_answers(db, config.from_study) if config.from_study else {}
     items: list[Item] = []
+    used: set[str] = set()  # a kind one domain cannot make or ask (e.g. coloring no-info) is left to the others
     for name in config.domains:
         try:
             domain = get_domain(name, **config.domain_options.get(name, {}))
@@ -128,16 +130,8 @@ def make_items(config: VerifyConfig, db: sqlite_utils.Database) -> list[Item]:
             instances = load_instances(domain, config.instances[name], dataset)
         except (ValueError, OSError, LookupError, TypeError) as exc:
             raise ConfigError(f"domain {name!r}: {exc}") from exc
-        kinds = study_kinds(config, domain)
-        unknown = [kind for kind, base, _ in kinds if base not in (*domain.candidate_kinds, LLM_KIND)]
-        if unknown:
-            raise ConfigError(f"domain {name!r} makes no {', '.join(unknown)} candidates; it makes "
-                              f"{', '.join(domain.candidate_kinds)}")  # fmt: skip
-        for kind, _, variant in kinds if instances else ():  # a variant the domain cannot ask fails early
-            try:
-                verification_messages(domain, instances[0], "", variant)
-            except ValueError as exc:
-                raise ConfigError(f"kind {kind!r}: {exc}") from None
+        kinds = [k for k in study_kinds(config, domain) if _asks(domain, instances, *k[1:])]
+        used.update(kind for kind, _, _ in kinds)
         variants = list(dict.fromkeys(v for _, _, v in kinds)) or ["default"]
         for inst in instances:
             for kind, base, variant in kinds:
@@ -152,7 +146,39 @@ def make_items(config: VerifyConfig, db: sqlite_utils.Database) -> list[Item]:
                 for variant in variants:
                     kind = LLM_KIND if variant == "default" else f"{LLM_KIND}-{variant}"
                     items.append(Item(domain, inst, kind, idx, f"study:{config.from_study}", text, variant))
+    asked = {kind for d in config.domains for kind, _, _ in study_kinds(config, get_domain(d))}
+    if unused := sorted(asked - used):
+        raise ConfigError(f"no domain of the study makes or can ask the kind(s) {', '.join(unused)}; kinds are "
+                          "a domain's candidate kinds (or llm) with an optional -cot or -no-info suffix")  # fmt: skip
     return items
+
+
+def _asks(domain: Domain, instances: list[Instance], base: str, variant: VerifyVariant) -> bool:
+    """Does `domain` make candidates of kind `base` and have a prompt for `variant`?"""
+    if base not in (*domain.candidate_kinds, LLM_KIND):
+        return False
+    try:
+        if instances:
+            verification_messages(domain, instances[0], "", variant)
+    except ValueError:
+        return False
+    return True
+
+
+def estimate_verify(db: sqlite_utils.Database, config: VerifyConfig, store: Path) -> Estimate:
+    """What judging the study's answers not judged yet costs (see `critiquebench.studies.estimate`)."""
+    from critiquebench.llm.client import LLMSettings
+
+    settings = LLMSettings(model=config.model, base_url=config.base_url, temperature=config.temperature,
+                           max_tokens=config.max_tokens)  # fmt: skip
+    sql = "SELECT domain, instance_id, kind, idx FROM verify_results WHERE study = ? AND error IS NULL"
+    done = ({tuple(r) for r in db.execute(sql, [config.name]).fetchall()} if "verify_results" in db.table_names()
+            else set())  # fmt: skip
+    items = make_items(config, db)
+    todo = [i for i in items if (i.domain.name, i.instance.id, i.kind, i.idx) not in done]
+    calls = (verification_messages(i.domain, i.instance, i.text, i.variant) for i in todo)
+    return estimate_calls(calls, config.model, settings.endpoint(), settings.sampling_params(), store,
+                          len(items), len(items) - len(todo))  # fmt: skip
 
 
 def _earlier_answers(db: sqlite_utils.Database, study: str) -> dict[tuple[str, str], list[str]]:

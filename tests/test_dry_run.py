@@ -1,0 +1,59 @@
+"""`--dry-run`: runs, new calls (after the cache and shared draws), tokens and cost, without any LLM call."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.scripted_server import ScriptedServer
+from tests.test_study_cli import ROOT, game24_reply, invoke, run_args
+
+STUDIES = ROOT / "studies"
+
+
+def numbers(text: str) -> dict[str, float]:
+    found = re.search(r"new LLM calls: max (\d+), expected (\d+) \((\d+) known", text)
+    assert found, text
+    todo = re.search(r": (\d+) \((\d+) finished before", text)
+    assert todo, text
+    return {"max": int(found[1]), "expected": int(found[2]), "cached": int(found[3]), "runs": int(todo[1]),
+            "done": int(todo[2])}  # fmt: skip
+
+
+@pytest.mark.parametrize(("command", "toml", "runs"), [
+    ("run", "self_verification_loops.toml", 3600),
+    ("run", "plan_critique.toml", 500),
+    ("verify-study", "self_verification_verify.toml", 2000),
+])  # fmt: skip
+def test_the_shipped_paper_studies_pass_dry_run(tmp_path: Path, command: str, toml: str, runs: int) -> None:
+    store = tmp_path / "store.sqlite"
+    out = invoke(command, "paper", "--config", str(STUDIES / toml), "--dry-run", "--price-in", "30",
+                 "--price-out", "60", "--store", str(store)).stdout  # fmt: skip
+    got = numbers(out)
+    assert got["runs"] == runs and 0 < got["expected"] <= got["max"]
+    assert "cost at $30 / $60 per million tokens" in out and "tokens (replies at max_tokens): max" in out
+    assert not store.exists()  # nothing stored, nothing called (the endpoint in the file is never contacted)
+
+
+def test_dry_run_counts_shared_draws_and_the_cache(tmp_path: Path) -> None:
+    store = tmp_path / "store.sqlite"
+    schemes = "standard,sound-first:rounds=3,sampling:k=3,self-consistency:k=3"
+    with ScriptedServer(reply=game24_reply) as server:
+        args = run_args("dry", store, server, instances="901-902", schemes=schemes)
+        before = numbers(invoke(*args, "--dry-run").stdout)
+        assert server.requests == 0 and not store.exists()
+        # Per puzzle: sample 0 (standard = every first round = sampling's first draw) and samples 1-2 (shared by
+        # sampling and self-consistency) are known: 6 calls; sound-first's rounds 2-3 are 4 more at most, each
+        # reached with probability 0.75 and 0.75^2 at the default stop rate 0.25.
+        assert before == {"max": 10, "expected": round(6 + 2 * (0.75 + 0.75**2)), "cached": 0, "runs": 8,
+                          "done": 0}  # fmt: skip
+        invoke(*args)
+        calls = server.requests
+        assert 6 <= calls <= 10
+        after = numbers(invoke(*args, "--dry-run").stdout)
+        assert after == {"max": 0, "expected": 0, "cached": 0, "runs": 8, "done": 8}
+        twin = numbers(invoke(*["twin" if a == "dry" else a for a in args], "--dry-run").stdout)
+        assert twin["done"] == 0 and twin["cached"] == 6  # a new study over the same calls: all known ones cached
+        assert server.requests == calls
