@@ -6,9 +6,10 @@ import re
 from pathlib import Path
 
 import pytest
+from critiquebench.store.db import connect
 
 from tests.scripted_server import ScriptedServer
-from tests.test_study_cli import ROOT, game24_reply, invoke, run_args
+from tests.test_study_cli import DATASETS, ROOT, game24_reply, invoke, run_args
 
 STUDIES = ROOT / "studies"
 
@@ -56,4 +57,11 @@ def test_dry_run_counts_shared_draws_and_the_cache(tmp_path: Path) -> None:
         assert after == {"max": 0, "expected": 0, "cached": 0, "runs": 8, "done": 8}
         twin = numbers(invoke(*["twin" if a == "dry" else a for a in args], "--dry-run").stdout)
         assert twin["done"] == 0 and twin["cached"] == 6  # a new study over the same calls: all known ones cached
+        judge = numbers(invoke("verify-study", "v", "--domains", "game24", "--instances", "901-902", "--kinds",
+                               "correct,random-no-info", "--dataset", str(DATASETS), "--model", "scripted",
+                               "--base-url", server.base_url, "--store", str(store), "--dry-run").stdout)  # fmt: skip
+        assert judge == {"max": 4, "expected": 4, "cached": 0, "runs": 4, "done": 0}
         assert server.requests == calls
+    tables = connect(store).table_names()
+    assert "verify_results" not in tables and "twin" not in str(connect(store).execute("SELECT name FROM studies")
+                                                                .fetchall())  # fmt: skip
