@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-FeedbackLevel = Literal["binary", "first", "all"]
-FEEDBACK_LEVELS: tuple[FeedbackLevel, ...] = ("binary", "first", "all")
-# Prompt styles a scheme may ask for (`style=`); planning domains have all three, the others one prompt.
-PROMPT_STYLES: tuple[str, ...] = ("nl", "nl_legacy", "pddl")
+# "request": the first error reformulated into a request to correct it (Merola et al.'s refinement loop; planning
+# domains word it per error class, the others hand back their first error).
+FeedbackLevel = Literal["binary", "first", "all", "request"]
+FEEDBACK_LEVELS: tuple[FeedbackLevel, ...] = ("binary", "first", "all", "request")
+# Prompt styles a scheme may ask for (`style=`); planning domains have all four, the others one prompt.
+PROMPT_STYLES: tuple[str, ...] = ("nl", "nl_legacy", "pddl", "refine")
 
 Status = Literal["valid", "invalid", "malformed"]
 
@@ -40,12 +42,14 @@ class Verdict:
 
     `errors` are the domain's own error sentences in the order the verifier found them, so `first` feedback is
     `errors[0]` and `all` feedback joins them. `answer` is the parsed answer as JSON-serialisable data (None
-    when nothing could be parsed).
+    when nothing could be parsed). `unread` lists (position, line) of answer lines that looked like part of the
+    answer but could not be read (planning: an action the problem does not have), for feedback that names them.
     """
 
     status: Status
     errors: tuple[str, ...] = ()
     answer: Any = None
+    unread: tuple[tuple[int, str], ...] = ()
 
     @property
     def valid(self) -> bool:
@@ -138,12 +142,12 @@ def assess(domain: Domain, instance: Instance, text: str) -> tuple[Verdict, str 
 
 def leveled_feedback(verdict: Verdict, level: FeedbackLevel, binary: str, joiner: str = " ") -> str:
     """Feedback from a verdict's error sentences: "" when valid, `binary` at the binary level (or when the
-    verifier named no error), the first error at `first`, every error joined at `all`."""
+    verifier named no error), the first error at `first` (and `request`), every error joined at `all`."""
     if verdict.valid:
         return ""
     if level == "binary" or not verdict.errors:
         return binary
-    return verdict.errors[0] if level == "first" else joiner.join(verdict.errors)
+    return verdict.errors[0] if level in ("first", "request") else joiner.join(verdict.errors)
 
 
 def split_kind(kind: str) -> tuple[str, VerifyVariant]:

@@ -1,5 +1,8 @@
-"""refine: validator-guided refinement. The validator's full feedback goes back verbatim as a chat turn after
-the model's answer (no backprompt wrapper), for up to `rounds` generations (4 by default)."""
+"""refine: validator-guided refinement as Merola et al. ran it. The refinement paper's zero-shot PDDL prompt
+(`style=refine`: its system prompt, the full domain and problem, "Can you BUILD A PLAN?"); each plan stays in
+the conversation and the validator's first error goes back reformulated into a request (`feedback=request`:
+"The plan you provided is invalid. ... at step N. Please provide a corrected plan."); at most 4 rounds, stopping
+at the first valid plan. `refine:feedback=all,style=nl` is the earlier variant (PlanBench's prompt, all errors)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from critiquebench.graphs.loops import raw_turn, verified_loop
 from critiquebench.graphs.params import feedback, history, rounds, style
 from langgraph.graph import StateGraph
 
-PARAMS = (rounds(4), feedback("all"), history(), style())
+PARAMS = (rounds(4), feedback("request"), history(), style("refine"))
 
 
 def build(*, rounds: int, feedback: FeedbackLevel, history: str, style: str | None) -> StateGraph:

@@ -143,13 +143,12 @@ def test_self_consistency_outputs_the_most_common_answer(bench: Bench) -> None:
     assert bench.server.answered == 7
 
 
-def test_refine_hands_back_raw_validator_feedback(bench: Bench) -> None:
+def test_refine_hands_back_the_first_error_verbatim(bench: Bench) -> None:
     bench.script(plan=[0, 1, 2, 3, 4])
     out, rows = bench.run("refine")
     assert (out.rounds, out.correct) == (4, False)
-    assert rows[0]["feedback"] == bench.domain.feedback(
-        bench.instance, bench.domain.verify(bench.instance, rows[0]["answer"]), "all"
-    )
+    verdict = bench.domain.verify(bench.instance, rows[0]["answer"])
+    assert rows[0]["feedback"] == bench.domain.feedback(bench.instance, verdict, "request") == verdict.errors[0]
     second = bench.server.calls[1][0]
     assert second[-1] == {"role": "user", "content": rows[0]["feedback"]}
 
@@ -237,6 +236,7 @@ def test_planning_schemes(
         m for m, _ in bench.server.calls if m[-1]["content"] == "Please can you explain the error and fix it."
     ]
     assert intrinsic and "(:goal" in intrinsic[0][1]["content"]
-    # refine hands the validator's full feedback back verbatim
+    # refine hands the validator's first error back as the refinement paper's request
     _, rows = bench.run("refine")
-    assert rows[0]["feedback"] == domain.feedback(instance, domain.verify(instance, rows[0]["answer"]), "all")
+    assert rows[0]["feedback"] == domain.feedback(instance, domain.verify(instance, rows[0]["answer"]), "request")
+    assert rows[0]["feedback"].startswith("The plan you provided is invalid. ")

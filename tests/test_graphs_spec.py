@@ -80,7 +80,10 @@ def test_parameters_are_declared_once_with_types_choices_and_help() -> None:
 @pytest.mark.parametrize(
     "spec,message",
     [
-        ("standard:style=typo", "'style' of scheme 'standard' must be one of nl, nl_legacy, pddl, none, not 'typo'"),
+        (
+            "standard:style=typo",
+            "'style' of scheme 'standard' must be one of nl, nl_legacy, pddl, refine, none, not 'typo'",
+        ),
         ("llm-llm:critic=nobody", "unknown critic 'nobody'; available: llm, llm-cot, sound"),
         ("sound-first:rounds=2.5", "'rounds' of scheme 'sound-first' must be an integer, not '2.5'"),
     ],

@@ -45,7 +45,7 @@ class ScriptedModel:
         critic: Critic = truthful,
     ) -> None:
         self.plan, self.critic = list(plan), critic
-        self._by_prompt = {_key(d.prompt(i, style)): (d, i) for d, i in instances for style in (None, "pddl")}
+        self._by_prompt = {_key(d.prompt(i, style)): (d, i) for d, i in instances for style in (None, "pddl", "refine")}
         self._answers: dict[str, bool] = {}
         self._seen: dict[str, int] = {}
         self._lock = threading.Lock()

@@ -20,6 +20,7 @@ from critiquebench.domains.planning.instances import generated_instances, load_i
 from critiquebench.domains.planning.parser import ActionReader, ParsedPlan
 from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_problem_text
 from critiquebench.domains.planning.planner import find_plan, optimal_plan
+from critiquebench.domains.planning.requests import refinement_request
 from critiquebench.domains.planning.strips import DomainModel, PlanningError, Task
 from critiquebench.domains.planning.templates import NL_SOURCES, NLConfig, find_nl_config
 from critiquebench.domains.planning.validator import (
@@ -140,6 +141,8 @@ class PlanningDomain:
         style = style or self.prompt_style
         task = self.task(instance)
         examples = instance.data.get("examples", [])
+        if style == "refine":
+            return prompts.refine_messages(self.domain_pddl, instance.data["problem"])
         if style == "pddl":
             shots = [(e["problem"], self._plan(e["problem"], e["id"], e.get("plan"))) for e in examples[: self.shots]]
             return prompts.messages(prompts.pddl_prompt(self.domain_pddl, instance.data["problem"], shots[::-1]))
@@ -182,10 +185,15 @@ class PlanningDomain:
         errors = error_sentences(self.cfg, task, check)
         if self.strict and parsed.skipped:
             unread = tuple(f"The following line could not be read as an action:\n{line}" for line in parsed.skipped)
-            return Verdict("invalid", unread + errors, answer)
-        return Verdict("valid" if check.valid else "invalid", errors, answer)
+            return Verdict("invalid", unread + errors, answer, parsed.unread)
+        return Verdict("valid" if check.valid else "invalid", errors, answer, parsed.unread)
 
     def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
+        if level == "request":  # the refinement paper's request, worded per error class (`requests`)
+            if verdict.valid:
+                return ""
+            steps = None if verdict.answer is None else [_step(line) for line in verdict.answer]
+            return refinement_request(self.task(instance), steps, verdict.unread)
         return render(verdict.errors, level, verdict.valid)
 
     def canonical(self, instance: Instance, text: str) -> str | None:
@@ -200,6 +208,8 @@ class PlanningDomain:
 
     def answer_text(self, steps: list[Step], style: str | None = None) -> str:
         """`steps` written as a model in this prompt style would answer."""
+        if (style or self.prompt_style) == "refine":  # the refinement paper asks for bare PDDL actions
+            return prompts.pddl_plan_text(steps)
         if (style or self.prompt_style) == "pddl":
             return prompts.pddl_plan_text(steps) + "\n[PLAN END]"
         return prompts.plan_text(self.cfg, steps) + "[PLAN END]"
@@ -207,7 +217,7 @@ class PlanningDomain:
     def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> list[dict[str, str]]:
         task = self.task(instance)
         parsed = self.read(instance, text)
-        if self.prompt_style == "pddl":
+        if self.prompt_style in ("pddl", "refine"):
             lines = prompts.pddl_plan_text(parsed.steps) if parsed else (text or "").strip()
             return prompts.messages(
                 prompts.pddl_verification_prompt(self.domain_pddl, instance.data["problem"], lines, cot)

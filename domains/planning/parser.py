@@ -37,6 +37,9 @@ _RETRACT = re.compile(
 class ParsedPlan:
     steps: tuple[Step, ...]
     skipped: tuple[str, ...] = ()
+    # Lines that look like an action (a verb of the domain, or a PDDL atom) but read as none, each with the step
+    # it stands at (1 + the actions read before it), as VAL would number the step it cannot match.
+    unread: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass
@@ -105,7 +108,13 @@ class ActionReader:
         if not any(line.actions for line in lines):
             return None
         skipped = tuple(line.text.strip() for line in lines if line.has_verb and not line.actions)
-        return ParsedPlan(assemble(lines), skipped)
+        unread, position = [], 1
+        for line in lines:
+            if line.actions:
+                position += len(line.actions)
+            elif line.has_verb or _PDDL_ATOM.search(line.text.lower()):
+                unread.append((position, line.text.strip()))
+        return ParsedPlan(assemble(lines), skipped, tuple(unread))
 
     def _line_has_action(self, text: str) -> bool:
         return any(self._line(raw).actions for raw in text.splitlines() if raw.strip())

@@ -10,6 +10,9 @@ Styles (`PROMPT_STYLES`):
 - ``pddl``: a many-shot raw-PDDL prompt after the intrinsic self-critique paper (`PDDL_TEMPLATE`): the domain
   PDDL, example problems each followed by a plan of PDDL action lines, then the problem. Answers are PDDL
   action lines ending with ``[PLAN END]``.
+- ``refine``: the zero-shot PDDL prompt of the refinement paper (Merola et al., from the study's code): its
+  system prompt, then the full domain and problem PDDL with the "Can you BUILD A PLAN?" request
+  (`REFINE_SYSTEM`, `refine_prompt`). Answers are PDDL action lines.
 """
 
 from __future__ import annotations
@@ -36,6 +39,32 @@ Solve the last problem below. Give the plan as PDDL actions, one per line, and e
 [PLAN]
 """
 PDDL_EXAMPLE = "[PROBLEM]\n{problem}\n\n[PLAN]\n{plan}\n[PLAN END]\n\n"
+
+# The refinement paper's prompts, verbatim from the study's code (its `system_prompt_pddl`, and the user prompt
+# `ppdl_problem_prompt` with its `pddl_description`, including the line holding one space after it).
+REFINE_SYSTEM = (
+    "You are an expert PDDL planner. Always output only valid PDDL domain and problem definitions.\n"
+    "Follow strict PDDL syntax for `:domain`, `:requirements`, `:types`, `:predicates`, `:actions`, `:objects`, "
+    "`:init`, `:goal` and other PDDL predicates.\n"
+    "A PDDL model has two parts: a DOMAIN describing the schema and a PROBLEM describing a specific instance.\n"
+    "Maintain a current state as you select actions.\n"
+    "Only perform actions whose preconditions are satisfied.\n"
+    "Your output should be a coherent and valid sequence of actions that leads from the initial state `:init` "
+    "to the goal state `:goal`.\n"
+    "Do not include any narrative or explanation\u2014output only plan.\n"
+)
+REFINE_DESCRIPTION = (
+    "\nProblem description: you are an agent capable of solving the planning problems described using the PDDL "
+    "syntax.\nIn the following problem the agent can perform some actions (described later) to achieve a specific "
+    "goal.\n"
+)
+REFINE_TEMPLATE = (
+    "{description}\n \n=== DOMAIN DEFINITION ===\n{domain}\n=== PROBLEM DEFINITION ===\n{problem}\n\n"
+    "Can you BUILD A PLAN?\n"
+    "Do not include any narrative or explanation\u2014output only the chosen actions for the PLAN.\n"
+    "The actions should have no ':action' prefix since it is in the domain definition and should not be outputted "
+    "in the plan text.\n"
+)
 
 VERIFY_INSTRUCTION = (
     'Verify whether the above plan is valid. If it is valid, please say "Plan is valid." and nothing else. '
@@ -82,6 +111,14 @@ def nl_prompt(cfg: NLConfig, task: Task, examples: Sequence[tuple[Task, Sequence
 def pddl_prompt(domain_pddl: str, problem_pddl: str, examples: Sequence[tuple[str, Sequence[Step]]]) -> str:
     shots = "".join(PDDL_EXAMPLE.format(problem=text.strip(), plan=pddl_plan_text(plan)) for text, plan in examples)
     return PDDL_TEMPLATE.format(domain=strip_comments(domain_pddl), examples=shots, problem=problem_pddl.strip())
+
+
+def refine_messages(domain_pddl: str, problem_pddl: str) -> list[dict[str, str]]:
+    """The refinement paper's chat: its system prompt, then the domain and problem in its frame (zero-shot)."""
+    user = REFINE_TEMPLATE.format(
+        description=REFINE_DESCRIPTION, domain=strip_comments(domain_pddl), problem=problem_pddl.strip()
+    )
+    return [{"role": "system", "content": REFINE_SYSTEM}, {"role": "user", "content": user}]
 
 
 def strip_comments(pddl: str) -> str:

@@ -1,0 +1,108 @@
+"""`refine` as Merola et al. ran it, message by message on the scripted server: the paper's PDDL prompt, every plan
+kept in the conversation, the validator's first error reformulated into a request, at most four rounds, and an
+early stop at the first valid plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from critiquebench.domains import get_domain, load_instances
+from critiquebench.domains.planning.prompts import REFINE_SYSTEM, strip_comments
+from critiquebench.domains.planning.requests import refinement_request
+from critiquebench.store.db import connect
+from critiquebench.store.results import attempts
+
+from critiquebench.llm.client import LLMClient
+from critiquebench.studies.execute import execute_run
+from tests.conftest import DATASETS
+from tests.scripted_server import ScriptedServer
+
+# Blocksworld instance 2: a on b, d on c, both clear, hand empty; the goal is (on c a).
+SOLUTION = "(unstack a b)\n(put-down a)\n(unstack d c)\n(put-down d)\n(pick-up c)\n(stack c a)"
+
+
+def request(reason: str) -> str:
+    return f"The plan you provided is invalid. {reason}. Please provide a corrected plan."
+
+
+def scripted(answers: list[str]) -> Any:
+    """Attempt n of a conversation (n - 1 assistant turns so far) answers answers[n - 1]."""
+
+    def reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+        return answers[sum(m["role"] == "assistant" for m in messages)]
+
+    return reply
+
+
+def run(tmp_path: Path, server: ScriptedServer, llm: LLMClient, answers: list[str], trial: int) -> tuple[Any, list]:
+    domain = get_domain("blocksworld")
+    (instance,) = load_instances(domain, "2", DATASETS / "planbench" / "blocksworld")
+    server.reply = scripted(answers)
+    server.calls.clear()
+    out = execute_run(tmp_path / "store.sqlite", "refine-test", domain, instance, "refine", trial, llm)
+    return (domain, instance, out), attempts(connect(tmp_path / "store.sqlite"), out.thread_id)
+
+
+def test_refine_prompts_and_requests_message_by_message(
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    answers = [
+        "(unstack a b)\n(unstack a b)",  # unreachable sequence: step 1 made (clear a) false
+        "(pick-up b)",  # precondition violation: b is under a
+        "(unstack a b)\n(stack a)\n(put-down a)",  # unknown or malformed action at step 2
+        "(unstack a b)\n(put-down a)",  # missing steps; the fourth round is the last
+        SOLUTION,  # never asked for
+    ]
+    (domain, instance, out), rows = run(tmp_path, scripted_server, scripted_llm, answers, trial=0)
+    assert (out.status, out.rounds, out.correct) == ("done", 4, False)
+
+    # Round 1: the paper's system prompt, then the full domain and problem in its "build a plan" frame.
+    first = scripted_server.calls[0][0]
+    assert [m["role"] for m in first] == ["system", "user"]
+    assert first[0]["content"] == REFINE_SYSTEM
+    user = first[1]["content"]
+    assert user.startswith("\nProblem description: you are an agent capable of solving the planning problems")
+    assert f"=== DOMAIN DEFINITION ===\n{strip_comments(domain.domain_pddl)}\n=== PROBLEM DEFINITION ===\n" in user
+    assert instance.data["problem"].strip() in user
+    assert user.endswith("Can you BUILD A PLAN?\nDo not include any narrative or explanation\u2014output only the "
+                         "chosen actions for the PLAN.\nThe actions should have no ':action' prefix since it is in "
+                         "the domain definition and should not be outputted in the plan text.\n")  # fmt: skip
+
+    # Every later round: the whole conversation so far, each plan followed by the request about it.
+    expected = [
+        request("Unreachable sequence: (unstack a b) needs (clear a), which step 1 (unstack a b) made false, "
+                "at step 2"),
+        request("Precondition violation: (pick-up b) needs (clear b) at step 1"),
+        request("Unknown or malformed action: (stack a) is not an action of this problem at step 2"),
+        request("Missing steps: the goal (on c a) does not hold after the last action at step 2"),
+    ]
+    assert [r["feedback"] for r in rows] == expected
+    assert len(scripted_server.calls) == 4  # at most four rounds
+    for n in range(1, 4):
+        messages = scripted_server.calls[n][0]
+        turns = []
+        for k in range(n):
+            turns += [{"role": "assistant", "content": answers[k]}, {"role": "user", "content": expected[k]}]
+        assert messages == first + turns, f"round {n + 1}"
+    assert [r["stopped"] for r in rows] == [0, 0, 0, 1]
+
+
+def test_refine_stops_at_the_first_valid_plan(
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    redundant = SOLUTION + "\n(unstack c a)\n(put-down c)"
+    (domain, instance, out), rows = run(tmp_path, scripted_server, scripted_llm, [redundant, SOLUTION], trial=1)
+    assert (out.status, out.rounds, out.correct) == ("done", 2, True)
+    assert rows[0]["feedback"] == request(
+        "Redundant steps: the goal holds after step 6, but the steps after it undo it: (on c a) does not hold at step 8"
+    )
+    assert scripted_server.calls[1][0][-2:] == [
+        {"role": "assistant", "content": redundant},
+        {"role": "user", "content": rows[0]["feedback"]},
+    ]
+    assert len(scripted_server.calls) == 2 and rows[1]["sound_valid"] == 1 and not rows[1]["feedback"]
+    # an answer with no action at all is a malformed one
+    assert refinement_request(domain.task(instance), None) == request(
+        "Unknown or malformed action: no action could be read from your answer at step 1"
+    )
