@@ -17,3 +17,14 @@ if ! .venv/bin/python -c "import llama_cpp, llama_cpp.server" >/dev/null 2>&1; t
 fi
 
 .venv/bin/python -m pip install -q -e '.[embedded,dev,confidence]'
+
+# The viewer's browser tests drive the system's Chromium through Playwright (Playwright's own browser download
+# cannot work offline, so it is never used).
+if ! command -v chromium >/dev/null 2>&1; then
+  SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+  if command -v apt-get >/dev/null 2>&1 && { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium; } >/dev/null; then
+    echo "installed chromium for the viewer's browser tests" >&2
+  else
+    echo "warning: could not install chromium; the viewer's browser tests will be skipped" >&2
+  fi
+fi

@@ -58,6 +58,7 @@ def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_pat
         # Figure 2 carries GPT-4's backprompting curve over rounds: 41/50 by round 15
         assert "gpt-4 sound-first" in out and "n=15" in out
         assert "Table 2" in out and "scripted" in out  # the live llm-llm rounds judged by the LLM
+        assert f"critiquebench view main gpt4-oneshot gpt4-backprompt --store {store}" in out
         answered = server.answered
     with sqlite3.connect(store) as db:
         recorded_calls = db.execute(

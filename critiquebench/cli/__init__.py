@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "critiquebench.cli.imports",
     "critiquebench.cli.prompt",
     "critiquebench.cli.confidence",
+    "critiquebench.cli.view",
 )
 
 

@@ -179,7 +179,9 @@ def execute_main_job(
         path = budget_figure(combined_curve(db, [*replayed, live.name]), figure, "recorded and live")
         err.print(f"Figure 2 written to {path}")
     names = " ".join([live.name, *replayed])
-    typer.echo(f"Every table per study: critiquebench report NAME [--table 2|figure] (studies: {names})")
+    where = "" if store == default_store_path() else f" --store {store}"
+    typer.echo(f"See the runs round by round: critiquebench view {names}{where}  (a local page; --output DIR "
+               "writes it as files)\nEvery table per study: critiquebench report NAME [--table 2|figure]")
     if code := _exit_code(summaries):
         raise typer.Exit(code)
 

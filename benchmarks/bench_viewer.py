@@ -1,0 +1,123 @@
+"""The viewer in the browser: page load to Table 1 shown for a store of 10,000 runs (target < 2 s), and opening a
+15-round transcript (target < 1 s). The baseline, measured in the same run, is the same page on a 10-run store.
+
+    .venv/bin/python benchmarks/bench_viewer.py [--runs 10000] [--repeat 3]
+
+Drives the system's Chromium through Playwright (as the tests do); the store is generated (4 domains x 5
+schemes x instances; iterative schemes have 1-15 rounds, llm-llm rounds carry an LLM verdict and a critique).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from critiquebench.store.db import connect
+from critiquebench.store.results import ensure_schema, save_study
+
+from critiquebench.viewer.site import ViewerServer
+
+DOMAINS = ("game24", "coloring", "blocksworld", "mystery_blocksworld")
+SCHEMES = ("standard", "llm-llm", "sound-first", "sampling:k=15", "self-consistency:k=15")
+STUDY = "bench"
+
+
+def make_store(path: Path, runs: int, seed: int = 0) -> int:
+    """A store with `runs` finished runs of study `bench`; returns the rowid of a 15-round run."""
+    rng = random.Random(seed)
+    db = connect(path)
+    ensure_schema(db)
+    per_cell = max(1, runs // (len(DOMAINS) * len(SCHEMES)))
+    save_study(db, STUDY, {"name": STUDY, "domains": list(DOMAINS), "schemes": list(SCHEMES), "model": "bench",
+                           "instances": {d: f"1-{per_cell}" for d in DOMAINS}, "planned_runs": runs})  # fmt: skip
+    run_rows, attempt_rows = [], []
+    for scheme in SCHEMES:
+        for domain in DOMAINS:
+            for i in range(1, per_cell + 1):
+                tid = f"{STUDY}/{domain}/{scheme}/{i}/0"
+                rounds = 1 if scheme in ("standard", "self-consistency:k=15") else rng.randint(1, 15)
+                if domain == "game24" and scheme == "llm-llm" and i == 1:
+                    rounds = 15
+                valid = [rng.random() < 0.2 for _ in range(rounds)]
+                for r in range(1, rounds + 1):
+                    verdict = (rng.random() < 0.5) if scheme == "llm-llm" else None
+                    ok = valid[r - 1]
+                    critique = None if verdict is None else "critique " * 30
+                    attempt_rows.append((tid, r, f"answer {i}.{r} " + "x" * 200, f"canon {r}", "ok" if ok else "bad",
+                                         int(ok), "feedback " * 20, None if verdict is None else int(verdict),
+                                         critique, int(r == rounds), 300, 60, 1, 0))  # fmt: skip
+                run_rows.append((tid, STUDY, domain, scheme, str(i), "done", rounds, int(valid[-1]), rounds,
+                                 300 * rounds, 60 * rounds, rounds))  # fmt: skip
+    db.conn.execute("BEGIN")
+    db.conn.executemany(
+        "INSERT INTO runs (thread_id, study, domain, scheme, instance_id, status, final_round, correct, rounds, "
+        "prompt_tokens, completion_tokens, llm_calls) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", run_rows)  # fmt: skip
+    db.conn.executemany(
+        "INSERT INTO attempts (thread_id, round, answer, canonical, sound_status, sound_valid, feedback, "
+        "llm_verdict, llm_critique, stopped, prompt_tokens, completion_tokens, llm_calls, cache_hits) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", attempt_rows)  # fmt: skip
+    db.conn.execute("COMMIT")
+    rowid = db.execute("SELECT rowid FROM runs WHERE thread_id = ?", [f"{STUDY}/game24/llm-llm/1/0"]).fetchone()[0]
+    db.conn.close()
+    return rowid
+
+
+def measure(browser: object, store: Path, run_id: int, repeat: int) -> tuple[float, float]:
+    """Median seconds: page load until Table 1's cells are shown; hash change until all 15 rounds are shown."""
+    loads, opens = [], []
+    with ViewerServer(store, []) as server:
+        for _ in range(repeat):
+            page = browser.new_page(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+            start = time.perf_counter()
+            page.goto(server.url + f"#study={STUDY}")
+            page.wait_for_selector("#table1 td.cell")
+            loads.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            page.evaluate(f"location.hash = 'study={STUDY}&cell=game24|llm-llm&run={run_id}'")
+            page.wait_for_function("document.querySelectorAll('#transcript .round').length === 15")
+            opens.append(time.perf_counter() - start)
+            page.close()
+    return statistics.median(loads), statistics.median(opens)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("playwright is not installed: run scripts/setup.sh")
+        return 2
+    chromium = shutil.which("chromium")
+    if not chromium:
+        print("no system chromium: run scripts/setup.sh")
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        big, small = Path(tmp) / "big.sqlite", Path(tmp) / "small.sqlite"
+        t = time.perf_counter()
+        big_run = make_store(big, args.runs)
+        small_run = make_store(small, 20)
+        print(f"generated a store of {args.runs} runs in {time.perf_counter() - t:.1f} s")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            base_load, base_open = measure(browser, small, small_run, args.repeat)
+            load, open_ = measure(browser, big, big_run, args.repeat)
+            browser.close()
+    print(f"page load to Table 1 shown: {load * 1000:.0f} ms for {args.runs} runs "
+          f"(baseline {base_load * 1000:.0f} ms for 20 runs: {load / base_load:.2f}x); target < 2000 ms: "
+          f"{'met' if load < 2 else 'MISSED'}")  # fmt: skip
+    print(f"open a 15-round transcript: {open_ * 1000:.0f} ms (baseline {base_open * 1000:.0f} ms: "
+          f"{open_ / base_open:.2f}x); target < 1000 ms: {'met' if open_ < 1 else 'MISSED'}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

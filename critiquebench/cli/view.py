@@ -1,0 +1,46 @@
+"""`critiquebench view [NAME ...]`: the store's studies in a browser (read-only), served or written as files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from critiquebench.store.db import default_store_path
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("view")
+    def view_cmd(
+        names: Annotated[list[str] | None, typer.Argument(help="Studies to show (default: all).")] = None,
+        output: Annotated[
+            Path | None, typer.Option(help="Write static files here (open DIR/index.html from disk); no server.")
+        ] = None,
+        port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (default: a free one).")] = 0,
+        store: Annotated[
+            Path | None, typer.Option("--store", help="Store file (default: $CRITIQUEBENCH_STORE).")
+        ] = None,
+    ) -> None:
+        """Tables, Figure 2, runs and round-by-round transcripts of studies, in a local web page."""
+        from critiquebench.viewer.data import StoreMissing
+        from critiquebench.viewer.site import ViewerServer, export_static
+
+        path = store or default_store_path()
+        chosen = list(names or [])
+        try:
+            if output is not None:
+                count = export_static(path, chosen, output)
+                typer.echo(f"{count} files written; open {(output / 'index.html').resolve().as_uri()}")
+                return
+            server = ViewerServer(path, chosen, port)
+        except (StoreMissing, LookupError, OSError) as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        typer.echo(f"critiquebench viewer on {server.url} (read-only; Ctrl-C stops it)", err=False)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.stop()

@@ -1,0 +1,137 @@
+"""What the viewer shows, read from the store (read-only): studies, a study's tables, its runs, a run's rounds.
+
+Every payload is JSON-ready and addressed by a path (`index`, `study/NAME`, `runs/NAME`, `run/ROWID`), the same
+path the page asks for whether a live server answers it or a static export wrote it to a file.
+
+Run flags answer the papers' questions:
+- `fp` (false positive): some round's answer was judged valid by the LLM verifier and invalid by the sound one;
+- `worse` (a critique made it worse): a sound-valid answer was followed by a sound-invalid one in the next round;
+- `critic` (stopped by the critic): the run stopped on a round the LLM verifier called valid.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from critiquebench.reports.export import list_studies
+from critiquebench.reports.metrics import budget_curve, row_dict, spec_of, study_config, table1, table2
+
+FLAGS = ("fp", "worse", "critic")
+
+RUN_COLUMNS = ("id", "domain", "scheme", "instance", "trial", "status", "correct", "rounds", "tokens", "calls",
+               "hits", *FLAGS)  # fmt: skip
+
+_FLAGS_SQL = """
+SELECT a.thread_id,
+       MAX(a.llm_verdict = 1 AND a.sound_valid = 0),
+       MAX(a.sound_valid = 1 AND EXISTS (SELECT 1 FROM attempts b WHERE b.thread_id = a.thread_id
+                                         AND b.round = a.round + 1 AND b.sound_valid = 0)),
+       MAX(a.stopped = 1 AND a.llm_verdict = 1)
+FROM attempts a JOIN runs r ON r.thread_id = a.thread_id WHERE r.study = ? GROUP BY a.thread_id
+"""
+
+
+class StoreMissing(FileNotFoundError):
+    """The store file to view does not exist."""
+
+
+def open_readonly(path: Path) -> sqlite_utils.Database:
+    """The store, opened so that nothing the viewer does can write to it."""
+    if not Path(path).is_file():
+        raise StoreMissing(f"no store at {path} (run a study first, or pass --store PATH)")
+    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    conn.execute("PRAGMA query_only = ON")
+    return sqlite_utils.Database(conn)
+
+
+def _clean(value: Any) -> Any:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def index(db: sqlite_utils.Database, names: list[str]) -> dict[str, Any]:
+    """The studies of the store (only `names` if given, in that order) with their model and progress."""
+    studies = {s["name"]: s for s in list_studies(db)}
+    unknown = [n for n in names if n not in studies]
+    if unknown:
+        known = ", ".join(studies) or "none"
+        raise LookupError(f"no study named {', '.join(unknown)} in this store; known studies: {known}")
+    out = []
+    for name in names or list(studies):
+        config = study_config(db, name)
+        out.append({**studies[name], "model": config.get("model"), "recorded": bool(config.get("replay"))})
+    return {"studies": out}
+
+
+def study(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
+    """A study's definition and report tables (Table 1 with intervals, Table 2, Figure 2 points)."""
+    config = study_config(db, name)
+    if config.get("kind") == "verify":
+        from critiquebench.studies.verification import verify_report
+
+        return {"name": name, "kind": "verify", "config": config,
+                "verify": [row_dict(r) for r in verify_report(db, name, "1")]}  # fmt: skip
+    return {
+        "name": name,
+        "kind": config.get("kind", "loop"),
+        "config": config,
+        "table1": [row_dict(r) for r in table1(db, name)],
+        "table2": [row_dict(r) for r in table2(db, name)],
+        "figure": [row_dict(r) for r in budget_curve(db, name)],
+    }
+
+
+def runs(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
+    """Every run of a study as compact rows (`columns` names the fields), flags included."""
+    study_config(db, name)
+    flags = {tid: (fp or 0, worse or 0, critic or 0) for tid, fp, worse, critic in db.execute(_FLAGS_SQL, [name])}
+    rows = []
+    sql = "SELECT rowid AS id, * FROM runs WHERE study = ? ORDER BY domain, scheme, instance_id, trial"
+    for r in db.query(sql, [name]):
+        rows.append([r["id"], r["domain"], spec_of(r), r["instance_id"], r["trial"], r["status"],
+                     r["correct"], r["rounds"], r["prompt_tokens"] + r["completion_tokens"], r["llm_calls"],
+                     r["cache_hits"], *flags.get(r["thread_id"], (0, 0, 0))])  # fmt: skip
+    return {"study": name, "columns": list(RUN_COLUMNS), "rows": rows}
+
+
+Prompts = dict[str, list[dict[str, str]]]
+
+
+def run(db: sqlite_utils.Database, rowid: int, prompts: Prompts | None = None) -> dict[str, Any]:
+    """One run with its rounds in order; each round carries the chat messages that produced its answer when the
+    call cache still has them (`prompts`: answer text -> messages, looked up when not given)."""
+    found = list(db.query("SELECT rowid AS id, * FROM runs WHERE rowid = ?", [rowid]))
+    if not found:
+        raise LookupError(f"no run {rowid}")
+    row = found[0]
+    rounds = list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [row["thread_id"]]))
+    if prompts is None:
+        prompts = prompts_for(db, [a["answer"] for a in rounds if a["answer"]]) if has_cache(db) else {}
+    for attempt in rounds:
+        attempt["prompt"] = prompts.get(attempt["answer"] or "")
+    info = {k: _clean(v) for k, v in row.items()}
+    info["scheme"] = spec_of(row)
+    return {"run": info, "rounds": rounds}
+
+
+def prompts_for(db: sqlite_utils.Database, answers: list[str]) -> Prompts:
+    """Message lists of cached calls whose response is one of `answers` (the generation calls of those rounds)."""
+    out: Prompts = {}
+    wanted = list(dict.fromkeys(answers))
+    for start in range(0, len(wanted), 500):  # SQLite's bound-parameter limit
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for response, messages in db.execute(
+            f"SELECT response, messages FROM llm_calls WHERE response IN ({marks})", chunk
+        ):
+            out.setdefault(response, json.loads(messages))
+    return out
+
+
+def has_cache(db: sqlite_utils.Database) -> bool:
+    return bool(db.execute("SELECT 1 FROM sqlite_master WHERE name = 'llm_calls'").fetchone())

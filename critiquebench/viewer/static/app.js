@@ -1,0 +1,288 @@
+// critiquebench viewer: one page, no dependencies. Data comes as scripts data/PATH.js calling CB.put(PATH, payload)
+// (served by `critiquebench view`, or written by `view --output DIR` so the page also works from file://).
+// Every text from the store is set with textContent: LLM output is untrusted and never becomes markup.
+"use strict";
+
+const CB = (() => {
+  const store = new Map(), waiting = new Map();
+  function put(path, payload) {
+    store.set(path, payload);
+    (waiting.get(path) || []).forEach(([resolve]) => resolve(payload));
+    waiting.delete(path);
+  }
+  function load(path) {
+    if (store.has(path)) return Promise.resolve(store.get(path));
+    return new Promise((resolve, reject) => {
+      const first = !waiting.has(path);
+      if (first) waiting.set(path, []);
+      waiting.get(path).push([resolve, reject]);
+      if (!first) return;
+      const tag = document.createElement("script");
+      tag.src = "data/" + path + ".js";
+      const fail = () => {
+        (waiting.get(path) || []).forEach(([, rej]) => rej(new Error("cannot load " + path)));
+        waiting.delete(path);
+      };
+      tag.onerror = fail;
+      tag.onload = () => { if (!store.has(path)) fail(); tag.remove(); };
+      document.head.appendChild(tag);
+    });
+  }
+  return { put, load };
+})();
+
+const FLAGS = {
+  fp: ["false positives", "the LLM verifier said valid, the sound verifier said invalid (some round)"],
+  worse: ["made worse", "a sound-valid answer was followed by a sound-invalid one after the critique"],
+  critic: ["stopped by the critic", "the run stopped on a round the LLM verifier called valid"],
+};
+const COLORS = ["#3b5bdb", "#e8590c", "#2b8a3e", "#ae3ec9", "#c92a2a", "#1098ad", "#f08c00", "#5f3dc4"];
+
+function el(tag, attrs, ...kids) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "text") node.textContent = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const kid of kids.flat(Infinity)) if (kid !== null && kid !== undefined) node.append(kid);
+  return node;
+}
+const svgEl = (tag, attrs) => {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  return node;
+};
+const pct = (num, den) => (num === null || num === undefined || !den ? "-" : `${(100 * num / den).toFixed(1)}% (${num}/${den})`);
+const ci = (r) => (r.ci_low === null || r.ci_low === undefined ? "" : `[${(100 * r.ci_low).toFixed(1)}, ${(100 * r.ci_high).toFixed(1)}]`);
+const num = (s) => (isNaN(Number(s)) ? s : Number(s));
+const byInstance = (a, b) => { const x = num(a), y = num(b); return x < y ? -1 : x > y ? 1 : 0; };
+
+// --- routing: every view is a function of the hash (#study=..&cell=..&flag=..&run=..&compare=..)
+function params() { return new URLSearchParams(location.hash.slice(1)); }
+function go(changes) {
+  const p = params();
+  for (const [k, v] of Object.entries(changes)) (v === null || v === undefined || v === "") ? p.delete(k) : p.set(k, v);
+  location.hash = p.toString();
+}
+window.addEventListener("hashchange", render);
+
+let INDEX = null;
+async function start() {
+  try {
+    INDEX = await CB.load("index");
+  } catch (e) {
+    document.getElementById("status").textContent = "cannot load the study list: " + e.message;
+    return;
+  }
+  const body = document.querySelector("#studies tbody");
+  for (const s of INDEX.studies) {
+    body.append(el("tr", { class: "pick", "data-study": s.name, onclick: () => go({ study: s.name, cell: null, flag: null, run: null, compare: null }) },
+      el("td", { text: s.name, title: `${s.kind}: ${s.domains.join(", ")} x ${s.schemes.join(", ")}` }),
+      el("td", { text: (s.model || "") + (s.recorded ? " (recorded)" : "") }),
+      el("td", { class: "num", text: `${s.done}/${s.total ?? "?"}` })));
+  }
+  if (!params().get("study") && INDEX.studies.length) {
+    history.replaceState(null, "", "#study=" + encodeURIComponent(INDEX.studies[0].name));
+  }
+  render();
+}
+
+async function render() {
+  const p = params(), name = p.get("study"), main = document.getElementById("main");
+  document.querySelectorAll("#studies tr[data-study]").forEach((tr) => tr.classList.toggle("selected", tr.dataset.study === name));
+  if (!name) { main.replaceChildren(el("p", { class: "muted", text: "The store has no studies." })); return; }
+  let study;
+  try { study = await CB.load("study/" + name); } catch (e) {
+    main.replaceChildren(el("p", { class: "error", text: e.message })); return;
+  }
+  if (study.error) { main.replaceChildren(el("p", { class: "error", text: study.error })); return; }
+  const parts = [studyHeader(study)];
+  if (study.kind === "verify") {
+    parts.push(genericTable("Verification study", study.verify));
+    main.replaceChildren(...parts);
+    return;
+  }
+  parts.push(table1(study, p), await compareSection(study, p), table2(study), figure2(study), await runsSection(study, p));
+  if (p.get("run")) parts.push(await transcript(p.get("run")));
+  main.replaceChildren(...parts.filter(Boolean));
+  if (p.get("run")) document.getElementById("transcript")?.scrollIntoView({ block: "start" });
+}
+
+function studyHeader(study) {
+  const c = study.config;
+  const bits = [`model ${c.model}`, `${(c.domains || []).join(", ")}`, `schemes ${(c.schemes || []).join(", ")}`];
+  if (c.replay) bits.push("recorded calls, replayed from the cache");
+  return el("section", { id: "study-head" }, el("h2", { text: study.name }), el("p", { class: "muted", text: bits.join(" · ") }));
+}
+
+function table1(study, p) {
+  const rows = study.table1;
+  const domains = [...new Set(rows.map((r) => r.domain))], schemes = [...new Set(rows.map((r) => r.scheme))];
+  const cell = new Map(rows.map((r) => [r.domain + "\u0000" + r.scheme, r]));
+  const head = el("tr", {}, el("th", { text: "scheme" }), domains.map((d) => el("th", { class: "num", text: d })));
+  const body = schemes.map((s) => el("tr", {}, el("th", { text: s }), domains.map((d) => {
+    const r = cell.get(d + "\u0000" + s);
+    if (!r) return el("td", {});
+    const selected = p.get("cell") === d + "|" + s;
+    return el("td", {
+      class: "cell" + (selected ? " selected" : ""), "data-domain": d, "data-scheme": s,
+      title: `${r.llm_calls} LLM calls, ${r.cache_hits} cache hits, ${r.mean_rounds?.toFixed(2) ?? "-"} rounds/run; click for the runs`,
+      onclick: () => go({ cell: d + "|" + s, run: null }),
+    }, pct(r.correct, r.total), el("small", { text: "95% CI " + (ci(r) || "-") + (r.failed ? ` · ${r.failed} failed` : "") }));
+  })));
+  return el("section", { id: "table1" }, el("h2", { text: "Table 1: accuracy" }),
+    el("table", { class: "compact" }, el("thead", {}, head), el("tbody", {}, body)),
+    el("p", { class: "note", text: "Sound-verified final answers / finished runs, with the 95% Wilson interval. Click a cell for its runs." }));
+}
+
+function table2(study) {
+  if (!study.table2.length) return null;
+  const body = study.table2.map((r) => el("tr", {}, el("td", { text: r.domain }), el("td", { text: r.scheme }),
+    el("td", { class: "num", text: pct(r.agree, r.n) }), el("td", { class: "num", text: pct(r.false_pos, r.sound_invalid) }),
+    el("td", { class: "num", text: pct(r.false_neg, r.sound_valid) })));
+  return el("section", { id: "table2" }, el("h2", { text: "Table 2: the LLM as verifier" }),
+    el("table", {}, el("thead", {}, el("tr", {}, ["domain", "scheme", "accuracy", "FPR", "FNR"].map((h, i) => el("th", { class: i > 1 ? "num" : "", text: h })))), el("tbody", {}, body)),
+    el("p", { class: "note", text: "Every round an LLM verifier judged. FPR: said valid among sound-invalid answers; FNR: said invalid among sound-valid ones." }));
+}
+
+function genericTable(title, rows) {
+  if (!rows.length) return el("section", {}, el("h2", { text: title }), el("p", { class: "muted", text: "no rows" }));
+  const keys = Object.keys(rows[0]).filter((k) => k !== "table" && k !== "study");
+  return el("section", {}, el("h2", { text: title }), el("table", {},
+    el("thead", {}, el("tr", {}, keys.map((k) => el("th", { text: k })))),
+    el("tbody", {}, rows.map((r) => el("tr", {}, keys.map((k) => el("td", { text: r[k] === null ? "-" : String(r[k]) })))))));
+}
+
+// --- Figure 2: one SVG panel per domain, one line per iterative scheme; hover a point for its counts
+function figure2(study) {
+  const pts = study.figure;
+  if (!pts.length) return null;
+  const domains = [...new Set(pts.map((q) => q.domain))], schemes = [...new Set(pts.map((q) => q.scheme))];
+  const color = (s) => COLORS[schemes.indexOf(s) % COLORS.length];
+  const W = 360, H = 230, L = 40, R = 12, T = 14, B = 32;
+  const tip = document.getElementById("tooltip");
+  const panels = domains.map((d) => {
+    const mine = pts.filter((q) => q.domain === d), maxN = Math.max(...mine.map((q) => q.budget), 2);
+    const x = (n) => L + (W - L - R) * (n - 1) / (maxN - 1), y = (a) => T + (H - T - B) * (1 - a);
+    const svg = svgEl("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, "data-domain": d });
+    for (const a of [0, 0.25, 0.5, 0.75, 1]) {
+      svg.append(svgEl("line", { x1: L, x2: W - R, y1: y(a), y2: y(a), class: "grid" }));
+      const t = svgEl("text", { x: L - 4, y: y(a) + 3, "text-anchor": "end" }); t.textContent = `${a * 100}%`; svg.append(t);
+    }
+    svg.append(svgEl("line", { x1: L, x2: W - R, y1: y(0), y2: y(0), class: "axis" }));
+    const step = Math.max(1, Math.ceil(maxN / 8));
+    for (let n = 1; n <= maxN; n += step) {
+      const t = svgEl("text", { x: x(n), y: H - B + 14, "text-anchor": "middle" }); t.textContent = n; svg.append(t);
+    }
+    const lab = svgEl("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle" }); lab.textContent = "round budget n"; svg.append(lab);
+    for (const s of schemes) {
+      const line = mine.filter((q) => q.scheme === s).sort((a, b) => a.budget - b.budget);
+      if (!line.length) continue;
+      svg.append(svgEl("polyline", { points: line.map((q) => `${x(q.budget)},${y(q.accuracy ?? 0)}`).join(" "), fill: "none", stroke: color(s), "stroke-width": 2 }));
+      for (const q of line) {
+        const dot = svgEl("circle", { cx: x(q.budget), cy: y(q.accuracy ?? 0), r: 4, fill: color(s), "data-scheme": s, "data-budget": q.budget });
+        const text = `${s} · n=${q.budget}: ${pct(q.correct, q.total)}`;
+        dot.addEventListener("mouseenter", (ev) => { tip.textContent = text; tip.hidden = false; moveTip(ev); });
+        dot.addEventListener("mousemove", moveTip);
+        dot.addEventListener("mouseleave", () => { tip.hidden = true; });
+        svg.append(dot);
+      }
+    }
+    return el("div", { class: "panel" }, el("div", { text: d }), svg);
+  });
+  const legend = el("div", { class: "legend" }, schemes.map((s) => [el("span", { style: `background:${color(s)}` }), s]));
+  return el("section", { id: "figure2" }, el("h2", { text: "Figure 2: accuracy by round budget" }), legend, el("div", { class: "panels" }, panels),
+    el("p", { class: "note", text: "A run's answer at budget n is the one it stopped at if that round is ≤ n, else round n's answer. Hover a point for its counts." }));
+}
+function moveTip(ev) {
+  const tip = document.getElementById("tooltip");
+  tip.style.left = ev.clientX + 12 + "px"; tip.style.top = ev.clientY + 12 + "px";
+}
+
+// --- two studies, cell by cell
+async function compareSection(study, p) {
+  const others = INDEX.studies.filter((s) => s.name !== study.name && s.kind !== "verify");
+  if (!others.length) return null;
+  const pick = el("select", { id: "compare-with", onchange: (ev) => go({ compare: ev.target.value }) },
+    el("option", { value: "", text: "compare with…" }), others.map((s) => el("option", { value: s.name, text: s.name, selected: p.get("compare") === s.name })));
+  const section = el("section", { id: "compare" }, el("h2", { text: "Compare" }), pick);
+  const other = p.get("compare");
+  if (!other) return section;
+  const them = await CB.load("study/" + other);
+  const key = (r) => r.domain + "\u0000" + r.scheme;
+  const a = new Map(study.table1.map((r) => [key(r), r])), b = new Map((them.table1 || []).map((r) => [key(r), r]));
+  const keys = [...new Set([...a.keys(), ...b.keys()])];
+  const body = keys.map((k) => {
+    const [d, s] = k.split("\u0000"), x = a.get(k), y = b.get(k);
+    const delta = x && y && x.accuracy !== null && y.accuracy !== null ? 100 * (x.accuracy - y.accuracy) : null;
+    return el("tr", {}, el("td", { text: d }), el("td", { text: s }),
+      el("td", { class: "num", text: x ? pct(x.correct, x.total) : "-" }), el("td", { class: "num", text: y ? pct(y.correct, y.total) : "-" }),
+      el("td", { class: "num " + (delta > 0 ? "pos" : delta < 0 ? "neg" : ""), text: delta === null ? "-" : (delta > 0 ? "+" : "") + delta.toFixed(1) }));
+  });
+  section.append(el("table", {}, el("thead", {}, el("tr", {}, ["domain", "scheme", study.name, other, "delta (points)"].map((h, i) => el("th", { class: i > 1 ? "num" : "", text: h })))), el("tbody", {}, body)));
+  return section;
+}
+
+// --- the runs of a cell (or of the whole study) with the papers' filters
+async function runsSection(study, p) {
+  const cellKey = p.get("cell"), flag = p.get("flag");
+  const section = el("section", { id: "runs" }, el("h2", { text: "Runs" }));
+  const filters = el("div", { class: "filters" }, el("button", { id: "filter-all", class: flag ? "" : "on", onclick: () => go({ flag: null }), text: "all" }),
+    Object.entries(FLAGS).map(([k, [label, help]]) => el("button", { id: "filter-" + k, class: flag === k ? "on" : "", title: help, onclick: () => go({ flag: k }), text: label })),
+    cellKey ? el("button", { id: "all-cells", onclick: () => go({ cell: null }), text: "all cells" }) : null);
+  section.append(filters);
+  if (!cellKey && !flag) {
+    section.append(el("p", { class: "muted", text: "Click a cell of Table 1, or a filter, to list runs." }));
+    return section;
+  }
+  const data = await CB.load("runs/" + study.name);
+  const col = Object.fromEntries(data.columns.map((c, i) => [c, i]));
+  const [domain, scheme] = cellKey ? cellKey.split("|") : [null, null];
+  const rows = data.rows.filter((r) => (!cellKey || (r[col.domain] === domain && r[col.scheme] === scheme)) && (!flag || r[col[flag]]));
+  rows.sort((a, b) => (a[col.domain] + a[col.scheme]).localeCompare(b[col.domain] + b[col.scheme]) || byInstance(a[col.instance], b[col.instance]) || a[col.trial] - b[col.trial]);
+  const where = cellKey ? `${domain} × ${scheme}` : "all cells";
+  section.append(el("p", {}, el("span", { id: "run-count", text: String(rows.length) }), ` run(s): ${where}` + (flag ? `, ${FLAGS[flag][0]}` : "")));
+  const LIMIT = 500;
+  const body = rows.slice(0, LIMIT).map((r) => el("tr", { class: "pick" + (String(r[col.id]) === p.get("run") ? " selected" : ""), "data-run": r[col.id], onclick: () => go({ run: r[col.id] }) },
+    el("td", { text: r[col.domain] }), el("td", { text: r[col.scheme] }), el("td", { text: r[col.instance] }), el("td", { class: "num", text: r[col.trial] }),
+    el("td", { text: r[col.status] }), el("td", { class: r[col.correct] ? "ok" : "bad", text: r[col.correct] === null ? "-" : r[col.correct] ? "correct" : "wrong" }),
+    el("td", { class: "num", text: r[col.rounds] }), el("td", { class: "num", text: r[col.tokens] }), el("td", { class: "num", text: `${r[col.calls]} / ${r[col.hits]}` }),
+    el("td", {}, Object.keys(FLAGS).filter((k) => r[col[k]]).map((k) => el("span", { class: "flag", text: FLAGS[k][0] })))));
+  section.append(el("table", { id: "run-table" }, el("thead", {}, el("tr", {}, ["domain", "scheme", "instance", "trial", "status", "answer", "rounds", "tokens", "calls / cached", "flags"].map((h) => el("th", { text: h })))), el("tbody", {}, body)));
+  if (rows.length > LIMIT) section.append(el("p", { class: "note", text: `showing the first ${LIMIT} of ${rows.length}` }));
+  return section;
+}
+
+// --- a run, round by round
+async function transcript(id) {
+  const section = el("section", { id: "transcript" });
+  let data;
+  try { data = await CB.load("run/" + id); } catch (e) { section.append(el("p", { class: "error", text: e.message })); return section; }
+  if (data.error) { section.append(el("p", { class: "error", text: data.error })); return section; }
+  const r = data.run;
+  section.append(el("h2", { text: `Run: ${r.domain} · ${r.scheme} · instance ${r.instance_id} · trial ${r.trial}` }),
+    el("p", { class: "muted", text: `${r.status}; final answer ${r.correct === null ? "not judged" : r.correct ? "correct" : "wrong"} (round ${r.final_round ?? "-"}); ${r.rounds} round(s), ${r.prompt_tokens} prompt + ${r.completion_tokens} completion tokens, ${r.llm_calls} LLM calls, ${r.cache_hits} cache hits` + (r.error ? `; error: ${r.error}` : "") }));
+  for (const a of data.rounds) {
+    const card = el("div", { class: "round" + (a.stopped ? " stopped" : ""), "data-round": a.round }, el("h3", { text: `Round ${a.round}` + (a.stopped ? " · the scheme stopped here" : "") }));
+    const prompt = a.prompt ? el("details", { class: "prompt" }, el("summary", { text: `Prompt (${a.prompt.length} message${a.prompt.length === 1 ? "" : "s"})` }),
+      a.prompt.map((m) => [el("div", { class: "msg-role", text: m.role }), el("pre", { text: m.content })]))
+      : el("p", { class: "muted", text: "Prompt: not in the call cache" });
+    card.append(prompt, el("div", { class: "label", text: "Answer" }), el("pre", { class: "answer", text: a.answer ?? "" }));
+    const sound = a.sound_valid === null ? el("span", { class: "muted", text: "not judged" }) : el("span", { class: a.sound_valid ? "ok" : "bad", text: a.sound_valid ? "valid" : "invalid" });
+    card.append(el("div", { class: "label sound" }, "Sound verifier: ", sound, a.sound_status ? ` (${a.sound_status})` : ""));
+    if (a.feedback) card.append(el("pre", { class: "feedback", text: a.feedback }));
+    if (a.llm_verdict !== null) {
+      const fp = a.llm_verdict && a.sound_valid === 0;
+      card.append(el("div", { class: "label llm" }, "LLM verifier: ", el("span", { class: a.llm_verdict ? "ok" : "bad", text: a.llm_verdict ? "said valid" : "said invalid" }),
+        fp ? el("span", { class: "flag", text: "false positive" }) : null));
+      if (a.llm_critique) card.append(el("pre", { class: "critique", text: a.llm_critique }));
+    }
+    card.append(el("div", { class: "usage", text: `tokens: ${a.prompt_tokens} in, ${a.completion_tokens} out · LLM calls ${a.llm_calls} · cache hits ${a.cache_hits}` }));
+    section.append(card);
+  }
+  return section;
+}
+
+start();

@@ -1,0 +1,142 @@
+"""The viewer in a real browser (Playwright on the system's Chromium): list, cell, run, transcript, filters.
+
+The store is made by a real study on the scripted server: Game of 24, `standard` and `llm-llm:rounds=3`. The
+generator answers 1+1+1+1 (wrong), then 2*2*2*2 (wrong) after a critique; the LLM verifier rejects the first
+with CRITIQUE-ONE and accepts the second with CRITIQUE-TWO, a false positive that stops the run in round 2.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from critiquebench.viewer.site import ViewerServer
+from tests.scripted_server import ScriptedServer
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is missing (scripts/setup.sh installs it)")
+if not Path(CHROMIUM).exists():
+    pytest.skip("no system Chromium (scripts/setup.sh installs Debian's chromium)", allow_module_level=True)
+
+RUNS = 3  # generated Game of 24 instances
+
+
+def scripted_reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    last = messages[-1]["content"]
+    if "Please check if the following expression" in last:
+        if "2*2*2*2" in last:
+            return '{"feedback": "CRITIQUE-TWO: every number is used once and it makes 24.", "correct": true}'
+        return '{"feedback": "CRITIQUE-ONE: this only makes 4.", "correct": false}'
+    return "2*2*2*2" if any(m["role"] == "assistant" for m in messages) else "1+1+1+1"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("viewer") / "store.sqlite"
+    with ScriptedServer(reply=scripted_reply) as server:
+        for name, schemes in (("critic", "standard,llm-llm:rounds=3"), ("baseline", "standard")):
+            subprocess.run(
+                [sys.executable, "-m", "critiquebench.cli", "run", name, "--domains", "game24", "--instances",
+                 f"gen:{RUNS}:1", "--schemes", schemes, "--base-url", server.base_url, "--model", "scripted",
+                 "--store", str(path), "--no-progress"],
+                check=True, capture_output=True, timeout=300,
+            )  # fmt: skip
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    outside: list[str] = []
+    page.route("**/*", lambda route: (outside.append(route.request.url)
+                                      if not route.request.url.startswith(("http://127.0.0.1", "file://")) else None,
+                                      route.continue_()))  # fmt: skip
+    yield page
+    context.close()
+    assert not errors, errors
+    assert not outside, f"the page reached outside loopback/disk: {outside}"
+
+
+def test_list_cell_run_transcript_and_false_positive_filter(store: Path, page: Any) -> None:
+    before = store.read_bytes()
+    with ViewerServer(store, []) as server:
+        page.goto(server.url + "#study=critic")
+        studies = page.locator("#studies tbody tr")
+        sync_api.expect(studies).to_have_count(2)
+        sync_api.expect(page.locator("#table1 td.cell")).to_have_count(2)
+        page.click('#table1 td.cell[data-scheme="llm-llm:rounds=3"]')
+        sync_api.expect(page.locator("#run-table tbody tr")).to_have_count(RUNS)
+        page.locator("#run-table tbody tr").first.click()
+        rounds = page.locator("#transcript .round")
+        sync_api.expect(rounds).to_have_count(2)
+        first, second = rounds.nth(0), rounds.nth(1)
+        sync_api.expect(first.locator(".critique")).to_contain_text("CRITIQUE-ONE: this only makes 4.")
+        sync_api.expect(first.locator(".sound")).to_contain_text("invalid")
+        sync_api.expect(second.locator(".answer")).to_have_text("2*2*2*2")
+        sync_api.expect(second.locator(".critique")).to_contain_text("CRITIQUE-TWO")
+        sync_api.expect(second.locator(".sound")).to_contain_text("invalid")
+        sync_api.expect(second.locator(".llm")).to_contain_text("said valid")
+        sync_api.expect(second.locator("h3")).to_contain_text("stopped here")
+        # the prompt is collapsed until asked for, and it holds the critique handed back
+        prompt = second.locator("details.prompt")
+        assert prompt.get_attribute("open") is None
+        prompt.locator("summary").click()
+        sync_api.expect(prompt).to_contain_text("CRITIQUE-ONE")
+        # the papers' filters: every llm-llm run is a false positive stopped by the critic; none made worse
+        page.click("#filter-fp")
+        sync_api.expect(page.locator("#run-count")).to_have_text(str(RUNS))
+        page.click("#all-cells")
+        sync_api.expect(page.locator("#run-count")).to_have_text(str(RUNS))  # standard runs have no verifier
+        page.click("#filter-worse")
+        sync_api.expect(page.locator("#run-count")).to_have_text("0")
+        page.click("#filter-critic")
+        sync_api.expect(page.locator("#run-table tbody tr")).to_have_count(RUNS)
+        # Figure 2: hover a point for its counts
+        page.locator('#figure2 circle[data-budget="2"]').first.hover()
+        sync_api.expect(page.locator("#tooltip")).to_contain_text(f"n=2: 0.0% (0/{RUNS})")
+        # two studies cell by cell
+        page.select_option("#compare-with", "baseline")
+        sync_api.expect(page.locator("#compare tbody tr")).to_have_count(2)
+    assert store.read_bytes() == before  # read-only
+
+
+def test_static_export_opens_from_disk(store: Path, page: Any, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    result = subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "critic", "--store", str(store),
+                             "--output", str(out)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    page.goto((out / "index.html").as_uri())
+    sync_api.expect(page.locator("#studies tbody tr")).to_have_count(1)
+    page.click('#table1 td.cell[data-scheme="llm-llm:rounds=3"]')
+    page.locator("#run-table tbody tr").first.click()
+    sync_api.expect(page.locator("#transcript .round").nth(1).locator(".critique")).to_contain_text("CRITIQUE-TWO")
+
+
+def test_view_errors_are_one_line(tmp_path: Path, store: Path) -> None:
+    cli = [sys.executable, "-m", "critiquebench.cli", "view"]
+    missing = subprocess.run([*cli, "--store", str(tmp_path / "none.sqlite"), "--output", str(tmp_path / "o")],
+                             capture_output=True, text=True)  # fmt: skip
+    assert missing.returncode == 2 and missing.stderr.startswith("error: no store at")
+    unknown = subprocess.run([*cli, "nope", "--store", str(store), "--output", str(tmp_path / "o")],
+                             capture_output=True, text=True)  # fmt: skip
+    assert unknown.returncode == 2 and "no study named nope" in unknown.stderr
+    with sqlite3.connect(store) as db:  # the failed views wrote nothing
+        assert db.execute("SELECT count(*) FROM studies").fetchone()[0] == 2
