@@ -99,7 +99,8 @@ def runs(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
     return {"study": name, "columns": list(RUN_COLUMNS), "rows": rows}
 
 
-Prompts = dict[str, list[dict[str, str]]]
+Messages = list[dict[str, str]]
+Prompts = dict[str, list[Messages]]  # answer text -> message lists of the cached calls that returned it
 
 
 def run(db: sqlite_utils.Database, rowid: int, prompts: Prompts | None = None) -> dict[str, Any]:
@@ -112,11 +113,25 @@ def run(db: sqlite_utils.Database, rowid: int, prompts: Prompts | None = None) -
     rounds = list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [row["thread_id"]]))
     if prompts is None:
         prompts = prompts_for(db, [a["answer"] for a in rounds if a["answer"]]) if has_cache(db) else {}
+    earlier: list[str] = []
     for attempt in rounds:
-        attempt["prompt"] = prompts.get(attempt["answer"] or "")
+        attempt["prompt"] = _best_prompt(prompts.get(attempt["answer"] or "", []), earlier)
+        earlier.append(attempt["answer"] or "")
     info = {k: _clean(v) for k, v in row.items()}
     info["scheme"] = spec_of(row)
     return {"run": info, "rounds": rounds}
+
+
+def _best_prompt(candidates: list[Messages], earlier: list[str]) -> Messages | None:
+    """Of the cached calls that returned a round's answer, the one whose history is the run's earlier answers.
+
+    Two rounds (or runs) can return the same text from different prompts; the round's own call carries the
+    run's earlier answers as its assistant turns (all of them, or only the last with history=last)."""
+    def fit(messages: Messages) -> tuple[bool, bool, int]:
+        said = [m["content"] for m in messages if m.get("role") == "assistant"]
+        return (said == earlier, bool(said) and said == earlier[-1:], -abs(len(said) - len(earlier)))
+
+    return max(candidates, key=fit) if candidates else None
 
 
 def prompts_for(db: sqlite_utils.Database, answers: list[str]) -> Prompts:
@@ -129,7 +144,7 @@ def prompts_for(db: sqlite_utils.Database, answers: list[str]) -> Prompts:
         for response, messages in db.execute(
             f"SELECT response, messages FROM llm_calls WHERE response IN ({marks})", chunk
         ):
-            out.setdefault(response, json.loads(messages))
+            out.setdefault(response, []).append(json.loads(messages))
     return out
 
 

@@ -272,13 +272,13 @@ async function transcript(id) {
     card.append(prompt, el("div", { class: "label", text: "Answer" }), el("pre", { class: "answer", text: a.answer ?? "" }));
     const sound = a.sound_valid === null ? el("span", { class: "muted", text: "not judged" }) : el("span", { class: a.sound_valid ? "ok" : "bad", text: a.sound_valid ? "valid" : "invalid" });
     card.append(el("div", { class: "label sound" }, "Sound verifier: ", sound, a.sound_status ? ` (${a.sound_status})` : ""));
-    if (a.feedback) card.append(el("pre", { class: "feedback", text: a.feedback }));
     if (a.llm_verdict !== null) {
       const fp = a.llm_verdict && a.sound_valid === 0;
       card.append(el("div", { class: "label llm" }, "LLM verifier: ", el("span", { class: a.llm_verdict ? "ok" : "bad", text: a.llm_verdict ? "said valid" : "said invalid" }),
         fp ? el("span", { class: "flag", text: "false positive" }) : null));
       if (a.llm_critique) card.append(el("pre", { class: "critique", text: a.llm_critique }));
     }
+    if (a.feedback) card.append(el("div", { class: "label", text: "Handed back to the generator" }), el("pre", { class: "feedback", text: a.feedback }));
     card.append(el("div", { class: "usage", text: `tokens: ${a.prompt_tokens} in, ${a.completion_tokens} out · LLM calls ${a.llm_calls} · cache hits ${a.cache_hits}` }));
     section.append(card);
   }
