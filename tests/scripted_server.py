@@ -13,7 +13,8 @@ Faults (queued with `queue_fault(kind)`, or drawn at random with `fault_rate` fr
 "400" (a bad request: not worth retrying), "429" (with a Retry-After header of `retry_after` seconds),
 "500", "503", "hang" (answers only after `hang_s`,
 i.e. past any sensible client timeout), "drop" (closes the connection without an answer), "garbage" (a 200
-whose body is not JSON).
+whose body is not JSON), "error200" (a 200 whose JSON body is an error object, which the client reports
+as a ValueError: not a transient fault).
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-FAULT_KINDS = ("400", "429", "500", "503", "hang", "drop", "garbage")
+FAULT_KINDS = ("400", "429", "500", "503", "hang", "drop", "garbage", "error200")
 
 Reply = str | Sequence[tuple[str, str]] | Callable[[list[dict[str, Any]], dict[str, Any]], str]
 
@@ -41,7 +43,8 @@ class ScriptedServer:
     `retry_after`, `hang_s`, `usage` (False: answers carry no token usage). Counters: `requests` (chat
     requests received, faulted ones included), `answered`, `faulted`; `calls` holds (messages, params) of the
     answered ones; `arrivals` the monotonic arrival time of every chat request; `max_in_flight` the most chat
-    requests handled at once; `authorization` the last Authorization header seen.
+    requests handled at once; `authorization` the last Authorization header seen; `paths` the request target
+    (path and query string) of every POST.
     """
 
     def __init__(
@@ -72,6 +75,7 @@ class ScriptedServer:
         self.arrivals: list[float] = []  # monotonic time of each chat request, in arrival order
         self.in_flight = self.max_in_flight = 0
         self.authorization: str | None = None
+        self.paths: list[str] = []  # the request target (path and query) of every POST, routed or not
         self._queued: deque[str] = deque()
         self._random = random.Random(seed)
         self._lock = threading.Lock()
@@ -173,7 +177,7 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             self._send(status, json.dumps(body).encode(), headers)
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            if self.path.rstrip("/").endswith("/models"):
+            if urlsplit(self.path).path.rstrip("/").endswith("/models"):
                 self._send(
                     200,
                     json.dumps({"object": "list", "data": [{"id": "scripted", "object": "model"}]}).encode(),
@@ -184,7 +188,9 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            with server._lock:
+                server.paths.append(self.path)
+            if not urlsplit(self.path).path.rstrip("/").endswith("/chat/completions"):
                 self._error(404, f"no route {self.path}")
                 return
             try:
@@ -208,6 +214,8 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                     self._error(int(fault), f"error {fault} (scripted)")
                 elif fault == "garbage":
                     self._send(200, b"<html>this is not json{")
+                elif fault == "error200":
+                    self._send(200, json.dumps({"error": {"message": "content policy (scripted)"}}).encode())
                 elif fault == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)

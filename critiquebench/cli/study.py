@@ -125,6 +125,8 @@ def _execute(
     except (RuntimeError, ValueError, OSError) as exc:  # RunnerError, EmbeddedServerError, bad data, ...
         log.debug("study %s could not run", config.name, exc_info=True)
         raise _fail(str(exc)) from exc
+    if summary.unreachable:  # one line, not a failed-run list: nothing ran, and a resume continues
+        raise _fail(f"{summary.unreachable}; nothing is lost: critiquebench resume {config.name}")
     _print_summary(config, summary, usage)
     return summary, usage
 

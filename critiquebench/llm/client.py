@@ -16,6 +16,7 @@ cache keys, the store or log messages.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import random
@@ -23,15 +24,22 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
 import openai
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
+from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMCallError, LLMError, ReplayMiss
+from critiquebench.llm.urls import endpoint_identity, redact_text, redact_url, split_query
 from critiquebench.store.cache import CallCache, CallRecord, cache_key, normalise_messages, sampling_params
 
 log = logging.getLogger(__name__)
+__all__ = [
+    "BudgetExceeded", "Completion", "EndpointUnreachable", "LLMCallError", "LLMClient", "LLMError", "LLMSettings",
+    "ReplayMiss", "chat_model", "endpoint_identity", "open_llm",
+]  # fmt: skip
 
 API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -89,29 +97,6 @@ class Completion:
     tokens_estimated: bool = False  # the server reported no usage; counts are len(text) // 4
 
 
-class LLMError(RuntimeError):
-    """Base of the errors a call can end in."""
-
-
-class LLMCallError(LLMError):
-    """The endpoint did not answer after all retries; the failure is recorded."""
-
-
-class BudgetExceeded(LLMError):
-    """The token budget cap was reached; no new calls are made."""
-
-
-class ReplayMiss(LLMError):
-    """Replay mode met a call that is not in the cache; the message names the first differing message."""
-
-
-def endpoint_identity(base_url: str) -> str:
-    """`scheme://host[:port]/path` without credentials, query or trailing slashes."""
-    parts = urlsplit(base_url.strip())
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}{port}{parts.path.rstrip('/')}"
-
-
 _slots_lock = threading.Lock()
 _slots: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 
@@ -129,6 +114,7 @@ class LLMClient:
         self.endpoint = settings.endpoint()
         self._params = settings.sampling_params()
         self._chat: Any = None
+        self.shown_endpoint = redact_url(settings.resolved_base_url() or self.endpoint)  # for messages
         if not settings.replay:
             base_url = settings.resolved_base_url()
             if base_url is None:
@@ -138,7 +124,8 @@ class LLMClient:
             self._chat = chat_model(settings, base_url)
         self._slots = _endpoint_slots(self.endpoint, settings.concurrency)
         self._lock = threading.Lock()
-        self._inflight: dict[str, list[Any]] = {}
+        self._inflight: dict[str, _Flight] = {}
+        self._answered = False  # the endpoint answered a call: a later refused connection may be a restart
         self._random = random.Random()
         self._usage = {"calls": 0, "hits": 0, "failed": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
@@ -157,9 +144,7 @@ class LLMClient:
             usage: dict[str, Any] = dict(self._usage)
         cost = self.settings.cost_per_1k
         usage["cost_usd"] = (
-            None
-            if cost is None
-            else (usage["prompt_tokens"] * cost[0] + usage["completion_tokens"] * cost[1]) / 1000
+            None if cost is None else (usage["prompt_tokens"] * cost[0] + usage["completion_tokens"] * cost[1]) / 1000
         )
         return usage
 
@@ -171,17 +156,15 @@ class LLMClient:
         msgs = normalise_messages(messages)
         bad = [m["role"] for m in msgs if m["role"] not in ROLES]
         if bad or not msgs:
-            raise ValueError(
-                f"messages need roles among {ROLES} and at least one message (got {bad or 'none'})"
-            )
+            raise ValueError(f"messages need roles among {ROLES} and at least one message (got {bad or 'none'})")
         params = self.params_at(temperature)
         key = cache_key(self.settings.model, self.endpoint, msgs, params, sample)
-        with self._key_lock(key):  # two threads asking for the same call make one request
+        with self._flight(key) as flight:  # two threads asking for the same call make one request
+            if flight.error is not None:  # it failed for the thread that made it: one failure for all waiters
+                raise type(flight.error)(*flight.error.args)
             hit = self.cache.get(key)
             if hit is not None:
-                self.cache.log_event(
-                    key, self.settings.model, "hit", None, hit.prompt_tokens, hit.completion_tokens
-                )
+                self.cache.log_event(key, self.settings.model, "hit", None, hit.prompt_tokens, hit.completion_tokens)
                 self._count(hits=1)
                 return Completion(
                     hit.response,
@@ -197,75 +180,103 @@ class LLMClient:
                     self.cache.explain_miss(self.settings.model, self.endpoint, msgs, params, sample)
                 )
             self._check_budget()
-            return self._call(key, msgs, sample, params)
+            try:
+                return self._call(key, msgs, sample, params)
+            except LLMCallError as exc:
+                flight.error = exc
+                raise
 
     def _call(self, key: str, messages: list[dict[str, str]], sample: int, params: dict[str, Any]) -> Completion:
         settings = self.settings
         # A scheme's own temperature overrides the model's for this request only.
         overrides = {} if params is self._params else {"temperature": params["temperature"]}
-        for attempt in range(settings.max_retries + 1):
-            started = time.monotonic()
-            try:
-                with self._slots:
-                    reply = self._chat.invoke(messages, **overrides)
-            except Exception as exc:  # noqa: BLE001 - every failure is classified, recorded or retried
-                delay = self._retry_delay(exc, attempt)
-                error = self._describe(exc)
-                if delay is None or attempt == settings.max_retries:
-                    self.cache.log_event(key, settings.model, "failed", error)
-                    self._count(failed=1)
-                    raise LLMCallError(
-                        f"{settings.model} at {self.endpoint} failed after {attempt + 1} attempt(s): {error}"
-                    ) from exc
-                log.warning(
-                    "%s attempt %d failed (%s); retrying in %.2fs", settings.model, attempt + 1, error, delay
-                )
-                time.sleep(delay)
-                continue
-            latency = time.monotonic() - started
-            text = reply.text
-            usage = reply.usage_metadata or {}
-            prompt_tokens, completion_tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
-            estimated = not (prompt_tokens or completion_tokens)
-            if estimated:
-                prompt_tokens = sum(len(m["content"]) for m in messages) // 4
-                completion_tokens = len(text) // 4
-            self.cache.put(
-                CallRecord(
-                    key,
-                    settings.model,
-                    self.endpoint,
-                    messages,
-                    params,
-                    sample,
-                    text,
-                    prompt_tokens,
-                    completion_tokens,
-                    estimated,
-                    latency,
-                    time.time(),
-                )
+        retrying = Retrying(
+            stop=stop_after_attempt(settings.max_retries + 1),
+            wait=self._retry_wait,
+            retry=retry_if_exception(self._transient),
+            before_sleep=self._log_retry,
+            reraise=True,
+        )
+        started = time.monotonic()
+        try:
+            for attempt in retrying:
+                with attempt:
+                    started = time.monotonic()
+                    with self._slots:
+                        reply = self._chat.invoke(messages, **overrides)
+        except Exception as exc:  # noqa: BLE001 - every failure is classified, recorded or retried
+            error = self._describe(exc)
+            self.cache.log_event(key, settings.model, "failed", error)
+            self._count(failed=1)
+            if self._refused_before_answering(exc):
+                raise EndpointUnreachable(
+                    f"cannot connect to {self.shown_endpoint} (connection refused): is the server running?"
+                ) from exc
+            tries = retrying.statistics.get("attempt_number", 1)
+            raise LLMCallError(
+                f"{settings.model} at {self.shown_endpoint} failed after {tries} attempt(s): {error}"
+            ) from exc
+        self._answered = True
+        latency = time.monotonic() - started
+        text = reply.text
+        usage = reply.usage_metadata or {}
+        prompt_tokens, completion_tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+        estimated = not (prompt_tokens or completion_tokens)
+        if estimated:
+            prompt_tokens = sum(len(m["content"]) for m in messages) // 4
+            completion_tokens = len(text) // 4
+        self.cache.put(
+            CallRecord(
+                key,
+                settings.model,
+                self.endpoint,
+                messages,
+                params,
+                sample,
+                text,
+                prompt_tokens,
+                completion_tokens,
+                estimated,
+                latency,
+                time.time(),
             )
-            self.cache.log_event(key, settings.model, "call", None, prompt_tokens, completion_tokens)
-            self._count(calls=1, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
-            return Completion(text, key, False, prompt_tokens, completion_tokens, latency, estimated)
-        raise AssertionError("unreachable")  # the loop either returns or raises
+        )
+        self.cache.log_event(key, settings.model, "call", None, prompt_tokens, completion_tokens)
+        self._count(calls=1, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        return Completion(text, key, False, prompt_tokens, completion_tokens, latency, estimated)
 
-    def _retry_delay(self, exc: Exception, attempt: int) -> float | None:
-        """Seconds to wait before retrying `exc`, or None when retrying cannot help."""
+    def _transient(self, exc: BaseException) -> bool:
+        """Worth retrying: 408/409/429/5xx, timeouts, dropped connections, a garbled response body. Not: other
+        statuses, any other error, or a refused connection to an endpoint that never answered."""
         if isinstance(exc, openai.APIStatusError):
-            if exc.status_code not in _RETRY_STATUS and exc.status_code < 500:
-                return None
+            return exc.status_code in _RETRY_STATUS or exc.status_code >= 500
+        if isinstance(exc, openai.APIConnectionError):  # timeouts are APIConnectionErrors too
+            return not self._refused_before_answering(exc)
+        return isinstance(exc, openai.APIResponseValidationError | json.JSONDecodeError)
+
+    def _refused_before_answering(self, exc: BaseException) -> bool:
+        return not self._answered and _connection_refused(exc)
+
+    def _retry_wait(self, state: RetryCallState) -> float:
+        """The server's Retry-After when it sent one, else exponential backoff with jitter."""
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, openai.APIStatusError):
             retry_after = _retry_after(exc.response.headers)
             if retry_after is not None:
                 return retry_after
-        elif not isinstance(exc, openai.APIConnectionError | openai.APIResponseValidationError | ValueError):
-            return None  # timeouts are APIConnectionErrors; a garbled body surfaces as a ValueError
-        backoff = min(self.settings.max_backoff_s, self.settings.backoff_s * 2**attempt)
+        backoff = min(self.settings.max_backoff_s, self.settings.backoff_s * 2 ** (state.attempt_number - 1))
         return backoff * self._random.uniform(0.5, 1.0)
 
-    def _describe(self, exc: Exception) -> str:
-        text = f"{type(exc).__name__}: {exc}"[:1000]
+    def _log_retry(self, state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        delay = state.next_action.sleep if state.next_action is not None else 0.0
+        log.warning(
+            "%s attempt %d failed (%s); retrying in %.2fs",
+            self.settings.model, state.attempt_number, self._describe(exc) if exc else "?", delay,
+        )  # fmt: skip
+
+    def _describe(self, exc: BaseException) -> str:
+        text = redact_text(f"{type(exc).__name__}: {exc}")[:1000]
         secret = os.environ.get(API_KEY_ENV)
         return text.replace(secret, "***") if secret else text
 
@@ -276,9 +287,7 @@ class LLMClient:
         with self._lock:
             spent = self._usage["prompt_tokens"] + self._usage["completion_tokens"]
         if spent >= budget:
-            raise BudgetExceeded(
-                f"token budget of {budget} reached ({spent} tokens spent); no new calls are made"
-            )
+            raise BudgetExceeded(f"token budget of {budget} reached ({spent} tokens spent); no new calls are made")
 
     def _count(self, **deltas: int) -> None:
         with self._lock:
@@ -286,18 +295,39 @@ class LLMClient:
                 self._usage[name] += delta
 
     @contextmanager
-    def _key_lock(self, key: str) -> Iterator[None]:
+    def _flight(self, key: str) -> Iterator[_Flight]:
+        """The in-flight record of `key`, held exclusively: the first thread makes the call, the others wait
+        and then find its answer in the cache, or its failure here (kept until the last waiter has seen it)."""
         with self._lock:
-            entry = self._inflight.setdefault(key, [threading.Lock(), 0])
-            entry[1] += 1
+            flight = self._inflight.setdefault(key, _Flight())
+            flight.waiters += 1
         try:
-            with entry[0]:
-                yield
+            with flight.lock:
+                yield flight
         finally:
             with self._lock:
-                entry[1] -= 1
-                if entry[1] == 0:
+                flight.waiters -= 1
+                if flight.waiters == 0:
                     del self._inflight[key]
+
+
+@dataclass
+class _Flight:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    waiters: int = 0
+    error: LLMCallError | None = None
+
+
+def _connection_refused(exc: BaseException) -> bool:
+    """Whether `exc` (or an exception it was raised from) is a refused TCP connection."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError) or "Connection refused" in str(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
@@ -321,6 +351,8 @@ def chat_model(settings: LLMSettings, base_url: str) -> Any:
 
     # ChatOpenAI sends `max_completion_tokens`, which llama.cpp-style servers ignore; they read `max_tokens`.
     is_openai = (urlsplit(base_url).hostname or "").endswith("api.openai.com")
+    # The SDK appends the route to the base URL as text, so a query in it would end up inside the path.
+    base_url, query = split_query(base_url)
     extra_body = None if is_openai else {"max_tokens": settings.max_tokens}
     return ChatOpenAI(
         model=settings.model,
@@ -331,7 +363,8 @@ def chat_model(settings: LLMSettings, base_url: str) -> Any:
         stop=list(settings.stop) or None,
         top_p=settings.top_p,
         timeout=settings.timeout,
-        max_retries=0,  # retried here, so failures are logged and Retry-After is honoured
+        default_query=query or None,
+        max_retries=0,  # retried here (transient errors only), so failures are logged and Retry-After honoured
         n=1,
         extra_body=extra_body,
         # Our CallCache is the only cache: a global LangChain cache (set_llm_cache) would key by prompt alone

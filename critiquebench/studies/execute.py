@@ -20,7 +20,7 @@ import sqlite_utils
 from critiquebench.domains.base import Domain, Instance
 from critiquebench.graphs import compiled, normalize_spec, parse_spec
 from critiquebench.graphs.state import initial_state, recursion_limit
-from critiquebench.llm.client import LLMError
+from critiquebench.llm.client import EndpointUnreachable, LLMError
 from critiquebench.nodes.context import PAST_KEYS, USAGE_KEYS, ChatLLM, RunContext
 from critiquebench.store.checkpoints import open_saver
 from critiquebench.store.db import connect
@@ -60,8 +60,9 @@ def execute_run(
 ) -> RunOutcome:
     """Run the thread to its end (fresh, resumed, or not at all when already done) and record its `runs` row.
 
-    Raises ValueError for a bad scheme spec; LLM failures (LLMCallError, BudgetExceeded, ReplayMiss) and other
-    errors inside the graph are recorded on the row (status failed) and returned, not raised.
+    Raises ValueError for a bad scheme spec, and EndpointUnreachable (after recording it) when the endpoint
+    refused its first calls; other LLM failures (LLMCallError, BudgetExceeded, ReplayMiss) and other errors
+    inside the graph are recorded on the row (status failed) and returned, not raised.
     """
     if isinstance(domain, str):
         from critiquebench.domains import get_domain
@@ -104,6 +105,9 @@ def execute_run(
                     for update in step.values():  # the one place where rounds are recorded
                         if isinstance(update, dict):
                             _record(db, tid, update.get("attempt"), None)
+            except EndpointUnreachable as exc:  # the caller stops the study; this run resumes later
+                _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
+                raise
             except LLMError as exc:
                 return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
             except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study

@@ -25,6 +25,7 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.domains.base import Domain, Instance
+from critiquebench.llm.errors import EndpointUnreachable
 from critiquebench.reports.metrics import spec_of
 from critiquebench.store.db import connect
 from critiquebench.store.results import ensure_schema, upsert_run
@@ -72,6 +73,7 @@ class StudySummary:
     interrupted: bool = False
     errors: list[tuple[str, str]] = field(default_factory=list)  # (run, error) of failed runs
     schemes: dict[str, SchemeProgress] = field(default_factory=dict)
+    unreachable: str | None = None  # the endpoint refused the first calls: the study stopped at once
 
     @property
     def ok(self) -> bool:
@@ -165,6 +167,11 @@ def run_study(
         try:
             outcome = execute(store_path, config.name, task.domain, task.instance, task.spec, task.trial, llm)
             row = _row_by_id(store_path, outcome.thread_id) or {}
+        except EndpointUnreachable as exc:  # retrying or starting more runs cannot help: stop the study
+            stop.set()
+            with lock:
+                summary.unreachable = summary.unreachable or str(exc)
+            row = _row_by_id(store_path, thread_id_for_task(config.name, task)) or {}
         except Exception as exc:  # one broken run must not end the study; it is recorded and resumable
             log.warning("run %s failed: %s", task.key, exc, exc_info=log.isEnabledFor(logging.DEBUG))
             row = _record_crash(store_path, config.name, task, exc)
@@ -215,11 +222,15 @@ def run_study(
     return summary
 
 
-def _record_crash(store_path: Path, study: str, task: Task, exc: Exception) -> dict[str, Any]:
-    """Mark a run that raised as failed (execute_run records its own failures; this covers the rest)."""
+def thread_id_for_task(study: str, task: Task) -> str:
     from critiquebench.studies.execute import thread_id_for  # langgraph loads only when something runs
 
-    tid = thread_id_for(study, task.domain.name, task.spec, task.instance.id, task.trial)
+    return thread_id_for(study, task.domain.name, task.spec, task.instance.id, task.trial)
+
+
+def _record_crash(store_path: Path, study: str, task: Task, exc: Exception) -> dict[str, Any]:
+    """Mark a run that raised as failed (execute_run records its own failures; this covers the rest)."""
+    tid = thread_id_for_task(study, task)
     with _store(store_path) as db:
         ensure_schema(db)
         upsert_run(db, tid, study=study, domain=task.domain.name, scheme=task.spec, instance_id=task.instance.id,
