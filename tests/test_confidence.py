@@ -127,6 +127,16 @@ def test_features_file_round_trip_and_train_predict_cli(tmp_path: Path) -> None:
     result = cli("confidence", "eval", str(features), "--models", "mn9", check=False)
     assert result.exit_code == 2 and "unknown model" in result.stderr
 
+    # one file with two domains: hold one out as the external test set
+    two = tmp_path / "two.jsonl"
+    with two.open("w", encoding="utf-8") as fp:
+        write_rows(rows + synthetic_rows(40, seed=1, domain="other"), fp)
+    out = json.loads(cli("confidence", "eval", str(two), "--test-domain", "other", "--models", "mn1",
+                         "--bootstrap", "50", "--format", "json").stdout)  # fmt: skip
+    assert [(r["protocol"], r["n"]) for r in out] == [("paper", 40), ("leakage-free", 40)]
+    result = cli("confidence", "eval", str(features), "--test-domain", "other", check=False)
+    assert result.exit_code == 2 and "must be one of several domains" in result.stderr
+
 
 def test_replayed_gpt4_study_export_and_eval(tmp_path: Path) -> None:
     """The replayed GPT-4 Blocksworld backprompting study: its attempt dataset, then both protocols in one table

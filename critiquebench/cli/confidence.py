@@ -89,6 +89,9 @@ def eval_table(results: list[dict[str, Any]], title: str) -> str:
 def eval_cmd(
     source: SourceArg,
     test: Annotated[str | None, typer.Option(help="External test SOURCE (e.g. another domain); else CV.")] = None,
+    test_domain: Annotated[
+        str | None, typer.Option(help="Hold this domain of SOURCE out as the external test set.")
+    ] = None,
     k: KOpt = 1,
     models: Annotated[str, typer.Option(help="Comma-separated: base,mn1,mn2,mn3,mn4.")] = "base,mn1,mn2,mn3,mn4",
     folds: Annotated[int, typer.Option(help="Cross-validation folds when there is no --test.")] = 5,
@@ -107,8 +110,17 @@ def eval_cmd(
         raise _fail(f"unknown model(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(mod.MODELS)}")
     if folds < 2 or bootstrap < 0:
         raise _fail("--folds must be >= 2 and --bootstrap >= 0")
+    if test and test_domain:
+        raise _fail("give --test or --test-domain, not both")
     train_rows = _rows(source, store)
     test_rows = _rows(test, store) if test else None
+    if test_domain:
+        test_rows = [r for r in train_rows if r["domain"] == test_domain]
+        train_rows = [r for r in train_rows if r["domain"] != test_domain]
+        if not test_rows or not train_rows:
+            domains = ", ".join(sorted({r["domain"] for r in test_rows + train_rows}))
+            raise _fail(f"--test-domain {test_domain!r} must be one of several domains in {source} ({domains})")
+        test = f"its {test_domain} runs"
     try:
         results = mod.evaluate(train_rows, test_rows, models=chosen, k=k, folds=folds, seed=seed, boot=bootstrap,
                                encoder=encoder)  # fmt: skip
