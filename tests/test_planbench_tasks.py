@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from critiquebench.domains import get_domain
 from critiquebench.domains.planning import load_planning_domain
 from critiquebench.domains.planning.tasks import TASKS, get_task, task_of
-from critiquebench.domains.planning.tasks.base import plan_block
+from critiquebench.domains.planning.tasks.base import plan_block, simulate
 from critiquebench.domains.planning.tasks.domain import TaskDomain
 
 from critiquebench.importers.planbench import sent_query
@@ -61,24 +60,41 @@ def test_prompts_equal_planbench_queries_and_verdicts_agree_with_its_labels(base
             disagree.add(inst.id)
         if dom.task.name == "t3":
             for level, label in T3_LEVELS.items():
-                if verdict.answer[level] != record[label] and (level, inst.id) != ("explanation", "377"):
+                if verdict.answer[level] != record[label]:
                     disagree.add(f"{level}:{inst.id}")
     assert disagree == DISAGREE.get(dom.task.name, set())
     assert len(disagree) <= 0.02 * len(instances)
 
 
 @pytest.mark.parametrize("domain", ["mystery_blocksworld", "logistics"])
-def test_every_task_runs_fresh_on_another_domain_and_accepts_the_right_answer(domain: str) -> None:
+def test_every_task_runs_fresh_on_another_domain_and_reads_its_own_prompts_back(domain: str, tmp_path: Path) -> None:
+    base = load_planning_domain(domain)
     for name in TASKS:
-        dom = get_domain(f"{domain}:{name}", seed=3)
-        [inst] = dom.load("2", DATASETS / "planbench" / domain)
-        prompt = dom.prompt(inst)[1]["content"]
-        assert prompt.startswith(dom.base.cfg.domain_intro_cost if name == "t2" else dom.base.cfg.domain_intro[:40])
+        dom = TaskDomain(base, get_task(name), seed=3)
+        instances = dom.load("2,3", DATASETS / "planbench" / domain)
+        prompts = [dom.prompt(i)[1]["content"] for i in instances]
+        intro = base.cfg.domain_intro_cost if name == "t2" else base.cfg.domain_intro
+        assert all(p.startswith(intro) for p in prompts)
+        # A results file of these prompts (as another model's PlanBench run would be) gives them back.
+        recorded = tmp_path / f"{name}.json"
+        entries = [{"instance_id": int(i.id), "query": p, "llm_raw_response": ""}
+                   for i, p in zip(instances, prompts, strict=True)]
+        recorded.write_text(json.dumps({"instances": entries}))
+        again = TaskDomain(base, get_task(name), recorded=str(recorded))
+        assert [again.prompt(i)[1]["content"] for i in again.load("2,3", DATASETS / "planbench" / domain)] == prompts
         if name in ("t3", "t7"):
             continue  # their answers are verdicts and states, checked on Blocksworld above
-        right = _solution(dom, inst)
-        assert dom.verify(inst, right).valid, (name, right)
-        assert not dom.verify(inst, "I cannot solve this.").valid or name == "t6"
+        inst = instances[0]
+        assert dom.verify(inst, _solution(dom, inst)).valid, name
+        # An answer without a plan fails, unless the event of replanning already reached the goal (it may).
+        assert dom.verify(inst, "I cannot solve this.").valid == (name == "t6" and _goal_at_event(dom, inst))
+
+
+def _goal_at_event(dom: Any, inst: Any) -> bool:
+    from critiquebench.domains.planning.tasks.replanning import new_state
+
+    task = dom.base.task(inst)
+    return task.goal <= new_state(task, dom.plan(inst.id), inst.data["params"]["events"][-1])
 
 
 def _solution(dom: Any, inst: Any) -> str:
@@ -117,7 +133,7 @@ def test_a_task_file_imports_replays_offline_and_reports_like_planbench(tmp_path
     report = _cli("report", "gpt4", "--store", str(store), "--format", "md").stdout
     assert "| t3 | Plan verification | blocksworld | 94.6% (473/500) |" in report
     assert "| blocksworld:t3 | type | 72.0% (360/500) |" in report
-    assert "| blocksworld:t3 | explanation | 56.6% (283/500) |" in report
+    assert "| blocksworld:t3 | explanation | 56.8% (284/500) |" in report
     lines = [json.loads(x) for x in _cli("export", "gpt4", "--store", str(store)).stdout.splitlines()]
     labels = {str(r["instance_id"]): r["llm_correct_binary"] for r in json.loads(t3.read_text())["instances"]}
     assert {x["instance"]: x["sound_valid"] for x in lines} == labels
@@ -130,3 +146,31 @@ def test_a_task_file_imports_replays_offline_and_reports_like_planbench(tmp_path
     assert again.returncode == 0, again.stderr
     clash = _cli("import", "planbench", str(bogus), "--study", "gpt4", "--store", str(store), check=False)
     assert clash.returncode == 2 and clash.stderr.startswith("error:")
+
+
+def test_another_models_mystery_blocksworld_files_import_and_replay(tmp_path: Path) -> None:
+    """Files of a model and domain we have no recorded run of: two tasks in one study, replayed offline."""
+    folder = DATASETS / "planbench" / "mystery_blocksworld"
+    base = load_planning_domain("mystery_blocksworld")
+    store = tmp_path / "store.sqlite"
+    for name, planbench_name in (("t2", "task_2_plan_optimality"), ("t7", "task_7_plan_execution")):
+        dom = TaskDomain(base, get_task(name), seed=5)
+        entries = []
+        for inst in dom.load("3,4,5", folder):
+            if name == "t2":
+                answer = plan_block(base.cfg, dom.plan(inst.id)).lstrip("\n")
+            else:
+                steps = dom.plan(inst.id)[: inst.data["params"]["prefixes"][-1]]
+                answer = base.cfg.state_facts(simulate(dom.base.task(inst), steps))
+            entries.append({"instance_id": int(inst.id), "query": dom.prompt(inst)[1]["content"],
+                            "llm_raw_response": answer})  # fmt: skip
+        path = tmp_path / f"{planbench_name}.json"
+        path.write_text(json.dumps({"task": planbench_name, "engine": "llama-3_chat",
+                                    "domain": "mystery_blocksworld", "instances": entries}))  # fmt: skip
+        _cli("import", "planbench", str(path), "--study", "llama", "--store", str(store), "--dataset", str(folder))
+    _cli("resume", "llama", "--store", str(store), "--no-progress")
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT count(*) FROM llm_events WHERE kind != 'hit'").fetchone()[0] == 0
+    rows = json.loads(_cli("report", "llama", "--store", str(store), "--format", "json").stdout)
+    assert [(r["task"], r["model"], r["correct"], r["total"]) for r in rows] == [("t2", "llama-3", 3, 3),
+                                                                                ("t7", "llama-3", 3, 3)]  # fmt: skip

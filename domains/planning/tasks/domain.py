@@ -22,7 +22,7 @@ from critiquebench.domains.planning.domain import PlanningDomain
 from critiquebench.domains.planning.instances import instance_id
 from critiquebench.domains.planning.planner import find_plan
 from critiquebench.domains.planning.strips import PlanningError, Task
-from critiquebench.domains.planning.tasks.base import Params, PlanTask, Step, TextIndex, pddl, step_of
+from critiquebench.domains.planning.tasks.base import Params, PlanTask, Step, TextIndex, step_of
 from critiquebench.domains.planning.validator import render
 
 _RECORDS: dict[str, dict[str, Mapping[str, Any]]] = {}
@@ -64,6 +64,7 @@ class TaskDomain:
     _dir: Path | None = field(default=None, init=False, repr=False)
     _known: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
     _problems: dict[str, _Problem] = field(default_factory=dict, init=False, repr=False)
+    _stated: dict[tuple[str, str], str] | None = field(default=None, init=False, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -116,6 +117,18 @@ class TaskDomain:
             if prob.index is None:
                 prob.index = TextIndex(self.base.cfg, prob.task)
             return prob.index
+
+    def problem_stated(self, init: str, goal: str) -> str | None:
+        """The id of the folder's problem whose initial state and goal PlanBench's executor writes as `init` and
+        `goal` (t3 shows random other problems and records only the text)."""
+        with self._lock:
+            if self._stated is None:
+                cfg = self.base.cfg
+                self._stated = {}
+                for ident in self.ids():
+                    task = self.problem(ident).task
+                    self._stated.setdefault((cfg.state_facts(task.init).strip(), cfg.state_facts(task.goal)), ident)
+            return self._stated.get((init, goal))
 
     def ids(self) -> list[str]:
         assert self._dir is not None
@@ -193,6 +206,3 @@ class TaskDomain:
     def backprompt(self, instance: Instance, critique: str) -> str:
         return self.base.backprompt(instance, critique)
 
-
-def plan_lines(steps: list[Step]) -> list[str]:
-    return [pddl(s) for s in steps]

@@ -18,6 +18,7 @@ from critiquebench.domains.planning.tasks.base import (
     PlanTask,
     Step,
     between,
+    pddl,
     plan_block,
     simulate,
     statements,
@@ -48,7 +49,7 @@ class Execution(PlanTask):
             ours = dom.plan(ident)
             if steps != ours[: len(steps)]:
                 # PlanBench's planner chose another optimal plan: keep its prefix as the plan shown.
-                params.setdefault("plans", {})[ident] = [f"({n} {' '.join(a)})" for n, a in steps]
+                params.setdefault("plans", {})[ident] = [pddl(s) for s in steps]
             prefixes.append(len(steps))
         params["prefixes"] = prefixes
         return params

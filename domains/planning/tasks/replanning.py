@@ -74,6 +74,9 @@ def perturb(task: Task, plan: list[Step], rng: random.Random) -> dict[str, Any]:
         action = task.ground(name, args)
         if action is not None:
             regressed = (regressed - (action.add | action.delete)) | action.pre
+    # Static facts (types such as "airplane a0") never change, so no event makes them true.
+    static = task.domain.static_predicates
+    regressed = {f for f in regressed if f[0] not in static}
     add = set(rng.choices(sorted(regressed), k=rng.choice(range(1, len(regressed) + 1)))) if regressed else set()
     return {"prefix": k, "add": _names(add), "remove": []}
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from critiquebench.domains.base import Instance, Verdict
-from critiquebench.domains.planning.strips import Fact, PlanningError
+from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.domains.planning.tasks.base import (
     STATEMENT,
     Params,
@@ -60,12 +60,11 @@ class Verification(PlanTask):
         parts = statements(str(record.get("query", "")))
         if len(parts) < 1:
             raise PlanningError(f"t3 record {inst.id}: no [STATEMENT] in its query")
-        by_text = _problem_index(dom)
         plans = []
         for i, part in enumerate(parts):
             init = between(part, "As initial conditions I have that, ", ".\nMy goal is to have that ")
             goal = between(part, "My goal is to have that ", ". \nMy plan is as follows")
-            ident = inst.id if i == len(parts) - 1 else by_text.get((init, goal))
+            ident = inst.id if i == len(parts) - 1 else dom.problem_stated(init, goal)
             if ident is None:
                 raise PlanningError(f"t3 record {inst.id}: example {i + 1} is none of the folder's problems")
             steps = dom.index(ident).plan(between(part, "[PLAN]", "[PLAN END]"))
@@ -159,26 +158,11 @@ def read_answer(dom: TaskDomain, inst: Instance, text: str) -> dict[str, Any]:
                 parsed = dom.base.read(inst, nxt)
                 said["action"] = pddl(parsed.steps[0]) if parsed and parsed.steps else None
             elif "unmet_precondition" in kinds and pre_facts is None:
-                # The first listed failure counts, as in PlanBench's reader.
-                pre_facts = [list(f) for f in reader.read(nxt)]
+                # The first listed failure counts, as in PlanBench's reader; its facts follow on the next line,
+                # or on this one after "Unmet precondition:".
+                inline = line.split(":", 1)[1] if ":" in line else ""
+                pre_facts = [list(f) for f in reader.read(inline if inline.strip() else nxt)]
     # Naming both kinds of failure is the wrong type (PlanBench compares the sets of kinds named).
     said["kind"] = next(iter(kinds)) if len(kinds) == 1 else ("both" if kinds else None)
     said["facts"] = (goal_facts if said["kind"] == "unmet_goal" else pre_facts) or []
     return said
-
-
-def _problem_index(dom: TaskDomain) -> dict[tuple[str, str], str]:
-    """(initial state text, goal text) -> problem id over the task's folder, built once."""
-    cached: dict[tuple[str, str], str] | None = getattr(dom, "_t3_index", None)
-    if cached is None:
-        cfg = dom.base.cfg
-        cached = {}
-        for ident in dom.ids():
-            task = dom.problem(ident).task
-            cached.setdefault((cfg.state_facts(task.init).strip(), cfg.state_facts(task.goal)), ident)
-        dom._t3_index = cached  # type: ignore[attr-defined]
-    return cached
-
-
-def _facts(items: list[list[str]]) -> list[Fact]:
-    return [tuple(i) for i in items]
