@@ -44,6 +44,7 @@ def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_pat
     recorded = {
         "gpt4-oneshot": REFERENCE / "gpt-4_blocksworld_one_shot.json",
         "gpt4-backprompt": REFERENCE / "gpt-4_blocksworld_backprompting_first_error.json",
+        "gpt4-verify": DATASETS / "planbench/tasks/blocksworld/gpt-4/task_3_plan_verification.json",
     }
     store = tmp_path / "store.sqlite"
     with ScriptedServer(reply="[PLAN]\n[PLAN END]") as server:
@@ -58,7 +59,9 @@ def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_pat
         # Figure 2 carries GPT-4's backprompting curve over rounds: 41/50 by round 15
         assert "gpt-4 sound-first" in out and "n=15" in out
         assert "Table 2" in out and "scripted" in out  # the live llm-llm rounds judged by the LLM
-        assert f"critiquebench view main gpt4-oneshot gpt4-backprompt --store {store}" in out
+        # GPT-4 as plan verifier (PlanBench t3): its real rates in Table 2
+        assert "plan verification (binary)" in out and "94.6% (473/500)" in out and "1.4% (5/345)" in out
+        assert f"critiquebench view main gpt4-oneshot gpt4-backprompt gpt4-verify --store {store}" in out
         answered = server.answered
     with sqlite3.connect(store) as db:
         recorded_calls = db.execute(

@@ -66,11 +66,17 @@ def findings_grid(db: sqlite_utils.Database, recorded: Sequence[str], live: str 
 
 def verifier_grid(db: sqlite_utils.Database, studies: Sequence[str]) -> Grid | None:
     """Table 2 rows of every study that has an LLM verifier, tagged with the study and its model."""
+    from critiquebench.reports.planbench import is_task_study, task_rows
+
     body = []
     for study in studies:
         config = study_config(db, study)
         if config.get("kind") == "verify":
             continue  # verification-only studies have their own report (`critiquebench report NAME`)
+        if is_task_study(config):  # PlanBench's plan verification (t3): the LLM judged given plans
+            body += [[study, str(config.get("model")), t.domain, f"plan verification ({t.level})",
+                      pct(t.correct, t.total), pct(t.false_pos, t.truth_invalid), pct(t.false_neg, t.truth_valid)]
+                     for t in task_rows(db, study) if t.level]  # fmt: skip
         for r in table2(db, study):
             body.append([study, str(config.get("model")), r.domain, r.scheme, pct(r.agree, r.n),
                          pct(r.false_pos, r.sound_invalid), pct(r.false_neg, r.sound_valid)])  # fmt: skip
@@ -81,7 +87,8 @@ def verifier_grid(db: sqlite_utils.Database, studies: Sequence[str]) -> Grid | N
         ["study", "model", "domain", "scheme", "accuracy", "FPR", "FNR"],
         body,
         "Accuracy: the LLM agrees with the sound verdict. FPR: LLM said valid among sound-invalid answers. "
-        "FNR: LLM said invalid among sound-valid answers.",
+        "FNR: LLM said invalid among sound-valid answers. Plan verification: PlanBench's t3, the LLM judges a "
+        "given plan; binary = valid/invalid right, type / explanation also name the failure.",
     )
 
 
