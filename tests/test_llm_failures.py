@@ -8,8 +8,10 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
+from critiquebench.store.db import connect
 from typer.testing import CliRunner
 
 from critiquebench.cli import app
@@ -94,3 +96,32 @@ def test_a_study_against_a_closed_port_stops_at_once_with_one_line(tmp_path: Pat
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: cannot connect to http://127.0.0.1:")
     assert "connection refused" in lines[0] and "critiquebench resume dead" in lines[0]
+
+
+def test_secrets_in_the_base_url_never_reach_the_store(
+    scripted_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    store = tmp_path / "s.sqlite"
+    host = scripted_server.base_url.removeprefix("http://")
+    secret_url = f"http://user:hunter2@{host}?api-key=sekrit1"
+
+    def run(url: str) -> Any:
+        args = ["run", "s", "--domains", "game24", "--instances", "gen:2:1", "--schemes", "standard",
+                "--base-url", url, "--store", str(store)]  # fmt: skip
+        return CliRunner().invoke(app, args)
+
+    assert run(secret_url).exit_code == 0
+    assert scripted_server.paths[0].endswith("?api-key=sekrit1")  # the query still reaches the endpoint
+    raw = store.read_bytes()
+    assert b"hunter2" not in raw and b"sekrit1" not in raw
+    (stored,) = connect(store).execute("SELECT config FROM studies").fetchone()
+    assert f"http://***@{host}?api-key=***" in stored
+    # a new key for the same endpoint is the same study (identity does not depend on secrets) ...
+    assert run(secret_url.replace("sekrit1", "sekrit2")).exit_code == 0
+    # ... and resuming needs the full URL again, from the environment
+    resumed = CliRunner().invoke(app, ["resume", "s", "--store", str(store)])
+    assert resumed.exit_code == 2 and "secrets are never stored: set OPENAI_BASE_URL" in resumed.output
+    assert "hunter2" not in resumed.output
+    monkeypatch.setenv("OPENAI_BASE_URL", secret_url)
+    assert CliRunner().invoke(app, ["resume", "s", "--store", str(store)]).exit_code == 0

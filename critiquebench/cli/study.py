@@ -20,7 +20,7 @@ from critiquebench.reports.planbench import is_task_study, task_rows
 from critiquebench.reports.tables import FORMATS, Grid, render, rich_text
 from critiquebench.store.db import StoreError, connect, default_store_path
 from critiquebench.store.results import delete_study, ensure_schema, load_study, save_study
-from critiquebench.studies.config import ConfigError, StudyConfig, build_config, read_toml
+from critiquebench.studies.config import ConfigError, StudyConfig, build_config, read_toml, with_endpoint_secrets
 from critiquebench.studies.estimate import DEFAULT_STOP_RATE, Estimate, estimate_study
 from critiquebench.studies.main_job import Recorded, generated_fallback, missing_data, read_recorded, sources_note
 from critiquebench.studies.runner import (
@@ -92,6 +92,11 @@ def _execute(
     from critiquebench.llm.client import LLMSettings, open_llm
     from critiquebench.store.cache import CallCache
 
+    if not (replay or config.replay):
+        try:
+            config = with_endpoint_secrets(config)
+        except ConfigError as exc:
+            raise _fail(str(exc)) from exc
     settings = LLMSettings(
         model=config.model,
         base_url=config.base_url,

@@ -19,7 +19,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,7 @@ class StudyConfig:
         data["schemes"] = list(self.schemes)
         data["instances"] = dict(self.instances)
         data["domain_options"] = {k: dict(v) for k, v in self.domain_options.items()}
+        data["base_url"] = stored_url(self.base_url)
         return data
 
     @classmethod
@@ -79,6 +80,30 @@ class StudyConfig:
         return [
             f"{k}: stored {theirs.get(k)!r}, given {mine.get(k)!r}" for k in mine if mine[k] != theirs.get(k)
         ]
+
+
+def stored_url(url: str | None) -> str | None:
+    """A base URL as stored and shown: credentials and secret-looking query values redacted, so neither the
+    store nor a "different definition" error holds them, and a new key is not a new study."""
+    from critiquebench.llm.urls import redact_url
+
+    return redact_url(url) if url else url
+
+
+def with_endpoint_secrets(config: Any) -> Any:
+    """`config` (a loop or verification study) with its full base URL when the stored one was redacted: the
+    secrets come from $OPENAI_BASE_URL, which must be the same URL (ConfigError otherwise)."""
+    from critiquebench.llm.urls import REDACTED, redact_url
+
+    if not config.base_url or REDACTED not in config.base_url:
+        return config
+    given = os.environ.get("OPENAI_BASE_URL")
+    if given and redact_url(given) == config.base_url:
+        return replace(config, base_url=given)
+    raise ConfigError(
+        f"study {config.name!r} talks to {config.base_url}, whose secrets are never stored: set OPENAI_BASE_URL "
+        "to the full URL (or pass --base-url with `run`)"
+    )
 
 
 def split_list(text: str) -> list[str]:

@@ -35,7 +35,7 @@ from critiquebench.reports.critique_quality import classify_critique
 from critiquebench.reports.metrics import ReportError, study_config
 from critiquebench.store.db import connect, ensure_tables
 from critiquebench.store.results import ensure_schema, load_study, save_study
-from critiquebench.studies.config import ConfigError, parse_instances, split_list
+from critiquebench.studies.config import ConfigError, parse_instances, split_list, stored_url
 from critiquebench.studies.estimate import Estimate, estimate_calls
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,8 @@ class VerifyConfig:
     kind: str = "verify"
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "domains": list(self.domains), "kinds": list(self.kinds)}
+        data = {**asdict(self), "domains": list(self.domains), "kinds": list(self.kinds)}
+        return {**data, "base_url": stored_url(self.base_url)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> VerifyConfig:

@@ -156,12 +156,11 @@ class PlanningDomain:
         return prompts.messages(prompts.nl_prompt(self.cfg, task, shots_nl, legacy=style == "nl_legacy"))
 
     def read(self, instance: Instance, text: str) -> ParsedPlan | None:
+        """The plan committed to in `text`, or None when it holds none (a malformed answer, a verdict). The reader
+        never raises on bad text, so an exception here is a bug of ours: it propagates and fails the run (shown
+        as an error) instead of silently counting as a wrong answer."""
         reader = self._problem(instance.data["problem"], instance.data.get("source", instance.id)).reader
-        try:
-            return reader.read(text or "")
-        except Exception:  # noqa: BLE001 - LLM text must never crash a run; log and treat as unreadable
-            log.exception("could not read an answer for %s", instance.id)
-            return None
+        return reader.read(text or "")
 
     def parse(self, instance: Instance, text: str) -> list[str] | None:
         parsed = self.read(instance, text)
