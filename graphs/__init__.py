@@ -35,6 +35,7 @@ class Scheme:
     builder: Callable[..., StateGraph]
     declared: tuple[Param, ...]
     doc: str
+    rounds_of: Callable[[Mapping[str, Any]], int] | None = None
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -53,7 +54,10 @@ class Scheme:
         return {**self.defaults, **self.resolve(given)}
 
     def max_rounds(self, params: Mapping[str, Any]) -> int:
+        """The most generation rounds a run can take (a module's own `max_rounds(params)` when it has one)."""
         full = self.params(params)
+        if self.rounds_of is not None:
+            return self.rounds_of(full)
         return int(full.get("rounds", full.get("k", 1)))
 
     def __call__(self, **params: Any) -> StateGraph:
@@ -71,7 +75,8 @@ class Scheme:
 
 def _scheme(name: str, module: ModuleType, **defaults: Any) -> Scheme:
     doc = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split())
-    return Scheme(name, module.build, with_defaults(module.PARAMS, **defaults), doc)
+    rounds_of = getattr(module, "max_rounds", None)
+    return Scheme(name, module.build, with_defaults(module.PARAMS, **defaults), doc, rounds_of)
 
 
 SCHEMES: dict[str, Scheme] = {
@@ -86,6 +91,8 @@ SCHEMES: dict[str, Scheme] = {
         _scheme("sampling", sampling),
         _scheme("self-consistency", self_consistency),
         _scheme("intrinsic", intrinsic),
+        _scheme("intrinsic-oracle", intrinsic, critic="sound"),
+        _scheme("intrinsic-sc", intrinsic, runs=5),
         _scheme("refine", refine),
     )
 }
@@ -113,8 +120,7 @@ class Spec(NamedTuple):
 
     @property
     def max_rounds(self) -> int:
-        full = self.params
-        return int(full.get("rounds", full.get("k", 1)))
+        return self.scheme.max_rounds(self.given)
 
     def build(self) -> StateGraph:
         return self.scheme(**self.given)

@@ -1,48 +1,114 @@
-"""intrinsic: intrinsic self-critique for planning. The model plans (PDDL prompt style), then critiques its
-plan in a fresh conversation (no history) with N=5 votes; on a "wrong" majority the request below is appended
-to the planning conversation (verbatim; with `show_critique=true` the critique is put before it). Up to 10
-rounds; the output is the last plan."""
+"""intrinsic: intrinsic self-critique for planning, as Bohnet et al. ran it. A many-shot planner (`shots=16`
+examples in the PDDL prompt style) plans; the same model critiques the plan in a fresh conversation with the
+paper's critic prompt (the domain definition, step-by-step verification, ending "the plan is correct" / "the
+plan is wrong" / "goal not reached"; `critique_shots=8` adds verified example plans); a "wrong" majority of
+`votes` critiques sends the critique back to the planner, whose conversation keeps every earlier plan and
+critique. Steps 0..`steps` give up to steps+1 plans; a run stops early, and says so in its last round's
+feedback, when a prompt would exceed `context_limit` tokens. `critic=sound` is the oracle variant (the
+validator's feedback as the critique); `runs=5` is self-critique with self-consistency (five independent
+runs, the most common final plan).
+
+On domains other than planning the scheme runs with the domain's own generation prompt and, for the critic,
+its own verification prompt.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from critiquebench.graphs.loops import critic_loop, raw_turn
-from critiquebench.graphs.params import Param, critic, history, rounds, style, votes
-from langgraph.graph import StateGraph
-
-REQUEST = "Please can you explain the error and fix it."
+from critiquebench.graphs.params import Param, critic, style, temperature, votes
+from critiquebench.graphs.state import RunContext, route
+from critiquebench.nodes.critics import make_critic
+from critiquebench.nodes.intrinsic import (
+    AtTemperature,
+    IntrinsicState,
+    make_final_vote,
+    make_planner,
+    make_self_critic,
+)
+from langgraph.graph import END, START, StateGraph
 
 PARAMS = (
-    rounds(10),
-    critic("llm"),
-    votes(5),
-    history(),
+    Param("steps", int, 10, "self-critique steps after the first plan: steps 0..N give up to N+1 plans", minimum=0),
+    critic("intrinsic"),
+    votes(1),
+    Param("shots", int, 16, "example problems with plans in the planner prompt (planning domains)", minimum=0),
+    Param("critique_shots", int, 0, "verified example plans in the critic prompt: the paper used 0 or 8", minimum=0),
+    Param("domain_definition", bool, True, "the domain's PDDL in the critic prompt (a Table 4 ablation)"),
+    Param(
+        "context_limit",
+        int,
+        None,
+        "stop a run early when a prompt would exceed this many tokens (about 4 characters a token)",
+        minimum=1,
+        nullable=True,
+    ),
+    Param("runs", int, 1, "independent self-critique runs; with more than one, the most common final plan", minimum=1),
     style("pddl"),
-    Param("show_critique", bool, False, "put the critique before the request to fix the plan"),
+    temperature(),
 )
+
+
+def max_rounds(params: dict[str, Any]) -> int:
+    return (int(params["steps"]) + 1) * int(params["runs"])
 
 
 def build(
     *,
-    rounds: int,
+    steps: int,
     critic: str,
     votes: int,
-    history: str,
+    shots: int,
+    critique_shots: int,
+    domain_definition: bool,
+    context_limit: int | None,
+    runs: int,
     style: str | None,
-    show_critique: bool,
+    temperature: float | None,
     critic_params: dict[str, Any],
 ) -> StateGraph:
-    def handback(critique: str) -> str:
-        return f"{critique.strip()}\n\n{REQUEST}" if show_critique and critique.strip() else REQUEST
+    per_run = steps + 1
+    options = dict(critic_params)
+    if critic == "intrinsic":
+        options.update(shots=critique_shots, domain_definition=domain_definition)
 
-    return critic_loop(
-        rounds=rounds,
-        critic=critic,
-        critic_params=critic_params,
-        votes=votes,
-        style=style,
-        history=history,
-        wrap=raw_turn,
-        handback=handback,
+    def judge(ctx: RunContext) -> Any:
+        return make_critic(critic, AtTemperature(ctx.llm, temperature), ctx.domain, **options)
+
+    def critic_messages(ctx: RunContext, answer: str) -> list[dict[str, str]]:
+        make = getattr(ctx.domain, "critic_messages", None)
+        if make is None:
+            return ctx.domain.verifier_prompt(ctx.instance, answer)
+        return make(ctx.instance, answer, shots=critique_shots, domain_definition=domain_definition)
+
+    def handback(critique: str) -> str:
+        return critique.strip() or "the plan is wrong"
+
+    graph = StateGraph(IntrinsicState, context_schema=RunContext)
+    graph.add_node(
+        "generator",
+        make_planner(
+            per_run=per_run, runs=runs, shots=shots, style=style, context_limit=context_limit, temperature=temperature
+        ),
     )
+    graph.add_node(
+        "critic",
+        make_self_critic(
+            per_run=per_run,
+            runs=runs,
+            votes=votes,
+            context_limit=context_limit,
+            judge=judge,
+            critic_messages=critic_messages if critic == "intrinsic" else None,
+            handback=handback,
+        ),
+    )
+    graph.add_edge(START, "generator")
+    targets = {"critic": "critic", "generator": "generator", END: END}
+    if runs > 1:
+        graph.add_node("vote", make_final_vote())
+        graph.add_edge("vote", END)
+        targets["vote"] = "vote"
+    graph.add_conditional_edges("generator", route, {k: v for k, v in targets.items() if k != "generator" or runs > 1})
+    graph.add_conditional_edges("critic", route, {k: v for k, v in targets.items() if k != "critic"})
+    return graph

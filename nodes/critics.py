@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from critiquebench.domains.base import Domain, FeedbackLevel, Instance, LLMVerdict
+from critiquebench.domains.planning.critique import parse_critic_verdict
 from critiquebench.nodes.llm_verifier import make_llm_critic
 
 log = logging.getLogger(__name__)
@@ -49,8 +50,24 @@ def make_llm_cot_critic(llm: Any, domain: Domain) -> Critic:
     return make_llm_critic(llm, domain, cot=True)
 
 
+def make_intrinsic_critic(llm: Any, domain: Domain, shots: int = 0, domain_definition: bool = True) -> Critic:
+    """The intrinsic self-critique paper's critic: step-by-step verification against the domain definition,
+    concluding "the plan is correct" / "the plan is wrong" / "goal not reached" (planning domains; others use
+    their own verification prompt)."""
+    messages = getattr(domain, "critic_messages", None)
+
+    def critic(instance: Instance, answer: str, sample: int = 0) -> LLMVerdict:
+        if messages is None:
+            return domain.parse_llm_verdict(llm.complete(domain.verifier_prompt(instance, answer), sample=sample).text)
+        prompt = messages(instance, answer, shots=shots, domain_definition=domain_definition)
+        return parse_critic_verdict(llm.complete(prompt, sample=sample).text)
+
+    return critic
+
+
 BUILTIN_CRITICS: dict[str, CriticFactory] = {
     "llm": make_llm_critic,
+    "intrinsic": make_intrinsic_critic,
     "llm-cot": make_llm_cot_critic,
     "sound": make_sound_critic,
 }

@@ -153,17 +153,19 @@ def test_refine_hands_back_the_first_error_verbatim(bench: Bench) -> None:
     assert second[-1] == {"role": "user", "content": rows[0]["feedback"]}
 
 
-def test_intrinsic_votes_and_fixed_backprompt(bench: Bench) -> None:
+def test_intrinsic_votes_and_critique_handed_back(bench: Bench) -> None:
     # The critic says "correct" on 2 of 5 samples, then 3 of 5: a minority is "wrong", a majority stops.
+    # Outside planning the scheme uses the domain's own prompts (its verification prompt for the critic).
     def critic(correct: bool, occurrence: int) -> bool:
         return occurrence < (3 if correct else 2)
 
     bench.script(plan=[0, "c"], critic=critic)
-    out, rows = bench.run("intrinsic")
+    out, rows = bench.run("intrinsic:votes=5")
     assert (out.rounds, out.correct) == (2, True)
     assert column(rows, "llm_verdict") == [0, 1] and column(rows, "llm_calls") == [6, 6]
-    assert rows[0]["feedback"] == "Please can you explain the error and fix it."
-    assert bench.server.calls[6][0][-1] == {"role": "user", "content": rows[0]["feedback"]}
+    assert rows[0]["feedback"] == rows[0]["llm_critique"]  # the critique itself goes back
+    backprompt = bench.domain.backprompt(bench.instance, rows[0]["feedback"])
+    assert bench.server.calls[6][0][-1] == {"role": "user", "content": backprompt}
 
 
 @pytest.mark.parametrize("votes,yes,expected", [(4, 2, 0), (4, 3, 1), (3, 2, 1)])
@@ -226,16 +228,14 @@ def test_planning_schemes(
         "sound-first": (3, True),
         "llm-llm": (3, True),
         "refine": (3, True),
-        "intrinsic:votes=3": (3, True),
+        "intrinsic:votes=3,shots=3,critic=llm": (3, True),
     }
     for spec, (rounds, correct) in expected.items():
         out, rows = bench.run(spec)
         assert (out.status, out.rounds, out.correct) == ("done", rounds, correct), spec
-    # intrinsic plans in the PDDL prompt style; its backprompt is the fixed request
-    intrinsic = [
-        m for m, _ in bench.server.calls if m[-1]["content"] == "Please can you explain the error and fix it."
-    ]
-    assert intrinsic and "(:goal" in intrinsic[0][1]["content"]
+    # intrinsic plans in the PDDL prompt style; the critique goes back with a request for a corrected plan
+    backprompts = [m for m, _ in bench.server.calls if m[-1]["content"].endswith("ending it with [PLAN END].")]
+    assert any("(:goal" in m[1]["content"] for m in backprompts)
     # refine hands the validator's first error back as the refinement paper's request
     _, rows = bench.run("refine")
     assert rows[0]["feedback"] == domain.feedback(instance, domain.verify(instance, rows[0]["answer"]), "request")

@@ -20,7 +20,7 @@ def test_parse_spec_types_and_keeps_given_params_only() -> None:
         "llm-llm",
         {"rounds": 10, "critic": "llm-cot"},
     )
-    assert parse_spec("intrinsic:show_critique=yes") == ("intrinsic", {"show_critique": True})
+    assert parse_spec("intrinsic:domain_definition=no") == ("intrinsic", {"domain_definition": False})
     assert parse_spec("standard") == ("standard", {})
     assert parse_spec("llm-llm:critic=sound,critic_level=all")[1] == {
         "critic": "sound",
@@ -34,7 +34,11 @@ def test_defaults_follow_the_papers() -> None:
     assert SCHEMES["sound-all"].params({})["feedback"] == "all"
     assert SCHEMES["sampling"].params({})["k"] == SCHEMES["self-consistency"].params({})["k"] == 15
     intrinsic = SCHEMES["intrinsic"].params({})
-    assert (intrinsic["votes"], intrinsic["rounds"], intrinsic["style"]) == (5, 10, "pddl")
+    assert (intrinsic["votes"], intrinsic["steps"], intrinsic["shots"], intrinsic["style"]) == (1, 10, 16, "pddl")
+    assert (intrinsic["critic"], intrinsic["critique_shots"], intrinsic["runs"]) == ("intrinsic", 0, 1)
+    assert SCHEMES["intrinsic"].max_rounds({}) == 11  # steps 0..10
+    assert SCHEMES["intrinsic-oracle"].params({})["critic"] == "sound"
+    assert SCHEMES["intrinsic-sc"].max_rounds({}) == 55
     assert SCHEMES["refine"].params({})["rounds"] == 4
     assert SCHEMES["sampling"].max_rounds({"k": 25}) == 25
 
@@ -46,7 +50,7 @@ def test_defaults_follow_the_papers() -> None:
         ("sampling:rounds=3", "unknown parameter 'rounds' for scheme 'sampling'; valid: k, style"),
         ("sampling:k=many", "parameter 'k' of scheme 'sampling' must be an integer, not 'many'"),
         ("sampling:k=0", "must be >= 1"),
-        ("intrinsic:show_critique=maybe", "must be true or false"),
+        ("intrinsic:domain_definition=maybe", "must be true or false"),
         ("sampling:k", "bad parameter 'k'"),
         ("standard:critic_x=1", "unknown parameter 'critic_x'"),
         ("sound-first:history=some", "must be one of full, last, not 'some'"),
@@ -60,7 +64,7 @@ def test_bad_specs_say_what_is_wrong(spec: str, message: str) -> None:
 
 def test_canonical_spec_names_threads() -> None:
     assert normalize_spec("llm-llm:votes=3, rounds=10") == "llm-llm:rounds=10,votes=3"
-    assert format_spec("intrinsic", {"show_critique": False}) == "intrinsic:show_critique=false"
+    assert format_spec("intrinsic", {"domain_definition": False}) == "intrinsic:domain_definition=false"
     assert thread_id_for("s", "game24", "sampling: k=25", "901", 2) == "s/game24/sampling:k=25/901/2"
 
 
@@ -84,7 +88,7 @@ def test_parameters_are_declared_once_with_types_choices_and_help() -> None:
             "standard:style=typo",
             "'style' of scheme 'standard' must be one of nl, nl_legacy, pddl, refine, none, not 'typo'",
         ),
-        ("llm-llm:critic=nobody", "unknown critic 'nobody'; available: llm, llm-cot, sound"),
+        ("llm-llm:critic=nobody", "unknown critic 'nobody'; available: llm, intrinsic, llm-cot, sound"),
         ("sound-first:rounds=2.5", "'rounds' of scheme 'sound-first' must be an integer, not '2.5'"),
     ],
 )

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from critiquebench.reports.export import export_rounds, list_studies
+from critiquebench.reports.intrinsic import critic_by_step, shots_sweep, steps_curve
 from critiquebench.reports.metrics import ReportError, budget_curve, compare, study_config, table1, table2
 from critiquebench.reports.planbench import is_task_study, task_rows
 from critiquebench.reports.tables import FORMATS, Grid, render, rich_text
@@ -38,7 +39,8 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 # "verifier-in-the-loop" names what "2" shows for loop studies: every round an LLM judged, pooled; "critique"
 # is the critique-quality table of verification-only studies (whose "2" is the paper's Table 2).
-TABLES = ("1", "2", "figure", "verifier-in-the-loop", "critique", "final-verifier", "feedback")
+TABLES = ("1", "2", "figure", "verifier-in-the-loop", "critique", "final-verifier", "feedback", "steps",
+          "shots", "critic-steps")
 _IDENTITY_FLAGS = ("domains", "instances", "schemes", "model", "base_url", "dataset", "trials", "temperature",
                    "max_tokens")  # fmt: skip
 _OPERATIONAL_FLAGS = ("concurrency", "timeout", "budget_tokens")
@@ -328,7 +330,9 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(help="1 (accuracy), 2 (LLM verifier; of a loop study: verifier-in-the-loop), figure "
                               "(budget data), final-verifier and feedback (plan-critique Tables 2 and 3), "
-                              "critique (verification studies)."),
+                              "critique (verification studies); intrinsic self-critique: steps (correct by "
+                              "step), shots (accuracy by planning shots), critic-steps (critic accuracy, "
+                              "precision, recall by step)."),
         ] = "1",
         compare_to: Annotated[
             str | None, typer.Option("--compare", help="A second study, side by side.")
@@ -356,7 +360,9 @@ def register(app: typer.Typer) -> None:
                 from critiquebench.reports.plan_critique import feedback_table, final_verifier
 
                 loop_tables = {"1": table1, "2": table2, "verifier-in-the-loop": table2, "figure": budget_curve,
-                               "final-verifier": final_verifier, "feedback": feedback_table}  # fmt: skip
+                               "final-verifier": final_verifier, "feedback": feedback_table,
+                               # the intrinsic self-critique paper's Figures 2, 3 and 4
+                               "steps": steps_curve, "shots": shots_sweep, "critic-steps": critic_by_step}  # fmt: skip
                 if table not in loop_tables:
                     raise ReportError(f"--table {table} is a table of verification-only studies")
                 rows = loop_tables[table](db, name)

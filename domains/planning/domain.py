@@ -15,6 +15,7 @@ from pathlib import Path
 from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Verdict
 from critiquebench.domains.planning import prompts
 from critiquebench.domains.planning.candidates import CANDIDATE_KINDS, make_candidate
+from critiquebench.domains.planning.critique import critic_prompt, make_examples
 from critiquebench.domains.planning.generators import GENERATORS, generate_problems
 from critiquebench.domains.planning.instances import generated_instances, load_instances, problem_folder
 from critiquebench.domains.planning.parser import ActionReader, ParsedPlan
@@ -137,15 +138,17 @@ class PlanningDomain:
             raise PlanningError(f"domain {self.name!r} has no instance generator; load instances from a folder")
         return generated_instances(self.name, generate_problems(kind, n + 1, seed), seed)
 
-    def prompt(self, instance: Instance, style: str | None = None) -> list[dict[str, str]]:
+    def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> list[dict[str, str]]:
+        """The generation prompt; `shots` overrides the domain's number of pddl-style examples."""
         style = style or self.prompt_style
         task = self.task(instance)
         examples = instance.data.get("examples", [])
         if style == "refine":
             return prompts.refine_messages(self.domain_pddl, instance.data["problem"])
         if style == "pddl":
-            shots = [(e["problem"], self._plan(e["problem"], e["id"], e.get("plan"))) for e in examples[: self.shots]]
-            return prompts.messages(prompts.pddl_prompt(self.domain_pddl, instance.data["problem"], shots[::-1]))
+            count = self.shots if shots is None else shots
+            chosen = [(e["problem"], self._plan(e["problem"], e["id"], e.get("plan"))) for e in examples[:count]]
+            return prompts.messages(prompts.pddl_prompt(self.domain_pddl, instance.data["problem"], chosen[::-1]))
         if style not in ("nl", "nl_legacy"):
             raise PlanningError(f"unknown prompt style {style!r}; known: {prompts.PROMPT_STYLES}")
         self._require_nl(style)
@@ -223,6 +226,33 @@ class PlanningDomain:
             )
         block = "\n" + (prompts.plan_text(self.cfg, parsed.steps) if parsed else (text or "").strip() + "\n")
         return prompts.messages(prompts.verification_prompt(self.cfg, task, block + "[PLAN END]\n", cot))
+
+    def reference_plan(self, instance: Instance) -> list[Step]:
+        """A valid plan for the instance: its known plan, else our planner's (shortest where `optimal`)."""
+        return list(self._plan(instance.data["problem"], instance.data.get("source", instance.id)))
+
+    def critic_messages(
+        self, instance: Instance, text: str, shots: int = 0, domain_definition: bool = True
+    ) -> list[dict[str, str]]:
+        """The intrinsic self-critique paper's critic prompt for the answer `text` (see `critique`): the plan
+        as PDDL lines when it can be read, else as written; `shots` verified example plans (A.1)."""
+        parsed = self.read(instance, text)
+        plan = prompts.pddl_plan_text(parsed.steps) if parsed else (text or "").strip()
+        solved = (
+            [
+                (
+                    e["problem"],
+                    self._problem(e["problem"], e["id"]).task,
+                    self._plan(e["problem"], e["id"], e.get("plan")),
+                )
+                for e in instance.data.get("examples", [])[: -(-shots // 3)]
+            ]
+            if shots
+            else []
+        )
+        examples = [(x.problem, x.plan, x.trace) for x in make_examples(solved, shots, instance.id)]
+        prompt = critic_prompt(self.domain_pddl, instance.data["problem"], plan, examples, domain_definition)
+        return [{"role": "user", "content": prompt}]
 
     def parse_llm_verdict(self, text: str) -> LLMVerdict:
         return parse_llm_verdict(text)

@@ -9,7 +9,8 @@ Styles (`PROMPT_STYLES`):
   Blocksworld intro without its last line) when present, and a newline after the final ``[PLAN]``.
 - ``pddl``: a many-shot raw-PDDL prompt after the intrinsic self-critique paper (`PDDL_TEMPLATE`): the domain
   PDDL, example problems each followed by a plan of PDDL action lines, then the problem. Answers are PDDL
-  action lines ending with ``[PLAN END]``.
+  action lines ending with ``[PLAN END]``. The paper's planner prompt (B.1) is not published in a source we
+  could read: the frame's wording (the instruction line, ``[PROBLEM]`` / ``[PLAN]`` markers) is ours.
 - ``refine``: the zero-shot PDDL prompt of the refinement paper (Merola et al., from the study's code): its
   system prompt, then the full domain and problem PDDL with the "Can you BUILD A PLAN?" request
   (`REFINE_SYSTEM`, `refine_prompt`). Answers are PDDL action lines.

@@ -1,0 +1,121 @@
+"""The intrinsic self-critique paper's analyses, computed from the store like every other report.
+
+- Figure 2 (`--table steps`): correct instances at each step 0..N of every `intrinsic` configuration (the
+  oracle, `intrinsic:critic=sound`, is one of them): at step s a run's answer is the plan it stopped at if it
+  stopped by then, else its plan of step s (round s+1).
+- Figure 3 (`--table shots`): accuracy by the number of planning examples, from the `intrinsic` cells of one
+  study that sweeps `shots` (e.g. schemes intrinsic:shots=1, intrinsic:shots=4, intrinsic:shots=16); the
+  configuration's other parameters name its series.
+- Figure 4 (`--table critic-steps`): the critic's accuracy, precision and recall at each step, over the rounds
+  the critic judged: a positive is "the plan is correct"; precision = valid plans among those the critic
+  passed, recall = passed plans among the valid ones (the sound validator is the truth).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from critiquebench.graphs import parse_spec
+from critiquebench.reports.metrics import budget_curve, ordered_keys, ratio, spec_of, study_config, table1
+
+SCHEME = "intrinsic"
+
+
+def _is_intrinsic(spec: str) -> bool:
+    return spec.partition(":")[0] == SCHEME
+
+
+@dataclass(frozen=True)
+class StepPoint:
+    study: str
+    domain: str
+    scheme: str
+    step: int
+    correct: int
+    total: int
+    accuracy: float | None
+    table: str = "steps"
+
+
+def steps_curve(db: sqlite_utils.Database, study: str) -> list[StepPoint]:
+    """Figure 2: correct instances by step for each intrinsic configuration (steps = rounds - 1)."""
+    return [
+        StepPoint(p.study, p.domain, p.scheme, p.budget - 1, p.correct, p.total, p.accuracy)
+        for p in budget_curve(db, study)
+        if _is_intrinsic(p.scheme)
+    ]
+
+
+@dataclass(frozen=True)
+class ShotsPoint:
+    study: str
+    domain: str
+    series: str  # the configuration without its shots
+    shots: int
+    correct: int
+    total: int
+    accuracy: float | None
+    table: str = "shots"
+
+
+def shots_sweep(db: sqlite_utils.Database, study: str) -> list[ShotsPoint]:
+    """Figure 3: accuracy by number of planning shots, one series per other-parameters configuration."""
+    out = []
+    for row in table1(db, study):
+        if not _is_intrinsic(row.scheme):
+            continue
+        spec = parse_spec(row.scheme)
+        rest = {k: v for k, v in spec.given.items() if k != "shots"}
+        series = SCHEME + (":" + ",".join(f"{k}={v}" for k, v in sorted(rest.items())) if rest else "")
+        out.append(
+            ShotsPoint(study, row.domain, series, int(spec.params["shots"]), row.correct, row.total, row.accuracy)
+        )
+    return sorted(out, key=lambda p: (p.domain, p.series, p.shots))
+
+
+@dataclass(frozen=True)
+class CriticPoint:
+    study: str
+    domain: str
+    scheme: str
+    step: int
+    n: int
+    accuracy: float | None
+    precision: float | None
+    recall: float | None
+    passed: int  # the critic said "the plan is correct"
+    valid: int  # the validator accepted the plan
+    table: str = "critic-steps"
+
+
+def critic_by_step(db: sqlite_utils.Database, study: str) -> list[CriticPoint]:
+    """Figure 4: the critic's accuracy, precision and recall at each step of each intrinsic configuration."""
+    config = study_config(db, study)
+    sql = (
+        "SELECT r.domain, r.thread_id, r.scheme, r.params, r.study, r.instance_id, r.trial, a.round, "
+        "a.llm_verdict, a.sound_valid FROM attempts a JOIN runs r ON r.thread_id = a.thread_id "
+        "WHERE r.study = ? AND a.llm_verdict IS NOT NULL AND a.sound_valid IS NOT NULL"
+    )
+    counts: dict[tuple[str, str], dict[int, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0, 0]))
+    for domain, tid, scheme, params, st, inst, trial, rnd, said, valid in db.execute(sql, [study]).fetchall():
+        row = {"thread_id": tid, "study": st, "domain": domain, "instance_id": inst, "trial": trial}
+        spec = spec_of({**row, "scheme": scheme, "params": params})
+        if not _is_intrinsic(spec):
+            continue
+        per_run = int(parse_spec(spec).params["steps"]) + 1
+        cell = (0 if valid else 1) if said else (2 if valid else 3)  # tp, fp, fn, tn
+        counts[(domain, spec)][(rnd - 1) % per_run][cell] += 1
+    out = []
+    for domain, spec in ordered_keys(counts, config):
+        for step, (tp, fp, fn, tn) in sorted(counts[(domain, spec)].items()):
+            n = tp + fp + fn + tn
+            out.append(
+                CriticPoint(
+                    study, domain, spec, step, n, ratio(tp + tn, n), ratio(tp, tp + fp), ratio(tp, tp + fn),
+                    tp + fp, tp + fn,
+                )
+            )  # fmt: skip
+    return out

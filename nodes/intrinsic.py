@@ -1,0 +1,175 @@
+"""The nodes of intrinsic self-critique (Bohnet et al.): the many-shot planner, the self-critic, the vote.
+
+One graph runs `runs` independent self-critique runs of `per_run` rounds each (the paper's steps 0..N are
+rounds 1..N+1 of a run). A run ends when its critic says "the plan is correct", at its last step, or early
+when a prompt would exceed `context_limit` tokens (the paper's context-length exit; the final round's
+feedback says so). With one run its output is the run's last plan; with several, the vote node outputs the
+most common final plan (self-critique with self-consistency).
+
+Sample indices keep runs independent and share the cache where the calls are the same: run k's planner asks
+with sample k and its critic votes with samples k*votes .. k*votes+votes-1, so run 0 is exactly `intrinsic`.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any
+
+from critiquebench.domains.base import LLMVerdict
+from critiquebench.nodes.context import PAST_KEYS, RunContext, RunState, add_usage, past_entry, rounds_before
+from critiquebench.nodes.sound_verifier import finish, sound_fields
+from critiquebench.nodes.voting import pick_consistent
+from langgraph.graph import END
+from langgraph.runtime import Runtime
+
+CHARS_PER_TOKEN = 4  # a model-independent estimate, so a run needs no tokenizer to honour `context_limit`
+
+Node = Callable[..., dict[str, Any]]
+
+
+class IntrinsicState(RunState, total=False):
+    """`RunState` plus the final round of each finished run (what the self-consistency vote chooses from)."""
+
+    finals: Annotated[list[int], operator.add]
+
+
+class AtTemperature:
+    """An LLM whose calls default to the scheme's temperature (critics call `complete` without one)."""
+
+    def __init__(self, llm: Any, temperature: float | None) -> None:
+        self.llm, self.temperature = llm, temperature
+
+    def complete(self, messages: Sequence[Mapping[str, str]], sample: int = 0, temperature: float | None = None) -> Any:
+        chosen = self.temperature if temperature is None else temperature
+        return self.llm.complete(messages, sample=sample, temperature=chosen)
+
+
+def estimate_tokens(messages: Sequence[Mapping[str, str]]) -> int:
+    """About how many tokens `messages` take: 4 characters a token, plus 4 a message."""
+    return sum(len(m.get("content", "")) for m in messages) // CHARS_PER_TOKEN + 4 * len(messages)
+
+
+def run_of(round_: int, per_run: int) -> tuple[int, int, int]:
+    """(run index, first round, last round) of the run that 1-based `round_` belongs to."""
+    run = (round_ - 1) // per_run
+    return run, run * per_run + 1, (run + 1) * per_run
+
+
+def limit_note(kind: str, size: int, limit: int) -> str:
+    return (
+        f"[stopped early: the next {kind} prompt would take about {size} tokens, over context_limit={limit}; "
+        "the run's output is this round's plan]"
+    )
+
+
+def _over(limit: int | None, messages: Sequence[Mapping[str, str]]) -> int | None:
+    size = estimate_tokens(messages)
+    return size if limit and size > limit else None
+
+
+def make_planner(
+    *,
+    per_run: int,
+    runs: int,
+    shots: int,
+    style: str | None,
+    context_limit: int | None,
+    temperature: float | None = None,
+) -> Node:
+    """The planner: the domain's `shots`-shot prompt, then this run's earlier plans and their critiques (each
+    as the domain's backprompt: for planning, the critique and a request for a corrected plan)."""
+
+    def planner(state: IntrinsicState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        ctx = runtime.context
+        round_ = state.get("round", 0) + 1
+        run, first, _last = run_of(round_, per_run)
+        earlier = [r for r in rounds_before(ctx, state, round_) if r["round"] >= first]
+        messages = list(planning_prompt(ctx, style, shots))
+        for row in earlier:
+            messages.append({"role": "assistant", "content": row["answer"] or ""})
+            messages.append({"role": "user", "content": ctx.domain.backprompt(ctx.instance, row["feedback"] or "")})
+        size = _over(context_limit, messages) if earlier else None
+        if size is not None:
+            previous = {k: earlier[-1].get(k) for k in PAST_KEYS}
+            return end_run(previous, runs, per_run, note=limit_note("planner", size, context_limit or 0))
+        ctx.llm.take()
+        text = ctx.llm.complete(messages, sample=run, temperature=temperature).text
+        attempt = {"round": round_, "answer": text, "stopped": 0, **ctx.llm.take()}
+        return {"round": round_, "attempt": attempt, "next": "critic"}
+
+    return planner
+
+
+def planning_prompt(ctx: RunContext, style: str | None, shots: int) -> list[dict[str, str]]:
+    """The planning domain's prompt with `shots` examples; other domains' own prompt (they have no shots)."""
+    if hasattr(ctx.domain, "critic_messages"):  # a planning domain
+        return ctx.domain.prompt(ctx.instance, style, shots=shots)  # type: ignore[call-arg]
+    return ctx.domain.prompt(ctx.instance, style)
+
+
+def make_self_critic(
+    *,
+    per_run: int,
+    runs: int,
+    votes: int,
+    context_limit: int | None,
+    judge: Callable[[RunContext], Callable[..., LLMVerdict]],
+    critic_messages: Callable[[RunContext, str], list[dict[str, str]]] | None,
+    handback: Callable[[str], str],
+) -> Node:
+    """The critic step: the sound verdict is recorded; the critic judges the plan by a strict majority of
+    `votes` samples; "correct" or the run's last step ends the run, else the critique goes back."""
+
+    def critic(state: IntrinsicState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        ctx = runtime.context
+        round_, attempt = state["round"], state["attempt"]
+        run, _first, last = run_of(round_, per_run)
+        answer = attempt["answer"] or ""
+        merged = {**attempt, **sound_fields(ctx, answer, None), "round": round_}
+        size = _over(context_limit, critic_messages(ctx, answer)) if critic_messages else None
+        if size is not None:
+            return end_run(merged, runs, per_run, note=limit_note("critic", size, context_limit or 0))
+        ctx.llm.take()
+        judged = judge(ctx)
+        verdicts = [judged(ctx.instance, answer, sample=run * votes + i) for i in range(votes)]
+        says_valid = 2 * sum(v.says_valid for v in verdicts) > votes
+        side = [v for v in verdicts if v.says_valid == says_valid]
+        merged.update(add_usage(attempt, ctx.llm.take()))
+        merged.update(llm_verdict=int(says_valid), llm_critique=side[0].critique if side else "")
+        if says_valid or round_ >= last:
+            return end_run(merged, runs, per_run)
+        merged["feedback"] = handback(merged["llm_critique"])
+        return {"attempt": merged, "past": past_entry(merged), "next": "generator"}
+
+    return critic
+
+
+def end_run(attempt: dict[str, Any], runs: int, per_run: int, note: str | None = None) -> dict[str, Any]:
+    """The update that ends a run whose output is `attempt`'s round: the scheme's end with one run, else the
+    next run or, after the last, the vote. `note` (an early stop) becomes the round's feedback."""
+    final = attempt["round"]
+    if note is not None:
+        attempt = {**attempt, "feedback": note}
+    if runs == 1:
+        return finish(final, attempt)
+    run, _first, last = run_of(final, per_run)
+    return {
+        "attempt": attempt,
+        "past": past_entry(attempt),
+        "finals": [final],
+        "round": last,  # the next run starts at its own first round
+        "next": "vote" if run + 1 >= runs else "generator",
+    }
+
+
+def make_final_vote() -> Node:
+    """Self-consistency over runs: the most common final plan of the runs (ties: the earliest run's)."""
+
+    def vote(state: IntrinsicState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        finals = set(state.get("finals") or ())
+        rows = [r for r in rounds_before(runtime.context, state, 10**9) if r["round"] in finals]
+        chosen = pick_consistent(rows)
+        return {"attempt": {"round": chosen, "stopped": 1}, "next": END, "done": True, "final_round": chosen}
+
+    return vote
