@@ -163,3 +163,11 @@ def test_self_consistency_over_five_runs_outputs_the_majority_plan(
     finals = [r["round"] for r in rows]
     assert finals == [1, 3, 5, 7, 9]  # each run stops at its first plan (the critic says correct)
     assert out.correct and [r["stopped"] for r in rows].count(1) == 1
+
+
+def test_temperature_reaches_planner_and_critic(
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    run(tmp_path, scripted_server, scripted_llm, "intrinsic:steps=1,temperature=0.7", Script(["the plan is wrong"]))
+    assert len(scripted_server.calls) == 4
+    assert {params.get("temperature") for _messages, params in scripted_server.calls} == {0.7}
