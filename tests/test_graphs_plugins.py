@@ -91,7 +91,7 @@ def test_unknown_critic_and_bad_critic_params_are_clear_errors(
 ) -> None:
     domain = get_domain("game24")
     instance = load_instances(domain, "901", DATASETS)[0]
-    with pytest.raises(ValueError, match="unknown critic 'nope'; available: llm, llm-cot, sound"):
+    with pytest.raises(ValueError, match="unknown critic 'nope'; available: llm, intrinsic, llm-cot, sound"):
         make_critic("nope", None, domain)
     with pytest.raises(ValueError, match="does not accept parameters"):
         make_critic("llm", None, domain, colour="red")

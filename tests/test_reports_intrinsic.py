@@ -38,10 +38,25 @@ def test_report_command_prints_the_figures(tmp_path: Path) -> None:
     db = new_store(tmp_path / "s.sqlite", "s", ["blocksworld"], SCHEMES[:1])
     add_run(db, "s", "blocksworld", SCHEMES[0], "1", [{"sound_valid": 1, "llm_verdict": 1, "stopped": 1}])
     db.conn.commit()
-    for table, column in (("critic-steps", "precision"),):  # one subprocess: the CLI wires all three alike
-        out = subprocess.run(
-            [str(CLI), "report", "s", "--table", table, "--format", "json", "--store", str(tmp_path / "s.sqlite")],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        rows = json.loads(out.stdout)
-        assert rows and rows[0]["table"] == table and column in rows[0]
+    png = tmp_path / "fig.png"
+    out = subprocess.run(
+        [
+            str(CLI),
+            "report",
+            "s",
+            "--table",
+            "critic-steps",
+            "--format",
+            "json",
+            "--figure",
+            str(png),
+            "--store",
+            str(tmp_path / "s.sqlite"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )  # fmt: skip  (one subprocess: the CLI wires the three tables alike)
+    rows = json.loads(out.stdout)
+    assert rows and rows[0]["table"] == "critic-steps" and "precision" in rows[0]
+    assert png.read_bytes()[:4] == b"\x89PNG" and "Figures 2-4" in out.stderr

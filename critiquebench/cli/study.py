@@ -373,7 +373,11 @@ def register(app: typer.Typer) -> None:
             output.write_text(text, encoding="utf-8")
         else:
             typer.echo(text)
-        if figure is not None:
+        if figure is not None and table in ("steps", "shots", "critic-steps"):
+            from critiquebench.reports.intrinsic import intrinsic_figure
+
+            err.print(f"Figures 2-4 (intrinsic self-critique) written to {intrinsic_figure(db, name, figure)}")
+        elif figure is not None:
             _write_figure(db, name, figure)
 
     studies_app = typer.Typer(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 
 import sqlite_utils
 
@@ -119,3 +120,39 @@ def critic_by_step(db: sqlite_utils.Database, study: str) -> list[CriticPoint]:
                 )
             )  # fmt: skip
     return out
+
+
+def intrinsic_figure(db: sqlite_utils.Database, study: str, path: Path) -> Path:
+    """Figures 2-4 of the paper in one PNG: correct by step, accuracy by shots, the critic by step."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps, shots, critic = steps_curve(db, study), shots_sweep(db, study), critic_by_step(db, study)
+    fig, (a2, a3, a4) = plt.subplots(1, 3, figsize=(14, 3.8))
+    for key in dict.fromkeys((p.domain, p.scheme) for p in steps):
+        series = [p for p in steps if (p.domain, p.scheme) == key]
+        a2.plot([p.step for p in series], [p.correct for p in series], marker="o", markersize=3, label=" ".join(key))
+    a2.set(title="Figure 2: correct instances by step", xlabel="step", ylabel="correct")
+    for key in dict.fromkeys((p.domain, p.series) for p in shots):
+        series = [p for p in shots if (p.domain, p.series) == key]
+        a3.plot([p.shots for p in series], [100 * (p.accuracy or 0) for p in series], marker="o", label=" ".join(key))
+    a3.set(title="Figure 3: accuracy by planning shots", xlabel="shots", ylabel="accuracy (%)")
+    for key in dict.fromkeys((p.domain, p.scheme) for p in critic):
+        series = [p for p in critic if (p.domain, p.scheme) == key]
+        for field, style in (("accuracy", "-"), ("precision", "--"), ("recall", ":")):
+            ys = [100 * v if (v := getattr(p, field)) is not None else float("nan") for p in series]
+            a4.plot([p.step for p in series], ys, style, marker="o", markersize=3, label=f"{' '.join(key)} {field}")
+    a4.set(title="Figure 4: the critic by step", xlabel="step", ylabel="%")
+    for ax in (a2, a3, a4):
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=6)
+    fig.suptitle(f"Intrinsic self-critique ({study})")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
