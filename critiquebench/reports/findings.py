@@ -102,8 +102,7 @@ def combined_curve(db: sqlite_utils.Database, studies: Sequence[str]) -> list[Bu
 
 
 def curve_grid(points: Sequence[BudgetPoint], budgets: Sequence[int] = (1, 2, 3, 4, 5, 10, 15)) -> Grid:
-    """Figure 2 as text: one row per curve, accuracy at a few round budgets (a budget past a curve's last
-    round repeats its last value, as the curve is flat there)."""
+    """Figure 2 as text: one row per curve, accuracy at a few round budgets (blank past a curve's round limit)."""
     curves: dict[tuple[str, str], dict[int, BudgetPoint]] = {}
     for p in points:
         curves.setdefault((p.domain, p.scheme), {})[p.budget] = p
@@ -111,9 +110,8 @@ def curve_grid(points: Sequence[BudgetPoint], budgets: Sequence[int] = (1, 2, 3,
     shown = [b for b in budgets if b <= top] or [1]
     body = []
     for (domain, scheme), by_budget in curves.items():
-        last = max(by_budget)
-        cells = [by_budget[min(b, last)] for b in shown]
-        body.append([domain, scheme, *(pct(c.correct, c.total) for c in cells)])
+        cells = [by_budget.get(b) for b in shown]
+        body.append([domain, scheme, *("" if c is None else pct(c.correct, c.total) for c in cells)])
     return Grid(
         "Figure 2: accuracy by round budget n",
         ["domain", "curve", *(f"n={b}" for b in shown)],
