@@ -168,16 +168,32 @@ def test_ctrl_c_stops_cleanly_and_resume_matches_an_uninterrupted_study(tmp_path
     assert numbers(store)[0]["total"] == 30
 
 
-def test_failed_runs_exit_non_zero_and_a_rerun_completes_them(server: ScriptedServer, tmp_path: Path) -> None:
+def test_the_token_budget_is_the_studys_reserved_and_stops_runs_unfinished(tmp_path: Path) -> None:
+    """At concurrency 16 every call used to pass the budget check before any had spent a token (16 calls for
+    a budget of two or three); runs it stopped were failed (exit 1) and each resume started a fresh budget."""
     store = tmp_path / "store.sqlite"
-    args = run_args("b", store, server, "901-904", "standard", concurrency=1)
-    capped = invoke(*args, "--budget-tokens", "1", check=1)  # the first call spends the budget; the rest fail
-    assert "failed" in capped.stderr and "BudgetExceeded" in capped.stderr
-    assert "critiquebench resume b" in capped.stderr
-    assert report("b", store)[0]["failed"] == 3
-    invoke(*args)  # same definition without the cap: the failed runs are redone
+    with ScriptedServer(reply=game24_reply, latency=0.2) as server:
+        args = [*run_args("b", store, server, "901-916", "standard", concurrency=16), "--max-tokens", "64"]
+        capped = invoke(*args, "--budget-tokens", "300", check=3)
+        assert "stopped by the token budget" in capped.stderr and "--budget-tokens" in capped.stderr
+        first = server.answered
+        spent, limit = connect(store).execute("SELECT spent_tokens, limit_tokens FROM budgets").fetchone()
+        per_call = spent / first
+        # a call starts only while spent + reserved (prompt/4 + max_tokens each) < 300, else it waits for the
+        # calls in flight, until the spent tokens reach 300: a few calls, not 16, and at most two past the limit
+        assert 2 <= first <= 8 and limit == 300 and 300 <= spent < 300 + 2 * per_call, (first, spent)
+        row = report("b", store)[0]
+        assert (row["failed"], row["unfinished"], row["total"]) == (0, 16 - row["total"], row["total"])
+        assert row["total"] == first  # every finished run made one call; the others wait, unfinished
+
+        again = invoke("resume", "b", "--store", str(store), check=3)  # the budget is spent: no new calls
+        assert server.answered == first and "stopped by the token budget" in again.stderr
+        invoke("resume", "b", "--budget-tokens", "100000", "--store", str(store))  # raised: the rest runs
+        assert server.answered == 16
     row = report("b", store)[0]
-    assert (row["total"], row["failed"]) == (4, 0)
+    assert (row["total"], row["failed"], row["unfinished"]) == (16, 0, 0)
+    spent, limit = connect(store).execute("SELECT spent_tokens, limit_tokens FROM budgets").fetchone()
+    assert limit == 100000 and spent == row["prompt_tokens"] + row["completion_tokens"]  # across both sessions
 
 
 def test_bad_study_definitions_get_clear_errors(server: ScriptedServer, tmp_path: Path) -> None:

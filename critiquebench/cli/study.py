@@ -36,7 +36,7 @@ from critiquebench.studies.runner import (
 log = logging.getLogger(__name__)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_INTERRUPTED = 1, 2, 3, 130
 # "verifier-in-the-loop" names what "2" shows for loop studies: every round an LLM judged, pooled; "critique"
 # is the critique-quality table of verification-only studies (whose "2" is the paper's Table 2).
 TABLES = ("1", "2", "figure", "verifier-in-the-loop", "critique", "final-verifier", "feedback", "steps",
@@ -55,6 +55,10 @@ ReplayOpt = Annotated[
 ]
 ProgressOpt = Annotated[bool, typer.Option(help="Live progress bars on stderr (shown on a terminal only).")]
 ConcurrencyOpt = Annotated[int | None, typer.Option(help="Runs (and LLM calls) in flight at once.")]
+BudgetOpt = Annotated[
+    int | None,
+    typer.Option(min=1, help="The study's token budget: no new LLM calls once it spent this many (all sessions)."),
+]
 DryRunOpt = Annotated[
     bool, typer.Option("--dry-run", help="Print runs, new calls, tokens and cost; call no LLM, store nothing.")
 ]
@@ -91,6 +95,7 @@ def _execute(
     store: Path, config: StudyConfig, progress: bool, replay: bool
 ) -> tuple[StudySummary, dict[str, Any]]:
     """Run (or resume) a stored study and print its one-line summary; errors and Ctrl-C become exits."""
+    from critiquebench.llm.budget import StudyBudget
     from critiquebench.llm.client import LLMSettings, open_llm
     from critiquebench.store.cache import CallCache
 
@@ -114,15 +119,21 @@ def _execute(
         tasks = load_matrix(config)  # data problems surface before anything is stored or started
         db = connect(store)
         ensure_schema(db)
+        budget = StudyBudget.open(store, config.name, config.budget_tokens)  # tokens spent before count too
+        if budget is not None:  # a budget set once stays the study's, until a new --budget-tokens replaces it
+            config = replace(config, budget_tokens=budget.state()[0])
         save_study(db, config.name, {**config.to_dict(), "planned_runs": len(tasks)})
         status = finished_keys(store, config.name)
         todo = any(status.get(task.key) != "done" for task in tasks)
         # A finished study needs no endpoint: do not start the embedded server just to find that out.
-        client = open_llm(settings, CallCache(store)) if todo else nullcontext(None)
+        client = open_llm(settings, CallCache(store), budget) if todo else nullcontext(None)
         with stop_on_ctrl_c(err.print) as stop, client as llm:
             with live_progress(progress) as on_progress:
                 summary = run_study(store, config, llm, stop=stop, on_progress=on_progress, tasks=tasks)
             usage = llm.usage() if llm is not None else {}
+        if budget is not None:
+            usage["budget"] = budget.state()
+            budget.close()
     except KeyboardInterrupt:
         err.print(
             f"aborted; runs in flight stay at their last checkpoint: critiquebench resume {config.name}"
@@ -141,13 +152,16 @@ def _execute(
 def _exit_code(summaries: list[StudySummary]) -> int:
     if any(s.interrupted or s.not_started for s in summaries):
         return EXIT_INTERRUPTED
-    return EXIT_FAILED if any(s.failed for s in summaries) else 0
+    if any(s.failed for s in summaries):
+        return EXIT_FAILED
+    return EXIT_BUDGET if any(s.unfinished for s in summaries) else 0
 
 
 def execute_study(
     store: Path, config: StudyConfig, progress: bool, replay: bool, figure: Path | None
 ) -> None:
-    """Run (or resume) a stored study, print Table 1; exit 1 if runs failed, 130 if interrupted."""
+    """Run (or resume) a stored study, print Table 1; exit 1 if runs failed, 3 if the token budget stopped runs,
+    130 if interrupted."""
     summary, _ = _execute(store, config, progress, replay)
     db = connect(store)
     typer.echo(render(table1(db, config.name), "table"))
@@ -205,9 +219,14 @@ def _print_summary(config: StudyConfig, s: StudySummary, usage: dict[str, Any]) 
     tokens = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
     err.print(
         f"study {config.name}: {s.total} runs: {s.done} done now, {s.skipped} done before, "
-        f"{s.failed} failed, {s.not_started} not started; LLM calls: {usage.get('calls', 0)} new "
-        f"({tokens} tokens), {usage.get('hits', 0)} from the cache"
+        f"{s.failed} failed, {s.not_started} not started"
+        + (f", {s.unfinished} stopped by the token budget" if s.unfinished else "")
+        + f"; LLM calls: {usage.get('calls', 0)} new ({tokens} tokens), {usage.get('hits', 0)} from the cache"
     )
+    if "budget" in usage:
+        limit, spent = usage["budget"]
+        more = f"; raise it: critiquebench resume {config.name} --budget-tokens N" if s.unfinished else ""
+        err.print(f"token budget: {spent} of {limit} tokens spent over all runs of the study{more}")
     for run, error in s.errors[:10]:
         err.print(f"  failed {run}: {error}", markup=False)
     if len(s.errors) > 10:
@@ -270,9 +289,7 @@ def register(app: typer.Typer) -> None:
         max_tokens: Annotated[int | None, typer.Option()] = None,
         concurrency: ConcurrencyOpt = None,
         timeout: Annotated[float | None, typer.Option(help="Seconds per LLM call.")] = None,
-        budget_tokens: Annotated[
-            int | None, typer.Option(help="No new LLM calls after this many tokens.")
-        ] = None,
+        budget_tokens: BudgetOpt = None,
         figure: FigureOpt = None,
         replay: ReplayOpt = False,
         progress: ProgressOpt = True,
@@ -305,6 +322,7 @@ def register(app: typer.Typer) -> None:
     def resume_cmd(
         name: Annotated[str, typer.Argument(help="A stored study.")],
         concurrency: ConcurrencyOpt = None,
+        budget_tokens: BudgetOpt = None,
         figure: FigureOpt = None,
         replay: ReplayOpt = False,
         progress: ProgressOpt = True,
@@ -312,10 +330,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Continue a stored study: finished runs stay, unfinished ones continue from their checkpoints."""
         path = _store(store)
+        flags = {"concurrency": concurrency, "budget_tokens": budget_tokens}
         try:
-            study = _operational(
-                StudyConfig.from_dict(study_config(_reader(path), name)), {"concurrency": concurrency}
-            )
+            study = _operational(StudyConfig.from_dict(study_config(_reader(path), name)), flags)
         except (ReportError, StoreError) as exc:
             raise _fail(str(exc)) from exc
         if study.kind == "verify":

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
+from critiquebench.llm.budget import Budget, TokenBudget
 from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMCallError, LLMError, ReplayMiss
 from critiquebench.llm.urls import endpoint_identity, redact_text, redact_url, split_query
 from critiquebench.store.cache import CallCache, CallRecord, cache_key, normalise_messages, sampling_params
@@ -59,7 +60,7 @@ class LLMSettings:
     timeout: float = 120.0
     concurrency: int = 4
     max_retries: int = 6
-    budget_tokens: int | None = None  # stop new calls once this client spent this many tokens
+    budget_tokens: int | None = None  # no new calls once this client spent this many (see llm.budget)
     replay: bool = False  # every call must be a cache hit; no endpoint is contacted
     endpoint_id: str | None = None  # identity in cache keys; default derived from base_url
     top_p: float | None = None
@@ -108,9 +109,12 @@ def _endpoint_slots(endpoint: str, concurrency: int) -> threading.BoundedSemapho
 
 
 class LLMClient:
-    def __init__(self, settings: LLMSettings, cache: CallCache) -> None:
+    def __init__(self, settings: LLMSettings, cache: CallCache, budget: Budget | None = None) -> None:
         self.settings = settings
         self.cache = cache
+        # A study passes its stored budget; a client on its own keeps `budget_tokens` in memory.
+        limit = settings.budget_tokens
+        self.budget = budget if budget is not None or limit is None else TokenBudget(limit)
         self.endpoint = settings.endpoint()
         self._params = settings.sampling_params()
         self._chat: Any = None
@@ -179,12 +183,18 @@ class LLMClient:
                 raise ReplayMiss(
                     self.cache.explain_miss(self.settings.model, self.endpoint, msgs, params, sample)
                 )
-            self._check_budget()
+            reserved = self._reserve(msgs)
+            spent = 0
             try:
-                return self._call(key, msgs, sample, params)
+                done = self._call(key, msgs, sample, params)
+                spent = done.prompt_tokens + done.completion_tokens
+                return done
             except LLMCallError as exc:
                 flight.error = exc
                 raise
+            finally:
+                if self.budget is not None:
+                    self.budget.settle(reserved, spent)
 
     def _call(self, key: str, messages: list[dict[str, str]], sample: int, params: dict[str, Any]) -> Completion:
         settings = self.settings
@@ -280,14 +290,18 @@ class LLMClient:
         secret = os.environ.get(API_KEY_ENV)
         return text.replace(secret, "***") if secret else text
 
-    def _check_budget(self) -> None:
-        budget = self.settings.budget_tokens
-        if budget is None:
-            return
-        with self._lock:
-            spent = self._usage["prompt_tokens"] + self._usage["completion_tokens"]
-        if spent >= budget:
-            raise BudgetExceeded(f"token budget of {budget} reached ({spent} tokens spent); no new calls are made")
+    def _reserve(self, messages: list[dict[str, str]]) -> int:
+        """Reserve the call's worst case (prompt at 4 characters a token + max_tokens) in the budget."""
+        if self.budget is None:
+            return 0
+        need = sum(len(m["content"]) for m in messages) // 4 + self.settings.max_tokens
+        if not self.budget.reserve(need):
+            limit, spent = self.budget.state()
+            raise BudgetExceeded(
+                f"token budget of {limit} reached ({spent} tokens spent); no new calls are made: "
+                "raise it with --budget-tokens"
+            )
+        return need
 
     def _count(self, **deltas: int) -> None:
         with self._lock:
@@ -374,10 +388,10 @@ def chat_model(settings: LLMSettings, base_url: str) -> Any:
 
 
 @contextmanager
-def open_llm(settings: LLMSettings, cache: CallCache) -> Iterator[LLMClient]:
+def open_llm(settings: LLMSettings, cache: CallCache, budget: Budget | None = None) -> Iterator[LLMClient]:
     """A client for `settings`; with no endpoint configured, serves the embedded model for the block."""
     if settings.replay or settings.resolved_base_url() is not None:
-        yield LLMClient(settings, cache)
+        yield LLMClient(settings, cache, budget)
         return
     from critiquebench.llm.embedded import EmbeddedServer
 
@@ -390,4 +404,4 @@ def open_llm(settings: LLMSettings, cache: CallCache) -> Iterator[LLMClient]:
             endpoint_id=settings.endpoint_id or server.endpoint_id,
             concurrency=1,
         )
-        yield LLMClient(served, cache)
+        yield LLMClient(served, cache, budget)

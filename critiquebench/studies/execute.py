@@ -5,7 +5,7 @@ run's domain, instance and LLM as its runtime context. Nodes only compute: this 
 update as the round's `attempts` row, and nothing else writes them. A thread that
 exists and is unfinished continues from its last checkpoint (its LLM calls so far are cache hits); a finished
 one is not run again. The `runs` row goes running -> done (totals summed from the `attempts` rows) or failed
-(with the error; the thread stays resumable).
+(with the error; the thread stays resumable), or back to pending when the token budget stops it.
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ import sqlite_utils
 from critiquebench.domains.base import Domain, Instance
 from critiquebench.graphs import compiled, normalize_spec, parse_spec
 from critiquebench.graphs.state import initial_state, recursion_limit
-from critiquebench.llm.client import EndpointUnreachable, LLMError
+from critiquebench.llm.client import BudgetExceeded, EndpointUnreachable, LLMError
 from critiquebench.nodes.context import PAST_KEYS, USAGE_KEYS, ChatLLM, RunContext
 from critiquebench.store.checkpoints import open_saver
 from critiquebench.store.db import connect
-from critiquebench.store.results import attempts, ensure_schema, upsert_attempt, upsert_run
+from critiquebench.store.results import attempts, ensure_schema, load_study, upsert_attempt, upsert_run
+from critiquebench.studies.reuse import copy_finished, remember, run_key
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ DURABILITY = "sync"  # a checkpoint is on disk before the next node starts, so a
 @dataclass(frozen=True)
 class RunOutcome:
     thread_id: str
-    status: str  # "done" or "failed"
+    status: str  # "done", "failed", or "pending" (stopped by the token budget)
     correct: bool | None = None
     final_answer: str | None = None  # the raw text of the answer the scheme output
     final_round: int | None = None
@@ -61,8 +62,9 @@ def execute_run(
     """Run the thread to its end (fresh, resumed, or not at all when already done) and record its `runs` row.
 
     Raises ValueError for a bad scheme spec, and EndpointUnreachable (after recording it) when the endpoint
-    refused its first calls; other LLM failures (LLMCallError, BudgetExceeded, ReplayMiss) and other errors
-    inside the graph are recorded on the row (status failed) and returned, not raised.
+    refused its first calls; other LLM failures (LLMCallError, ReplayMiss) and other errors inside the graph are
+    recorded on the row (status failed) and returned, not raised; a run the token budget stops stays pending
+    (unfinished). A run identical to one finished before copies its rows (`studies.reuse`).
     """
     if isinstance(domain, str):
         from critiquebench.domains import get_domain
@@ -77,6 +79,10 @@ def execute_run(
         row = db.execute("SELECT status FROM runs WHERE thread_id = ?", [tid]).fetchone()
         if row is not None and row[0] == "done":
             return _outcome(db, tid, skipped=True)
+        reuse = run_key(load_study(db, study), domain, instance, label, trial, llm)
+        if reuse and copy_finished(db, reuse, tid, dict(study=study, domain=domain.name, scheme=label,
+                                                         params=parsed.params, instance_id=instance.id, trial=trial)):
+            return _outcome(db, tid)  # an identical run finished before: its rows, no graph steps  # fmt: skip
         config: Any = {"configurable": {"thread_id": tid}, "recursion_limit": recursion_limit(parsed.max_rounds)}
         with open_saver(store_path) as saver:
             graph = compiled(label).copy(update={"checkpointer": saver})
@@ -108,12 +114,17 @@ def execute_run(
             except EndpointUnreachable as exc:  # the caller stops the study; this run resumes later
                 _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
                 raise
+            except BudgetExceeded as exc:  # not a failure: the run continues from here once the budget is raised
+                return _fail(db, tid, ident, str(exc), resumed, status="pending")
             except LLMError as exc:
                 return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
             except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
                 log.exception("run %s failed", tid)
                 return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
-        return _finish(db, tid, ident, resumed=resumed)
+        outcome = _finish(db, tid, ident, resumed=resumed)
+        if reuse:
+            remember(db, reuse, tid)
+        return outcome
     finally:
         db.conn.close()
 
@@ -156,10 +167,12 @@ def _finish(db: sqlite_utils.Database, tid: str, ident: dict[str, Any], resumed:
     return _outcome(db, tid, resumed=resumed)
 
 
-def _fail(db: sqlite_utils.Database, tid: str, ident: dict[str, Any], error: str, resumed: bool) -> RunOutcome:
+def _fail(
+    db: sqlite_utils.Database, tid: str, ident: dict[str, Any], error: str, resumed: bool, status: str = "failed"
+) -> RunOutcome:
     rows = attempts(db, tid)
     totals = {k: sum(int(r[k] or 0) for r in rows) for k in USAGE_KEYS}
-    upsert_run(db, tid, **ident, status="failed", error=error, rounds=len(rows), **totals)
+    upsert_run(db, tid, **ident, status=status, error=error, rounds=len(rows), **totals)
     return _outcome(db, tid, resumed=resumed)
 
 

@@ -70,6 +70,7 @@ class StudySummary:
     done: int = 0
     failed: int = 0
     not_started: int = 0  # left for a later resume (interrupted)
+    unfinished: int = 0  # stopped by the token budget; they continue on resume
     interrupted: bool = False
     errors: list[tuple[str, str]] = field(default_factory=list)  # (run, error) of failed runs
     schemes: dict[str, SchemeProgress] = field(default_factory=dict)
@@ -77,7 +78,7 @@ class StudySummary:
 
     @property
     def ok(self) -> bool:
-        return self.failed == 0 and not self.interrupted and self.not_started == 0
+        return self.failed == 0 and not self.interrupted and self.not_started == 0 and self.unfinished == 0
 
 
 ExecuteFn = Callable[..., Any]
@@ -181,6 +182,8 @@ def run_study(
             if row.get("status") == "done":
                 prog.done += 1
                 summary.done += 1
+            elif row.get("status") == "pending":  # the token budget stopped it; not a failure
+                summary.unfinished += 1
             else:
                 prog.failed += 1
                 summary.failed += 1
