@@ -118,6 +118,7 @@ class LLMClient:
         self.endpoint = settings.endpoint()
         self._params = settings.sampling_params()
         self._chat: Any = None
+        self._base_url = ""
         self.shown_endpoint = redact_url(settings.resolved_base_url() or self.endpoint)  # for messages
         if not settings.replay:
             base_url = settings.resolved_base_url()
@@ -125,7 +126,7 @@ class LLMClient:
                 raise ValueError(
                     "no endpoint: set base_url (or $OPENAI_BASE_URL) or use open_llm() for the embedded model"
                 )
-            self._chat = chat_model(settings, base_url)
+            self._base_url = base_url  # the chat client is built at the first call (`_chat_model`)
         self._slots = _endpoint_slots(self.endpoint, settings.concurrency)
         self._lock = threading.Lock()
         self._inflight: dict[str, _Flight] = {}
@@ -213,7 +214,7 @@ class LLMClient:
                 with attempt:
                     started = time.monotonic()
                     with self._slots:
-                        reply = self._chat.invoke(messages, **overrides)
+                        reply = self._chat_model().invoke(messages, **overrides)
         except Exception as exc:  # noqa: BLE001 - every failure is classified, recorded or retried
             error = self._describe(exc)
             self.cache.log_event(key, settings.model, "failed", error)
@@ -254,6 +255,14 @@ class LLMClient:
         self.cache.log_event(key, settings.model, "call", None, prompt_tokens, completion_tokens)
         self._count(calls=1, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
         return Completion(text, key, False, prompt_tokens, completion_tokens, latency, estimated)
+
+    def _chat_model(self) -> Any:
+        """The ChatOpenAI, built at the first call: langchain-openai takes a second to import, which a study
+        answered wholly from the cache (or from finished runs) never needs."""
+        with self._lock:
+            if self._chat is None:
+                self._chat = chat_model(self.settings, self._base_url)
+            return self._chat
 
     def _transient(self, exc: BaseException) -> bool:
         """Worth retrying: 408/409/429/5xx, timeouts, dropped connections, a garbled response body. Not: other
