@@ -48,6 +48,7 @@ def test_an_identical_study_copies_finished_runs_and_a_changed_one_runs(tmp_path
         calls = server.requests
         twin = run(*run_args("twin", store, server, "901-904", SCHEMES))
         assert "LLM calls: 0 new" in twin.stderr and server.requests == calls
+        assert "12 runs copied from identical finished runs" in twin.stderr
         assert checkpointed(store, "first") == 12 and checkpointed(store, "twin") == 0  # no graph stepped
         for table in ("runs", "attempts"):
             assert rows(store, "twin", table) == rows(store, "first", table)

@@ -222,6 +222,7 @@ def _print_summary(config: StudyConfig, s: StudySummary, usage: dict[str, Any]) 
         f"{s.failed} failed, {s.not_started} not started"
         + (f", {s.unfinished} stopped by the token budget" if s.unfinished else "")
         + f"; LLM calls: {usage.get('calls', 0)} new ({tokens} tokens), {usage.get('hits', 0)} from the cache"
+        + (f"; {s.copied} runs copied from identical finished runs" if s.copied else "")
     )
     if "budget" in usage:
         limit, spent = usage["budget"]

@@ -71,6 +71,7 @@ class StudySummary:
     failed: int = 0
     not_started: int = 0  # left for a later resume (interrupted)
     unfinished: int = 0  # stopped by the token budget; they continue on resume
+    copied: int = 0  # of `done`: identical to runs finished before, copied (critiquebench.studies.reuse)
     interrupted: bool = False
     errors: list[tuple[str, str]] = field(default_factory=list)  # (run, error) of failed runs
     schemes: dict[str, SchemeProgress] = field(default_factory=dict)
@@ -145,6 +146,7 @@ def run_study(
 ) -> StudySummary:
     """Execute the study's missing runs (of `tasks`, default: the whole matrix) with at most
     `config.concurrency` at a time."""
+    reuse = execute is None  # a stand-in executor (tests) sees every run
     if execute is None:
         from critiquebench.studies.execute import execute_run as execute
     stop = stop or threading.Event()
@@ -162,6 +164,14 @@ def run_study(
             progress[task.spec].done += 1
         else:
             pending.append(task)
+    if reuse and llm is not None:  # runs identical to finished ones (a study defined again): copied at once
+        from critiquebench.studies.reuse import reuse_pending
+
+        copied = reuse_pending(store_path, config.name, pending, llm)
+        summary.copied = len(copied)
+        for key, row in copied.items():
+            _count(summary, progress[key[1]], row)
+        pending = [task for task in pending if task.key not in copied]
     lock = threading.Lock()
 
     def work(task: Task) -> None:
@@ -179,20 +189,7 @@ def run_study(
         with lock:
             prog = progress[task.spec]
             prog.running -= 1
-            if row.get("status") == "done":
-                prog.done += 1
-                summary.done += 1
-            elif row.get("status") == "pending":  # the token budget stopped it; not a failure
-                summary.unfinished += 1
-            else:
-                prog.failed += 1
-                summary.failed += 1
-                summary.errors.append(
-                    ("/".join(map(str, task.key)), str(row.get("error") or row.get("status")))
-                )
-            prog.llm_calls += row.get("llm_calls") or 0
-            prog.cache_hits += row.get("cache_hits") or 0
-            prog.tokens += (row.get("prompt_tokens") or 0) + (row.get("completion_tokens") or 0)
+            _count(summary, prog, row, "/".join(map(str, task.key)))
 
     queue = iter(pending)
     pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="run")
@@ -223,6 +220,22 @@ def run_study(
     if on_progress:
         on_progress(progress)
     return summary
+
+
+def _count(summary: StudySummary, prog: SchemeProgress, row: dict[str, Any], run: str = "") -> None:
+    """Add one finished attempt at a run (its `runs` row) to the study's and its scheme's counters."""
+    if row.get("status") == "done":
+        prog.done += 1
+        summary.done += 1
+    elif row.get("status") == "pending":  # the token budget stopped it; not a failure
+        summary.unfinished += 1
+    else:
+        prog.failed += 1
+        summary.failed += 1
+        summary.errors.append((run, str(row.get("error") or row.get("status"))))
+    prog.llm_calls += row.get("llm_calls") or 0
+    prog.cache_hits += row.get("cache_hits") or 0
+    prog.tokens += (row.get("prompt_tokens") or 0) + (row.get("completion_tokens") or 0)
 
 
 def thread_id_for_task(study: str, task: Task) -> str:
