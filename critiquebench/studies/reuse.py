@@ -68,13 +68,24 @@ def code_fingerprint() -> str:
 def run_key(
     study_config: dict[str, Any] | None, domain: Domain, instance: Instance, spec: str, trial: int, llm: Any
 ) -> str | None:
-    """The run's identity as a hash, or None when it cannot be told (an LLM without model/endpoint/params)."""
+    """The run's identity as a hash, or None when it cannot be told (an LLM without model/endpoint/params, or a
+    domain whose files cannot be read): such a run just executes."""
     settings, endpoint = getattr(llm, "settings", None), getattr(llm, "endpoint", None)
     if settings is None or not isinstance(endpoint, str) or study_config is None:
         return None
-    folder = getattr(domain, "folder", None)
+    try:
+        return _identity_hash(study_config, domain, instance, spec, trial, settings, endpoint)
+    except (OSError, TypeError, ValueError):
+        return None
+
+
+def _identity_hash(
+    study_config: dict[str, Any], domain: Domain, instance: Instance, spec: str, trial: int, settings: Any,
+    endpoint: str,
+) -> str:
+    folder = getattr(domain, "folder", None)  # a PDDL folder domain: its files are part of what it computes
     files = {}
-    if folder is not None:
+    if isinstance(folder, str | os.PathLike):
         for name in ("domain.pddl", "config.yaml"):
             path = Path(folder) / name
             files[name] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None

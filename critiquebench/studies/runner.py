@@ -167,7 +167,11 @@ def run_study(
     if reuse and llm is not None:  # runs identical to finished ones (a study defined again): copied at once
         from critiquebench.studies.reuse import reuse_pending
 
-        copied = reuse_pending(store_path, config.name, pending, llm)
+        try:
+            copied = reuse_pending(store_path, config.name, pending, llm)
+        except Exception:  # noqa: BLE001 - an optimisation: on any surprise the runs simply execute
+            log.warning("could not reuse finished runs; running them", exc_info=True)
+            copied = {}
         summary.copied = len(copied)
         for key, row in copied.items():
             _count(summary, progress[key[1]], row)
