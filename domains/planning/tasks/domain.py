@@ -75,7 +75,10 @@ class TaskDomain:
         """The folder of the task's problem files (t5: the domain's `generated/` folder)."""
         if self.instances:
             return Path(self.instances).expanduser()
-        root = Path(path) if path is not None else resolve_data_path(self.base.name, None)
+        # The datasets root or the domain's own folder, as for the planning domain itself.
+        root = resolve_data_path(self.base.name, path)
+        if not (root / "instances").is_dir() and (root / self.base.name / "instances").is_dir():
+            root = root / self.base.name  # the planbench/ folder that holds every domain's folder
         if self.task.folder != "instances" and (root / self.task.folder).is_dir():
             return root / self.task.folder
         return root / "instances" if (root / "instances").is_dir() else root
