@@ -1,49 +1,59 @@
-"""Graph overhead per round (checkpoints included) and checkpoint bytes per round.
+"""Graph overhead per round (checkpoints included), beside the old design's, and checkpoint bytes per round.
 
-    .venv/bin/python benchmarks/bench_graph.py [--instances 5] [--rounds 10]
+    .venv/bin/python benchmarks/bench_graph.py [--instances 5] [--rounds 10] [--old-rev 4535135]
 
-1. The sound-binary scheme (one LLM call per round; the scripted server answers after 50 ms and its answers
-   are never right, so every run takes all rounds) run through `execute_run` (LangGraph + SQLite checkpoints +
-   attempt rows), against a plain Python loop making the same calls (same messages, same client, a fresh cache
-   each) and the same verifier/feedback work. Prints the added time per round and as % of one 50 ms call
-   (target < 5%).
+1. Two schemes with one LLM call per round (the scripted server answers after 50 ms and its answers are never
+   right, so every run takes all rounds): `sound-binary` (generator -> sound verifier) and
+   `llm-llm:critic=sound` (generator -> critic; the critic is the sound verifier, so it makes no LLM call),
+   each run through `execute_run` (LangGraph + SQLite checkpoints + attempt rows) against a plain Python
+   loop making the same calls (same messages, same client, a fresh cache each) and the same
+   verifier/feedback work. Prints the added CPU time per round and as % of one 50 ms call (target: <= 2 ms).
+   The same measurement of the old design (git revision `--old-rev`, the code before nodes stopped storing:
+   nodes wrote rows and read their history from SQLite, the critic loop took three steps per round, answers
+   were parsed up to three times) runs in a child process from that revision's files, so both figures come
+   from one run on one machine.
 2. Checkpoint bytes (LangGraph's checkpoints + writes tables) of one thread for 5, 10 and 15 rounds, per round
-   (target: flat, i.e. storage linear in rounds, because the state holds only the last attempt).
+   (target: flat, i.e. storage linear in rounds: earlier rounds live in a delta channel, written once).
 The server runs in its own process so its work does not compete with the graph's for the GIL.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from critiquebench.domains import get_domain, load_instances  # noqa: E402
-from critiquebench.domains.base import Domain, Instance  # noqa: E402
-from critiquebench.store.cache import CallCache  # noqa: E402
-from critiquebench.store.checkpoints import checkpoint_bytes  # noqa: E402
-
-from critiquebench.llm.client import LLMClient, LLMSettings  # noqa: E402
-from critiquebench.studies.execute import execute_run  # noqa: E402
-from tests.scripted_server import serve_in_subprocess  # noqa: E402
-
 LATENCY = 0.05
 DATASETS = ROOT.parent / "shared" / "datasets"
+OLD_REV = "4535135"  # "App layer in rooms": the last revision before nodes stopped storing
+LAYERS = ("domains", "nodes", "graphs", "store")
 
 
-def plain_loop(domain: Domain, instance: Instance, llm: LLMClient, rounds: int) -> None:
-    """What sound-binary does, without a graph, checkpoints or a store."""
+def use_tree(tree: Path | None) -> None:
+    """Import critiquebench from `tree` (an old revision laid out as an installed package) or from ROOT."""
+    if tree is not None:  # drop the editable install's finder, so `tree` is what `import critiquebench` finds
+        sys.meta_path[:] = [f for f in sys.meta_path if "Editable" not in str(f)]
+        sys.path_hooks[:] = [h for h in sys.path_hooks if "editable" not in str(h).lower()]
+        sys.path_importer_cache.clear()
+    sys.path.insert(0, str(tree or ROOT))
+
+
+def plain_loop(domain: Any, instance: Any, llm: Any, rounds: int, level: str) -> None:
+    """What the schemes do, without a graph, checkpoints or a store."""
     messages = domain.prompt(instance)
     for _ in range(rounds):
         text = llm.complete(messages).text
         verdict = domain.verify(instance, text)
         domain.canonical(instance, text)
-        feedback = domain.feedback(instance, verdict, "binary")
+        feedback = domain.feedback(instance, verdict, level)
         messages = [
             *messages,
             {"role": "assistant", "content": text},
@@ -51,73 +61,138 @@ def plain_loop(domain: Domain, instance: Instance, llm: LLMClient, rounds: int) 
         ]
 
 
-def client(base_url: str, store: Path) -> LLMClient:
-    return LLMClient(LLMSettings(model="scripted", base_url=base_url, max_tokens=64), CallCache(store))
+def measure(base_url: str, tmp: Path, n_instances: int, rounds: int) -> dict[str, dict[str, float]]:
+    """CPU and wall seconds per round of each scheme and of its plain loop, best of three alternated reps."""
+    from critiquebench.domains import get_domain, load_instances
+    from critiquebench.store.cache import CallCache
 
+    from critiquebench.llm.client import LLMClient, LLMSettings
+    from critiquebench.studies.execute import execute_run
 
-def overhead(base_url: str, tmp: Path, instances: list[Instance], domain: Domain, rounds: int) -> None:
-    spec = f"sound-binary:rounds={rounds}"
-    warm = client(base_url, tmp / "warm.sqlite")
-    plain_loop(domain, instances[0], warm, 1)
+    domain = get_domain("game24")
+    instances = load_instances(domain, f"901-{900 + n_instances}", DATASETS)
+
+    def client(store: Path) -> Any:
+        return LLMClient(LLMSettings(model="scripted", base_url=base_url, max_tokens=64), CallCache(store))
+
+    warm = client(tmp / "warm.sqlite")
+    plain_loop(domain, instances[0], warm, 1, "binary")
     execute_run(tmp / "warm.sqlite", "warm", domain, instances[0], "sound-binary:rounds=2", 0, warm)
-    wall: dict[str, list[float]] = {"loop": [], "graph": []}
-    cpu: dict[str, list[float]] = {"loop": [], "graph": []}
-    for rep in range(3):  # alternate, so drift in machine load hits both sides; keep the best of each
-        for side in ("loop", "graph"):
-            store = tmp / f"{side}{rep}.sqlite"
-            llm = client(base_url, store)
-            start, start_cpu = time.perf_counter(), time.process_time()
-            for instance in instances:
-                if side == "loop":
-                    plain_loop(domain, instance, llm, rounds)
-                else:
-                    out = execute_run(store, "bench", domain, instance, spec, 0, llm)
-                    assert out.status == "done" and out.rounds == rounds, out
-            wall[side].append(time.perf_counter() - start)
-            cpu[side].append(time.process_time() - start_cpu)
-    n = len(instances) * rounds
-    print(
-        f"overhead: {len(instances)} runs x {rounds} rounds of {spec}, server latency {LATENCY * 1000:.0f} ms"
-    )
-    for label, data in (("wall", wall), ("cpu", cpu)):
-        loop, graph = min(data["loop"]) / n, min(data["graph"]) / n
-        added = graph - loop
-        print(
-            f"  {label:4s} plain loop {loop * 1000:7.2f} ms/round, graph + checkpoints {graph * 1000:7.2f} "
-            f"ms/round: added {added * 1000:6.2f} ms/round = {added / LATENCY:6.1%} of a 50 ms call "
-            "(target < 5%)"
-        )
-    print(
-        "  (cpu: this process's CPU time, steadier than wall time under load; the server is another process)"
-    )
+    results = {}
+    schemes = ((f"sound-binary:rounds={rounds}", "binary"), (f"llm-llm:rounds={rounds},critic=sound", "first"))
+    for spec, level in schemes:
+        wall: dict[str, list[float]] = {"loop": [], "graph": []}
+        cpu: dict[str, list[float]] = {"loop": [], "graph": []}
+        for rep in range(3):  # alternate, so drift in machine load hits both sides; keep the best of each
+            for side in ("loop", "graph"):
+                store = tmp / f"{spec.split(':')[0]}-{side}{rep}.sqlite"
+                llm = client(store)
+                start, start_cpu = time.perf_counter(), time.process_time()
+                for instance in instances:
+                    if side == "loop":
+                        plain_loop(domain, instance, llm, rounds, level)
+                    else:
+                        out = execute_run(store, "bench", domain, instance, spec, 0, llm)
+                        assert out.status == "done" and out.rounds == rounds, out
+                wall[side].append(time.perf_counter() - start)
+                cpu[side].append(time.process_time() - start_cpu)
+        n = len(instances) * rounds
+        results[spec] = {f"{kind}_{side}": min(data[side]) / n for kind, data in (("wall", wall), ("cpu", cpu))
+                         for side in ("loop", "graph")}  # fmt: skip
+    return results
 
 
-def growth(base_url: str, tmp: Path, instance: Instance, domain: Domain) -> None:
+def old_tree(rev: str, tmp: Path) -> Path | None:
+    """The files of revision `rev` laid out as the installed package (critiquebench/ with its layers inside)."""
+    src, tree = tmp / "old-src", tmp / "old-tree"
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True)
+    if archive.returncode != 0:
+        print(f"  (old design: git revision {rev} is not available: {archive.stderr.decode().strip()})")
+        return None
+    src.mkdir()
+    tar_path = tmp / "old.tar"
+    tar_path.write_bytes(archive.stdout)
+    with tarfile.open(tar_path) as tar:
+        tar.extractall(src, filter="data")
+    shutil.copytree(src / "critiquebench", tree / "critiquebench")
+    for layer in LAYERS:
+        shutil.copytree(src / layer, tree / "critiquebench" / layer)
+    return tree
+
+
+def measure_old(rev: str, base_url: str, tmp: Path, n_instances: int, rounds: int) -> dict[str, Any] | None:
+    tree = old_tree(rev, tmp)
+    if tree is None:
+        return None
+    child = subprocess.run(
+        [sys.executable, __file__, "--child", str(tree), "--base-url", base_url, "--instances", str(n_instances),
+         "--rounds", str(rounds)],
+        capture_output=True, text=True, cwd=tmp,
+    )  # fmt: skip
+    if child.returncode != 0:
+        print(f"  (old design at {rev} could not run: {child.stderr.strip().splitlines()[-1:]})")
+        return None
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
+def overhead(base_url: str, tmp: Path, n_instances: int, rounds: int, old_rev: str) -> None:
+    (tmp / "new").mkdir()
+    new = measure(base_url, tmp / "new", n_instances, rounds)
+    old = measure_old(old_rev, base_url, tmp, n_instances, rounds)
+    print(f"overhead per round: {n_instances} runs x {rounds} rounds, server latency {LATENCY * 1000:.0f} ms "
+          "(CPU of this process; the server is another one)")  # fmt: skip
+    for spec, figures in new.items():
+        added = figures["cpu_graph"] - figures["cpu_loop"]
+        line = (f"  {spec:34s} plain loop {figures['cpu_loop'] * 1000:5.2f} ms/round; this design "
+                f"+{added * 1000:5.2f} ms/round ({added / LATENCY:5.1%} of a 50 ms call)")  # fmt: skip
+        if old and spec in old:
+            was = old[spec]["cpu_graph"] - old[spec]["cpu_loop"]
+            line += f"; old design ({old_rev}) +{was * 1000:5.2f} ms/round ({was / LATENCY:5.1%})"
+        print(line + "  [target <= 2 ms]")
+        wall = figures["wall_graph"] - figures["wall_loop"]
+        print(f"  {'':34s} wall: +{wall * 1000:5.2f} ms/round")
+
+
+def growth(base_url: str, tmp: Path) -> None:
+    from critiquebench.domains import get_domain, load_instances
+    from critiquebench.store.cache import CallCache
+    from critiquebench.store.checkpoints import checkpoint_bytes
+
+    from critiquebench.llm.client import LLMClient, LLMSettings
+    from critiquebench.studies.execute import execute_run
+
+    domain = get_domain("game24")
+    instance = load_instances(domain, "901", DATASETS)[0]
     store = tmp / "growth.sqlite"
-    llm = client(base_url, store)
+    llm = LLMClient(LLMSettings(model="scripted", base_url=base_url, max_tokens=64), CallCache(store))
     print("checkpoint storage of one thread (checkpoints + writes tables)")
     first = None
     for rounds in (5, 10, 15):
         out = execute_run(store, "growth", domain, instance, f"llm-llm:rounds={rounds},critic=sound", 0, llm)
         per_round = checkpoint_bytes(store, out.thread_id) / rounds
         first = first or per_round
-        print(
-            f"  {rounds:2d} rounds  {per_round:8.0f} bytes/round  ({per_round / first:.2f}x the 5-round "
-            f"figure; "
-            "target ~1.0x)"
-        )
+        print(f"  {rounds:2d} rounds  {per_round:8.0f} bytes/round  ({per_round / first:.2f}x the 5-round figure; "
+              "target ~1.0x)")  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--instances", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--old-rev", default=OLD_REV, help="git revision of the old design to measure beside")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)  # measure the tree at this path, print JSON
+    parser.add_argument("--base-url", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    domain = get_domain("game24")
-    instances = load_instances(domain, f"901-{900 + args.instances}", DATASETS)
+    use_tree(args.child)
+    if args.child is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            print(json.dumps(measure(args.base_url, Path(tmp), args.instances, args.rounds)))
+        return
+    from tests.scripted_server import serve_in_subprocess
+
     with serve_in_subprocess(LATENCY) as base_url, tempfile.TemporaryDirectory() as tmp:
-        overhead(base_url, Path(tmp), instances, domain, args.rounds)
-        growth(base_url, Path(tmp), instances[0], domain)
+        overhead(base_url, Path(tmp), args.instances, args.rounds, args.old_rev)
+        growth(base_url, Path(tmp))
 
 
 if __name__ == "__main__":
