@@ -19,6 +19,7 @@ from tests.conftest import DATASETS
 REFERENCE = DATASETS / "planbench" / "reference"
 BACKPROMPTING = REFERENCE / "gpt-4_blocksworld_backprompting_first_error.json"
 ONE_SHOT = REFERENCE / "gpt-4_blocksworld_one_shot.json"
+LOGISTICS = REFERENCE / "gpt-4_logistics_backprompting_first_error.json"
 CLI = [sys.executable, "-m", "critiquebench.cli"]
 
 
@@ -87,6 +88,24 @@ def test_a_drifting_prompt_stops_the_replay_with_the_first_differing_message(tmp
     assert "ReplayMiss" in output
     assert "+Once you stack a block on top of a second block, the second block is no longer clear." in output
     assert new_calls(store) == 0
+
+
+def test_logistics_import_takes_the_recorded_intro_and_example_plans(tmp_path: Path) -> None:
+    """The run was sent PlanBench's intro with an example per action and Fast Downward's example plans (no
+    optimal-plan file ships for Logistics): the study keeps both, so our first prompts are the recorded ones."""
+    from critiquebench.domains import get_domain, load_instances
+
+    store = tmp_path / "store.sqlite"
+    cli("import", "planbench", str(LOGISTICS), "--study", "logistics", "--store", str(store))
+    with sqlite3.connect(store) as db:
+        config = json.loads(db.execute("SELECT config FROM studies WHERE name = 'logistics'").fetchone()[0])
+    options = config["domain_options"]["logistics"]
+    assert options["intro"] == "zero_shot"
+    assert options["example_plans"]["1"][0] == "(fly-airplane a1 l0-0 l1-0)"
+    domain = get_domain("logistics", **options)
+    recorded = {x["instance_id"]: x["messages"][:2] for x in json.loads(LOGISTICS.read_text())["instances"]}
+    for inst in load_instances(domain, "2,5,9", Path(config["dataset"])):
+        assert domain.prompt(inst) == recorded[int(inst.id)]
 
 
 def test_importing_a_file_that_is_not_planbench_is_a_clear_error(tmp_path: Path) -> None:

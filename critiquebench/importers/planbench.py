@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,8 @@ class PlanBenchRun:
     instance_ids: tuple[int, ...]
     calls: tuple[RecordedCall, ...]
     task: str = "t1"  # our PlanBench task name (domains/planning/tasks)
+    # example instance id -> the plan (PlanBench's English, as sent) its one-shot example showed
+    example_plans: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def scheme(self) -> str:
@@ -64,9 +66,13 @@ class PlanBenchRun:
         """The study's domain: the planning domain for t1 and backprompting, "DOMAIN:TASK" otherwise."""
         return self.domain if self.task == "t1" else f"{self.domain}:{self.task}"
 
+    def queries(self) -> list[str]:
+        """The first user message of every call: the problem's prompt."""
+        return [next(m["content"] for m in c.messages if m["role"] == "user") for c in self.calls]
+
     def prompt_style(self, domain_intro: str) -> str:
         # PlanBench's published GPT-4 one-shot run predates the last line of today's Blocksworld intro.
-        if self.kind == "one_shot" and not all(c.messages[-1]["content"].startswith(domain_intro) for c in self.calls):
+        if self.kind == "one_shot" and not all(q.startswith(domain_intro) for q in self.queries()):
             return "nl_legacy"
         return "nl"
 
@@ -96,7 +102,22 @@ def read_planbench(path: Path) -> PlanBenchRun:
         ids = tuple(int(inst["instance_id"]) for inst in instances)
     except (KeyError, TypeError, ValueError):
         raise ImportError_(f"{path}: every instance needs an integer 'instance_id'") from None
-    return PlanBenchRun(kind, model, domain, ids, tuple(calls), task if kind == "one_shot" else "t1")
+    task = task if kind == "one_shot" else "t1"
+    return PlanBenchRun(kind, model, domain, ids, tuple(calls), task, _example_plans(instances) if task == "t1" else {})
+
+
+def _example_plans(instances: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Example instance id -> the plan text its one-shot example showed (the first [PLAN] block of the query)."""
+    plans: dict[str, str] = {}
+    for inst in instances:
+        examples = inst.get("example_instance_ids")
+        if not isinstance(examples, list) or len(examples) != 1:
+            continue
+        query = inst.get("query") or next((m["content"] for m in inst.get("messages", []) if m["role"] == "user"), "")
+        start, end = str(query).find("[PLAN]"), str(query).find("[PLAN END]")
+        if 0 <= start < end:
+            plans.setdefault(str(examples[0]), str(query)[start + len("[PLAN]") : end])
+    return plans
 
 
 # PlanBench's logger sometimes appended the response (and extracted plans) to the stored query, after this
@@ -169,10 +190,19 @@ def import_planbench(
         from critiquebench.domains import get_domain
 
         try:
-            intro = get_domain(run.domain).cfg.domain_intro  # type: ignore[attr-defined]
+            domain = get_domain(run.domain)
+            cfg = domain.cfg  # type: ignore[attr-defined]
         except (ValueError, AttributeError):
-            intro = ""
-        options["prompt_style"] = run.prompt_style(intro)
+            domain, cfg = None, None
+        options["prompt_style"] = run.prompt_style(cfg.domain_intro if cfg else "")
+        # GPT-4's Logistics backprompting run was sent PlanBench's intro that gives an example of each action.
+        zero_shot = cfg.domain_intro_zero_shot if cfg else None
+        if zero_shot and all(q.startswith(zero_shot) for q in run.queries()):
+            options["intro"] = "zero_shot"
+        if domain is not None and run.example_plans:
+            plans = _recorded_example_plans(run, domain, Path(dataset))
+            if plans:
+                options["example_plans"] = plans
     else:
         folder = Path(instances) if instances else Path(dataset) / TASKS[run.task].folder
         if not folder.is_dir():
@@ -206,6 +236,30 @@ def import_planbench(
     added = cache.db.execute("SELECT count(*) FROM llm_calls").fetchone()[0] - before
     save_study(db, study, config.to_dict())
     return config, added
+
+
+def _recorded_example_plans(run: PlanBenchRun, domain: Any, dataset: Path) -> dict[str, list[str]]:
+    """PlanBench's own plans of the example instances the run showed, as PDDL lines, for the examples our
+    dataset knows no plan of (e.g. Logistics ships no optimal plans; our planner may pick another equally
+    short plan). Stored with the study, they make the replayed prompts the recorded ones."""
+    from critiquebench.domains import Instance
+
+    selection = ",".join(str(i) for i in run.instance_ids)
+    try:
+        instances = domain.load(selection, dataset)
+    except (ValueError, OSError):  # a dataset we cannot read leaves the planner's plans in place
+        return {}
+    plans: dict[str, list[str]] = {}
+    for inst in instances:
+        for example in inst.data.get("examples", [])[:1]:
+            ident = str(example["id"])
+            text = run.example_plans.get(ident)
+            if text is None or example.get("plan") or ident in plans:
+                continue
+            parsed = domain.parse(Instance(domain.name, ident, {"problem": example["problem"], "source": ident}), text)
+            if parsed:
+                plans[ident] = parsed
+    return plans
 
 
 def _merged(existing: StudyConfig, new: StudyConfig) -> StudyConfig:

@@ -35,22 +35,47 @@ __all__ = [
 
 
 def load_planning_domain(
-    name_or_folder: str | Path, prompt_style: str | None = None, *, strict: bool = False, shots: int = 3
+    name_or_folder: str | Path,
+    prompt_style: str | None = None,
+    *,
+    strict: bool = False,
+    shots: int = 3,
+    intro: str | None = None,
+    example_plans: dict[str, list[str]] | None = None,
 ) -> PlanningDomain:
     """A builtin planning domain by name, or a PDDL domain folder as it is (domain.pddl, problems in
     instances/, orig_problems/ or the folder itself, optional natural-language templates).
 
     `prompt_style` is one of `PROMPT_STYLES` (None: nl when the folder has templates, else pddl); `strict`
     makes action-like lines that cannot be read invalidate a plan (PlanBench skips them); `shots` is the
-    number of examples in the pddl style.
+    number of examples in the pddl style; `intro` and `example_plans` as in `PlanningDomain`.
     """
     if str(name_or_folder) in BUILTIN_PLANNING:
         name = str(name_or_folder)
-        return PlanningDomain(name, DATA_DIR / name, prompt_style or "nl", strict, shots, generator=name)
+        return PlanningDomain(
+            name,
+            DATA_DIR / name,
+            prompt_style or "nl",
+            strict,
+            shots,
+            generator=name,
+            intro=intro,
+            example_plans=example_plans,
+        )
     if str(name_or_folder) in PAPER_PLANNING:
         name = str(name_or_folder)
         folder = DATA_DIR / PAPER_PLANNING[name]
-        return PlanningDomain(name, folder, prompt_style or "pddl", strict, shots, generator=name, optimal=True)
+        return PlanningDomain(
+            name,
+            folder,
+            prompt_style or "pddl",
+            strict,
+            shots,
+            generator=name,
+            optimal=True,
+            intro=intro,
+            example_plans=example_plans,
+        )
     folder = Path(name_or_folder).expanduser()
     if not folder.is_dir():
         raise PlanningError(
@@ -59,4 +84,6 @@ def load_planning_domain(
         )
     if not (folder / "domain.pddl").is_file():
         raise PlanningError(f"{folder}: a planning domain folder needs domain.pddl")
-    return PlanningDomain(folder.resolve().name, folder.resolve(), prompt_style, strict, shots)
+    return PlanningDomain(
+        folder.resolve().name, folder.resolve(), prompt_style, strict, shots, intro=intro, example_plans=example_plans
+    )

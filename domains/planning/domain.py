@@ -49,6 +49,10 @@ class _Problem:
     plan: list[Step] | None = None
 
 
+# The `intro` option's values and the config key each selects (None: the config's `domain_intro`).
+INTROS: dict[str | None, str] = {None: "domain_intro", "zero_shot": "domain_intro_zero_shot"}
+
+
 @dataclass
 class PlanningDomain:
     """A PDDL planning domain. `folder` holds domain.pddl, optionally natural-language templates (config.yaml
@@ -62,6 +66,12 @@ class PlanningDomain:
     generator: str | None = None
     optimal: bool = False  # example and candidate plans by breadth-first search (shortest) where it fits
     candidate_kinds: tuple[str, ...] = CANDIDATE_KINDS
+    # Which of the config's intros nl prompts start with: None for `domain_intro`, "zero_shot" for PlanBench's
+    # intro that gives an example of each action (`domain_intro_zero_shot`).
+    intro: str | None = None
+    # Known plans of example instances (id -> PDDL action lines), used before the dataset's plans and our
+    # planner's: e.g. the plans a recorded PlanBench run showed, which `import planbench` stores with the study.
+    example_plans: dict[str, list[str]] | None = None
     model: DomainModel = field(init=False, repr=False)
     cfg: NLConfig = field(init=False, repr=False)
     domain_pddl: str = field(init=False, repr=False)
@@ -82,6 +92,10 @@ class PlanningDomain:
             raise PlanningError(f"{source}: cannot read domain: {err}") from None
         self.model = parse_domain_text(self.domain_pddl, str(source))
         self._require_nl(self.prompt_style)
+        if self.intro not in INTROS:
+            raise PlanningError(f"unknown intro {self.intro!r}; known: {', '.join(i for i in INTROS if i)}")
+        if self.intro is not None and getattr(self.cfg, INTROS[self.intro]) is None:
+            raise PlanningError(f"{self.nl_source}: intro {self.intro!r} needs `{INTROS[self.intro]}` in the config")
         unknown = sorted(set(self.model.schemas) - set(self.cfg.actions))
         if unknown and self.nl_source is not None:
             raise PlanningError(f"{self.nl_source}: no English template for action(s) {unknown}")
@@ -152,11 +166,16 @@ class PlanningDomain:
         if style not in ("nl", "nl_legacy"):
             raise PlanningError(f"unknown prompt style {style!r}; known: {prompts.PROMPT_STYLES}")
         self._require_nl(style)
+        known = self.example_plans or {}
         shots_nl = [
-            (self._problem(e["problem"], e["id"]).task, self._plan(e["problem"], e["id"], e.get("plan")))
+            (
+                self._problem(e["problem"], e["id"]).task,
+                self._plan(e["problem"], e["id"], known.get(str(e["id"])) or e.get("plan")),
+            )
             for e in examples[:1]
         ]
-        return prompts.messages(prompts.nl_prompt(self.cfg, task, shots_nl, legacy=style == "nl_legacy"))
+        intro = None if self.intro is None else getattr(self.cfg, INTROS[self.intro])
+        return prompts.messages(prompts.nl_prompt(self.cfg, task, shots_nl, legacy=style == "nl_legacy", intro=intro))
 
     def read(self, instance: Instance, text: str) -> ParsedPlan | None:
         """The plan committed to in `text`, or None when it holds none (a malformed answer, a verdict). The reader

@@ -103,8 +103,16 @@ def statement(cfg: NLConfig, task: Task, plan: Sequence[Step] | None, tail: str 
     return text
 
 
-def nl_prompt(cfg: NLConfig, task: Task, examples: Sequence[tuple[Task, Sequence[Step]]], legacy: bool = False) -> str:
-    intro = (cfg.domain_intro_legacy or cfg.domain_intro) if legacy else cfg.domain_intro
+def nl_prompt(
+    cfg: NLConfig,
+    task: Task,
+    examples: Sequence[tuple[Task, Sequence[Step]]],
+    legacy: bool = False,
+    intro: str | None = None,
+) -> str:
+    """`intro` replaces the config's intro (e.g. its `domain_intro_zero_shot`, see `PlanningDomain.intro`)."""
+    if intro is None:
+        intro = (cfg.domain_intro_legacy or cfg.domain_intro) if legacy else cfg.domain_intro
     shots = "".join(statement(cfg, ex_task, ex_plan) for ex_task, ex_plan in examples)
     return intro + shots + statement(cfg, task, None, tail="\n" if legacy else "")
 

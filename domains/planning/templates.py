@@ -37,6 +37,8 @@ class NLConfig:
     domain_intro_legacy: str | None = None
     # PlanBench's plan-optimality (t2) intro, which gives every action's duration.
     domain_intro_cost: str | None = None
+    # PlanBench's intro giving an example of each action (its `domain_intro_zero_shot`), when given.
+    domain_intro_zero_shot: str | None = None
     # PlanBench's keywords for reading a model's state descriptions (predicate -> words), when given.
     predicate_mapping: dict[str, str] | None = None
 
@@ -131,6 +133,7 @@ def load_config(path: Path, default_name: str) -> NLConfig:
         raise PlanningError(f"{path}: `domain_intro` must be text")
     legacy = raw.get("domain_intro_legacy")
     cost = raw.get("domain_intro_cost")
+    zero_shot = raw.get("domain_intro_zero_shot")
     mapping = _str_map(raw["predicate_mapping"], "predicate_mapping", path) if "predicate_mapping" in raw else None
     return NLConfig(
         domain_name=str(raw.get("domain_name") or default_name),
@@ -140,6 +143,7 @@ def load_config(path: Path, default_name: str) -> NLConfig:
         encoded_objects=_str_map(raw["encoded_objects"], "encoded_objects", path),
         domain_intro_legacy=legacy if isinstance(legacy, str) else None,
         domain_intro_cost=cost if isinstance(cost, str) else None,
+        domain_intro_zero_shot=zero_shot if isinstance(zero_shot, str) else None,
         predicate_mapping=mapping,
     )
 
