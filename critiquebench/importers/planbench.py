@@ -144,13 +144,29 @@ def _one_shot_calls(instances: Sequence[Mapping[str, Any]]) -> list[RecordedCall
 def _conversation_calls(path: Path, instances: Sequence[Mapping[str, Any]]) -> list[RecordedCall]:
     calls = []
     for inst in instances:
-        messages = [{"role": str(m["role"]), "content": str(m["content"])} for m in inst["messages"]]
-        for i, message in enumerate(messages):
-            if message["role"] == "assistant":
-                calls.append(RecordedCall(tuple(messages[:i]), message["content"]))
-        if not any(m["role"] == "assistant" for m in messages):
+        raw = [{"role": str(m["role"]), "content": str(m["content"])} for m in inst["messages"]]
+        if not any(m["role"] == "assistant" for m in raw):
             raise ImportError_(f"{path}: instance {inst.get('instance_id')} has no assistant turn")
+        messages: list[dict[str, str]] = []
+        for i, message in enumerate(raw):
+            if _retried(raw, i) or (i > 0 and _retried(raw, i - 1)):
+                continue
+            if message["role"] == "assistant":
+                calls.append(RecordedCall(tuple(messages), message["content"]))
+            messages.append(message)
     return calls
+
+
+def _retried(messages: Sequence[Mapping[str, str]], i: int) -> bool:
+    """Whether message i is a failed call that PlanBench retried: an empty answer followed by the same user
+    message again. Its `steps` do not count these; neither does the replay, so the pair is left out of the
+    conversation (the later calls are recorded without it, as our graphs send them)."""
+    return (
+        messages[i]["role"] == "assistant"
+        and not messages[i]["content"]
+        and 0 < i < len(messages) - 1
+        and messages[i + 1] == messages[i - 1]
+    )
 
 
 def dataset_folder(path: Path, domain: str) -> Path:
