@@ -16,7 +16,7 @@ if ! .venv/bin/python -c "import llama_cpp, llama_cpp.server" >/dev/null 2>&1; t
     .venv/bin/python -m pip install -q --no-cache-dir 'llama-cpp-python[server]>=0.3.0'
 fi
 
-.venv/bin/python -m pip install -q -e '.[embedded,dev,confidence]'
+.venv/bin/python -m pip install -q -e '.[embedded,dev,confidence,scale]'
 
 # The viewer's browser tests drive the system's Chromium through Playwright (Playwright's own browser download
 # cannot work offline, so it is never used).
@@ -26,5 +26,16 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "installed chromium for the viewer's browser tests" >&2
   else
     echo "warning: could not install chromium; the viewer's browser tests will be skipped" >&2
+  fi
+fi
+
+# Postgres server binaries for the Postgres-store tests (the tests start a throw-away server on loopback).
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -q && apt-get install -y -q postgresql
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo apt-get update -q && sudo apt-get install -y -q postgresql
+  else
+    echo "postgresql is not installed and cannot be installed here: the Postgres-store tests will be skipped" >&2
   fi
 fi

@@ -6,6 +6,8 @@ Tables
   never stored here, so a resumed run retries them.
 - `llm_events(ts, key, model, kind, error, prompt_tokens, completion_tokens)`: kind is 'call' (the endpoint
   answered), 'hit' (answered from this table) or 'failed' (all retries failed; `error` holds the text).
+- `llm_inflight(key PK, owner, expires_at)`: calls being made right now, so another process asking the same
+  call waits for its answer instead of paying for it (see `store.claims`).
 
 The key is a sha256 over canonical JSON of (model, endpoint identity, messages, sampling params, sample
 index), so the same prompt drawn as sample 0..k-1 gives k entries shared by every scheme asking for k samples.
@@ -26,6 +28,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import IO, Any
 
 import sqlite_utils
+from critiquebench.store.claims import CLAIM_SCHEMA, drop_lease, process_owner, take_lease
 from critiquebench.store.db import connect, ensure_tables
 
 log = logging.getLogger(__name__)
@@ -109,12 +112,13 @@ _INSERT_CALL = "INSERT OR IGNORE INTO llm_calls ({}) VALUES ({})".format(
 class CallCache:
     """Thread-safe access to the cache tables of one store (a path or an open sqlite-utils database)."""
 
-    def __init__(self, store: str | os.PathLike[str] | sqlite_utils.Database) -> None:
-        self.db = store if isinstance(store, sqlite_utils.Database) else connect(store)
+    def __init__(self, store: str | os.PathLike[str] | sqlite_utils.Database | Any) -> None:
+        # a locator (file path or postgresql:// URL), or an open store connection from `store.db.connect`
+        self.db = connect(store) if isinstance(store, str | os.PathLike) else store
         # One connection is shared by all worker threads; the lock keeps each statement's cursor to itself.
         self._lock = threading.Lock()
         with self._lock:
-            ensure_tables(self.db, _SCHEMA)
+            ensure_tables(self.db, (*_SCHEMA, *CLAIM_SCHEMA))
 
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[CallRecord]:
         with self._lock:
@@ -137,6 +141,16 @@ class CallCache:
         with self._lock:
             cursor = self.db.execute(_INSERT_CALL, list(row.values()))
             return cursor.rowcount > 0
+
+    def reserve(self, key: str, seconds: float) -> bool:
+        """Mark `key` as being called by this process for `seconds` (renewable); False when another process
+        is calling it."""
+        with self._lock:
+            return take_lease(self.db, "llm_inflight", key, process_owner(), seconds)
+
+    def unreserve(self, key: str) -> None:
+        with self._lock:
+            drop_lease(self.db, "llm_inflight", key, process_owner())
 
     def put_recorded(
         self,

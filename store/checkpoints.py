@@ -1,26 +1,64 @@
-"""Graph checkpoints in the store file: one LangGraph SqliteSaver per connection (never shared by threads).
+"""Graph checkpoints in the store: one LangGraph saver per connection (never shared by threads).
 
-The saver's tables (`checkpoints`, `writes`) live beside studies/runs/attempts and the LLM call cache, so one
-file holds a whole study and can be copied, resumed or reported anywhere.
+In a SQLite store the SqliteSaver's tables (`checkpoints`, `writes`) live beside studies/runs/attempts and the
+LLM call cache, so one file holds a whole study and can be copied, resumed or reported anywhere. In a Postgres
+store LangGraph's PostgresSaver keeps them (its `checkpoints`, `checkpoint_blobs`, `checkpoint_writes` tables).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from critiquebench.store.db import connect_raw
+from critiquebench.store.postgres import is_postgres, open_connection
 from langgraph.checkpoint.sqlite import SqliteSaver
+
+_SETUP_LOCK = 0x63626368  # any fixed number: the advisory lock our processes take around the saver's setup
+_pg_ready: set[str] = set()
+_pg_lock = threading.Lock()
 
 
 @contextmanager
-def open_saver(path: str | os.PathLike[str]) -> Iterator[SqliteSaver]:
+def open_saver(path: str | os.PathLike[str]) -> Iterator[Any]:
     """A saver on its own connection to the store at `path`; use it from one thread, close it after."""
+    if is_postgres(path):
+        with _postgres_saver(str(path)) as saver:
+            yield saver
+        return
     conn = connect_raw(path)
     try:
         saver = SqliteSaver(conn)
         saver.setup()
+        yield saver
+    finally:
+        conn.close()
+
+
+@contextmanager
+def _postgres_saver(url: str) -> Iterator[Any]:
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    conn = open_connection(url)
+    conn.row_factory = dict_row  # what PostgresSaver expects of the connection it is given
+    try:
+        saver = PostgresSaver(conn)
+        # Our connections autocommit, so in pipeline mode a checkpoint's statements (and a task's writes) would
+        # be stored one by one, and a kill in between could leave a task with part of its update: LangGraph
+        # would count it as done and resume without the rest. Without pipelines each is one transaction.
+        saver.supports_pipeline = False
+        with _pg_lock:  # its migrations are not safe to run from several threads or processes at once
+            if url not in _pg_ready:
+                conn.execute("SELECT pg_advisory_lock(%s)", [_SETUP_LOCK])
+                try:
+                    saver.setup()
+                finally:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", [_SETUP_LOCK])
+                _pg_ready.add(url)
         yield saver
     finally:
         conn.close()

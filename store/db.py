@@ -1,4 +1,8 @@
-"""Opening the one SQLite store file that holds a user's studies, checkpoints and LLM call cache.
+"""Opening the store that holds a user's studies, checkpoints and LLM call cache.
+
+A store is a SQLite file (the zero-configuration default) or a Postgres database given by a
+`postgresql://user:password@host:port/db` URL (the `scale` extra; see `store.postgres`). Both hold the same
+tables; `connect` returns an object with the same `execute` / `query` calls for either.
 
 Commands that only read (report, studies, export, cache stats) open the store read-only: they never create a
 missing store, never write to an existing one, and work on read-only media. Every way a path can fail to be a
@@ -12,9 +16,13 @@ import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import sqlite_utils
+from critiquebench.store.postgres import PgDatabase, StoreUnavailable, is_postgres, redact
+
+Locator = str | os.PathLike[str]  # a SQLite file path, or a postgresql:// URL
 
 STORE_ENV = "CRITIQUEBENCH_STORE"
 DEFAULT_STORE = "critiquebench.sqlite"
@@ -28,9 +36,32 @@ class StoreError(ValueError):
     """The store path cannot be used as a store; the message names the path and what to do."""
 
 
-def default_store_path() -> Path:
+def default_store_path() -> Path | str:
     """`$CRITIQUEBENCH_STORE`, else `critiquebench.sqlite` in the working directory."""
-    return Path(os.environ.get(STORE_ENV) or DEFAULT_STORE)
+    return store_locator(os.environ.get(STORE_ENV) or DEFAULT_STORE)
+
+
+def resolve_store(value: Locator | None) -> Path | str:
+    """The store a command uses: `--store` if given, else the default."""
+    return default_store_path() if value is None else store_locator(value)
+
+
+def store_locator(value: Locator) -> Path | str:
+    """A Postgres URL as given (a Path would fold its `//`), anything else as a file path."""
+    return value if is_postgres(value) else Path(value)
+
+
+def store_exists(locator: Locator) -> bool:
+    """Whether there is a store to read (a Postgres store is its server's to answer: assumed present)."""
+    if is_postgres(locator):
+        return True
+    path = Path(locator)
+    return path.exists() or path.is_symlink()
+
+
+def store_name(locator: Locator) -> str:
+    """The store's name for messages and logs: a Postgres URL without its password."""
+    return redact(locator) if isinstance(locator, str) and is_postgres(locator) else str(locator)
 
 
 def describe(path: str | os.PathLike[str], exc: sqlite3.Error) -> str:
@@ -115,9 +146,25 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
     raise StoreError(describe(path, last)) from None
 
 
-def connect(path: str | os.PathLike[str] | None = None, *, readonly: bool = False) -> sqlite_utils.Database:
-    """The store at `path` (default: `default_store_path()`) as a sqlite-utils database."""
-    return sqlite_utils.Database(connect_raw(path if path is not None else default_store_path(), readonly=readonly))
+def connect(path: Locator | None = None, *, readonly: bool = False) -> Any:
+    """The store at `path` (default: `default_store_path()`): a sqlite-utils database, or a `PgDatabase`
+    (a Postgres store is opened read-write: its server, not the client, decides what a role may change)."""
+    locator = path if path is not None else default_store_path()
+    if is_postgres(locator):
+        try:
+            return PgDatabase(str(locator))
+        except StoreUnavailable as exc:
+            raise StoreError(str(exc)) from None
+    return sqlite_utils.Database(connect_raw(locator, readonly=readonly))
+
+
+def table_names(db: Any) -> set[str]:
+    """The tables of an open store (SQLite or Postgres)."""
+    if isinstance(db, PgDatabase):
+        sql = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+    else:
+        sql = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    return {str(row[0]) for row in db.execute(sql).fetchall()}
 
 
 def is_readonly(db: sqlite_utils.Database | sqlite3.Connection) -> bool:

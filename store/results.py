@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import sqlite_utils
-from critiquebench.store.db import ensure_tables
+from critiquebench.store.claims import CLAIM_SCHEMA
+from critiquebench.store.db import ensure_tables, table_names
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS studies (name TEXT PRIMARY KEY, config TEXT NOT NULL, created_at REAL NOT NULL)",
@@ -43,18 +44,21 @@ SCHEMA = (
 )
 # Tables keyed by a run's thread id: a study's rows in them go when the study is deleted. LangGraph's
 # checkpoint tables are made by its saver, so they may be missing from a store that never ran a graph.
-_THREAD_TABLES = ("attempts", "checkpoints", "writes", "run_memo")
+# (checkpoint_blobs and checkpoint_writes are the Postgres checkpointer's)
+_THREAD_TABLES = (
+    "attempts", "checkpoints", "writes", "checkpoint_blobs", "checkpoint_writes", "run_memo", "run_claims"
+)
 
 
 def ensure_schema(db: sqlite_utils.Database) -> None:
     """Create the tables if missing (idempotent, safe from several processes; read-only stores stay as they are)."""
-    ensure_tables(db, SCHEMA)
+    ensure_tables(db, (*SCHEMA, *CLAIM_SCHEMA))
 
 
 def delete_study(db: sqlite_utils.Database, name: str) -> dict[str, int]:
     """Remove a study: its definition, runs, rounds, checkpoints and budget, in one transaction. The LLM call
     cache is shared by all studies and stays. Returns the number of rows removed per table."""
-    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = table_names(db)
     # Thread ids are "study/domain/spec/instance/trial" and study names hold no '/': the prefix is exact.
     prefix = f"{name}/"
     removed: dict[str, int] = {}

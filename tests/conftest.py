@@ -51,3 +51,23 @@ def make_llm(scripted_settings: LLMSettings, call_cache: CallCache) -> Callable[
 def scripted_llm(make_llm: Callable[..., LLMClient]) -> LLMClient:
     """An LLMClient on the scripted server (see `scripted_server`) with a fresh cache."""
     return make_llm()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A real local Postgres server for the session (skipped, with the reason, when it cannot run here)."""
+    from tests.pg_server import local_postgres, why_unavailable
+
+    reason = why_unavailable()
+    if reason:
+        pytest.skip(reason)
+    with local_postgres() as url:
+        yield url
+
+
+@pytest.fixture
+def pg_store(postgres_server: str) -> str:
+    """The URL of a fresh, empty Postgres store database."""
+    from tests.pg_server import fresh_database
+
+    return fresh_database(postgres_server)

@@ -9,7 +9,8 @@ import sys
 
 import typer
 
-from critiquebench.store.db import StoreError, default_store_path, describe
+from critiquebench.store.db import StoreError, default_store_path, describe, store_name
+from critiquebench.store.postgres import StoreUnavailable
 
 HELP = (
     "Run, resume and compare LLM generate -> verify -> critique loops on problems a machine can check "
@@ -28,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "critiquebench.cli.prompt",
     "critiquebench.cli.confidence",
     "critiquebench.cli.view",
+    "critiquebench.cli.store",
 )
 
 
@@ -46,7 +48,7 @@ def main() -> None:
     traceback. Each command turns the errors it expects into such a line itself; this is the last guard."""
     try:
         app()
-    except StoreError as exc:
+    except (StoreError, StoreUnavailable) as exc:  # never with a store URL's password
         _exit_error(str(exc))
     except sqlite3.Error as exc:  # e.g. a store damaged past its first page, found while reading it
         logging.getLogger(__name__).debug("store error", exc_info=True)
@@ -58,10 +60,10 @@ def _store_arg() -> str:
     args = sys.argv[1:]
     for i, arg in enumerate(args):
         if arg == "--store" and i + 1 < len(args):
-            return args[i + 1]
+            return store_name(args[i + 1])
         if arg.startswith("--store="):
-            return arg.split("=", 1)[1]
-    return str(default_store_path())
+            return store_name(arg.split("=", 1)[1])
+    return store_name(default_store_path())
 
 
 def _exit_error(message: str) -> None:

@@ -12,17 +12,17 @@ from rich.console import Console
 from rich.table import Table
 
 from critiquebench.store.cache import CallCache
-from critiquebench.store.db import StoreError, connect, default_store_path
+from critiquebench.store.db import StoreError, connect, resolve_store
 
 cache_app = typer.Typer(no_args_is_help=True, help=__doc__)
-_STORE_HELP = "Store file (default: $CRITIQUEBENCH_STORE or ./critiquebench.sqlite)."
-StoreOption = Annotated[Path | None, typer.Option("--store", help=_STORE_HELP)]
+_STORE_HELP = "Store file or postgresql:// URL (default: $CRITIQUEBENCH_STORE or ./critiquebench.sqlite)."
+StoreOption = Annotated[str | None, typer.Option("--store", help=_STORE_HELP)]
 
 
-def _open(store: Path | None, readonly: bool = True) -> CallCache:
+def _open(store: str | None, readonly: bool = True) -> CallCache:
     """The store's cache; read-only unless importing (a reading command never creates or changes a store)."""
     try:
-        return CallCache(connect(store or default_store_path(), readonly=readonly))
+        return CallCache(connect(resolve_store(store), readonly=readonly))
     except StoreError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

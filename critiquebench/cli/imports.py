@@ -9,7 +9,7 @@ import typer
 
 from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.importers.planbench import ImportError_, import_planbench
-from critiquebench.store.db import default_store_path
+from critiquebench.store.db import resolve_store
 from critiquebench.studies.config import ConfigError
 
 import_app = typer.Typer(no_args_is_help=True, help=__doc__)
@@ -19,7 +19,7 @@ import_app = typer.Typer(no_args_is_help=True, help=__doc__)
 def planbench(
     file: Annotated[Path, typer.Argument(help="A PlanBench results JSON (plan generation or backprompting).")],
     study: Annotated[str, typer.Option("--study", help="Name of the study to define.")],
-    store: Annotated[Path | None, typer.Option("--store", help="Store file (default: $CRITIQUEBENCH_STORE).")] = None,
+    store: Annotated[str | None, typer.Option("--store", help="Store file or URL (default: $CRITIQUEBENCH_STORE).")] = None,  # noqa: E501
     dataset: Annotated[
         Path | None,
         typer.Option(help="PlanBench domain folder with instances/ (default: DOMAIN/ found above the file)."),
@@ -35,7 +35,7 @@ def planbench(
     Importing another task file into the same study adds that task, and `report NAME` lays the tasks out as
     PlanBench's results table."""
     try:
-        config, added = import_planbench(file, store or default_store_path(), study, dataset, instances=instances)
+        config, added = import_planbench(file, resolve_store(store), study, dataset, instances=instances)
     except (ImportError_, ConfigError, PlanningError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

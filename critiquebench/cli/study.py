@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 from contextlib import nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,7 +19,7 @@ from critiquebench.reports.intrinsic import critic_by_step, shots_sweep, steps_c
 from critiquebench.reports.metrics import ReportError, budget_curve, compare, study_config, table1, table2
 from critiquebench.reports.planbench import is_task_study, task_rows
 from critiquebench.reports.tables import FORMATS, Grid, render, rich_text
-from critiquebench.store.db import StoreError, connect, default_store_path
+from critiquebench.store.db import StoreError, connect, default_store_path, resolve_store, store_exists, store_name
 from critiquebench.store.results import delete_study, ensure_schema, load_study, save_study
 from critiquebench.studies.config import ConfigError, StudyConfig, build_config, read_toml, with_endpoint_secrets
 from critiquebench.studies.estimate import DEFAULT_STOP_RATE, Estimate, estimate_study
@@ -46,15 +46,20 @@ _IDENTITY_FLAGS = ("domains", "instances", "schemes", "model", "base_url", "data
 _OPERATIONAL_FLAGS = ("concurrency", "timeout", "budget_tokens")
 
 StoreOpt = Annotated[
-    Path | None,
-    typer.Option("--store", help="Store file (default: $CRITIQUEBENCH_STORE, else ./critiquebench.sqlite)."),
+    str | None,
+    typer.Option(
+        "--store",
+        help="Store file or postgresql:// URL (default: $CRITIQUEBENCH_STORE, else ./critiquebench.sqlite).",
+    ),
 ]
 FigureOpt = Annotated[Path | None, typer.Option("--figure", help="Also write Figure 2 (PNG) to this path.")]
 ReplayOpt = Annotated[
     bool, typer.Option(help="Answer every LLM call from the cache; never contact the endpoint.")
 ]
 ProgressOpt = Annotated[bool, typer.Option(help="Live progress bars on stderr (shown on a terminal only).")]
-ConcurrencyOpt = Annotated[int | None, typer.Option(help="Runs (and LLM calls) in flight at once.")]
+ConcurrencyOpt = Annotated[
+    int | None, typer.Option(help="Runs (and LLM calls) in flight at once, across all workers.")
+]
 BudgetOpt = Annotated[
     int | None,
     typer.Option(min=1, help="The study's token budget: no new LLM calls once it spent this many (all sessions)."),
@@ -73,13 +78,31 @@ def print_estimate(estimate: Estimate, price_in: float | None, price_out: float 
     """A dry run's estimate on stdout (see `critiquebench.studies.estimate`)."""
     for line in estimate.lines(price_in, price_out):
         typer.echo(line)
+ExecutorOpt = Annotated[
+    str, typer.Option("--executor", help="local (threads in this process) or ray (worker processes).")
+]
+WorkersOpt = Annotated[int, typer.Option("--workers", min=1, help="Ray worker processes (--executor ray).")]
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option("--ray-address", help="A Ray cluster to run on (default: $RAY_ADDRESS, else a local one)."),
+]
+EXECUTORS = ("local", "ray")
 
 
-def _store(path: Path | None) -> Path:
-    return Path(path) if path is not None else default_store_path()
+@dataclass(frozen=True)
+class Execution:
+    """How a study's runs are executed (never part of its definition)."""
+
+    executor: str = "local"
+    workers: int = 2
+    ray_address: str | None = None
 
 
-def _reader(path: Path) -> Any:
+def _store(path: str | None) -> Path | str:
+    return resolve_store(path)
+
+
+def _reader(path: Path | str) -> Any:
     """The store opened read-only (reading commands never create or change it); StoreError when unusable."""
     db = connect(path, readonly=True)
     ensure_schema(db)
@@ -92,7 +115,7 @@ def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
 
 
 def _execute(
-    store: Path, config: StudyConfig, progress: bool, replay: bool
+    store: Path | str, config: StudyConfig, progress: bool, replay: bool, execution: Execution = Execution()
 ) -> tuple[StudySummary, dict[str, Any]]:
     """Run (or resume) a stored study and print its one-line summary; errors and Ctrl-C become exits."""
     from critiquebench.llm.budget import StudyBudget
@@ -128,9 +151,12 @@ def _execute(
         # A finished study needs no endpoint: do not start the embedded server just to find that out.
         client = open_llm(settings, CallCache(store), budget) if todo else nullcontext(None)
         with stop_on_ctrl_c(err.print) as stop, client as llm:
-            with live_progress(progress) as on_progress:
-                summary = run_study(store, config, llm, stop=stop, on_progress=on_progress, tasks=tasks)
-            usage = llm.usage() if llm is not None else {}
+            with _executor(store, config, llm, execution) as executor, live_progress(progress) as on_progress:
+                execute = executor.execute if executor is not None else None
+                summary = run_study(
+                    store, config, llm, stop=stop, on_progress=on_progress, tasks=tasks, execute=execute
+                )
+                usage = executor.usage() if executor is not None else llm.usage() if llm is not None else {}
         if budget is not None:
             usage["budget"] = budget.state()
             budget.close()
@@ -139,6 +165,9 @@ def _execute(
             f"aborted; runs in flight stay at their last checkpoint: critiquebench resume {config.name}"
         )
         sys.stdout.flush()
+        from critiquebench.store.claims import release_all_claims
+
+        release_all_claims()  # so a resume takes them over at once rather than after their leases expire
         os._exit(EXIT_INTERRUPTED)  # worker threads may still wait on a stopped endpoint; do not join them
     except (RuntimeError, ValueError, OSError) as exc:  # RunnerError, EmbeddedServerError, bad data, ...
         log.debug("study %s could not run", config.name, exc_info=True)
@@ -158,11 +187,16 @@ def _exit_code(summaries: list[StudySummary]) -> int:
 
 
 def execute_study(
-    store: Path, config: StudyConfig, progress: bool, replay: bool, figure: Path | None
+    store: Path | str,
+    config: StudyConfig,
+    progress: bool,
+    replay: bool,
+    figure: Path | None,
+    execution: Execution = Execution(),
 ) -> None:
     """Run (or resume) a stored study, print Table 1; exit 1 if runs failed, 3 if the token budget stopped runs,
     130 if interrupted."""
-    summary, _ = _execute(store, config, progress, replay)
+    summary, _ = _execute(store, config, progress, replay, execution)
     db = connect(store)
     typer.echo(render(table1(db, config.name), "table"))
     verifier_rows = table2(db, config.name)
@@ -175,7 +209,13 @@ def execute_study(
 
 
 def execute_main_job(
-    store: Path, live: StudyConfig, recorded: list[Recorded], progress: bool, replay: bool, figure: Path | None
+    store: Path | str,
+    live: StudyConfig,
+    recorded: list[Recorded],
+    progress: bool,
+    replay: bool,
+    figure: Path | None,
+    execution: Execution = Execution(),
 ) -> None:
     """Replay every recorded file (0 calls), run the live study, print one summary of both (see main_job)."""
     from critiquebench.importers.planbench import ImportError_, import_planbench
@@ -193,7 +233,7 @@ def execute_main_job(
             continue
         summaries.append(_execute(store, config, progress, replay=True)[0])
         replayed.append(item.study)
-    summaries.append(_execute(store, live, progress, replay)[0])
+    summaries.append(_execute(store, live, progress, replay, execution)[0])
     db = connect(store)
     typer.echo(rich_text(summary_grids(db, replayed, live.name)))
     if figure is not None:
@@ -202,11 +242,33 @@ def execute_main_job(
         path = budget_figure(combined_curve(db, [*replayed, live.name]), figure, "recorded and live")
         err.print(f"Figure 2 written to {path}")
     names = " ".join([live.name, *replayed])
-    where = "" if store == default_store_path() else f" --store {store}"
+    where = "" if store == default_store_path() else f" --store {store_name(store)}"
     typer.echo(f"See the runs round by round: critiquebench view {names}{where}  (a local page; --output DIR "
                "writes it as files)\nEvery table per study: critiquebench report NAME [--table 2|figure]")
     if code := _exit_code(summaries):
         raise typer.Exit(code)
+
+
+def _executor(store: Path | str, config: StudyConfig, llm: Any, execution: Execution) -> Any:
+    """The Ray executor for the block, or a null context (the runner's local threads)."""
+    if execution.executor == "local" or llm is None:  # nothing to run: no workers to start either
+        return nullcontext(None)
+    from critiquebench.scale.ray_executor import RayExecutor
+
+    return RayExecutor(
+        store,
+        llm.settings,  # the embedded server's URL when it serves the study: started once, shared by all
+        concurrency=config.concurrency,
+        workers=execution.workers,
+        address=execution.ray_address,
+        domain_options=config.domain_options,
+    )
+
+
+def _execution(executor: str, workers: int, ray_address: str | None) -> Execution:
+    if executor not in EXECUTORS:
+        raise _fail(f"--executor must be one of {', '.join(EXECUTORS)}")
+    return Execution(executor, workers, ray_address)
 
 
 def _write_figure(db: Any, study: str, path: Path) -> None:
@@ -218,7 +280,7 @@ def _write_figure(db: Any, study: str, path: Path) -> None:
 def _print_summary(config: StudyConfig, s: StudySummary, usage: dict[str, Any]) -> None:
     tokens = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
     err.print(
-        f"study {config.name}: {s.total} runs: {s.done} done now, {s.skipped} done before, "
+        f"study {config.name}: {s.total} runs: {s.done} done now, {s.skipped} done before or elsewhere, "
         f"{s.failed} failed, {s.not_started} not started"
         + (f", {s.unfinished} stopped by the token budget" if s.unfinished else "")
         + f"; LLM calls: {usage.get('calls', 0)} new ({tokens} tokens), {usage.get('hits', 0)} from the cache"
@@ -299,15 +361,19 @@ def register(app: typer.Typer) -> None:
         price_in: PriceInOpt = None,
         price_out: PriceOutOpt = None,
         stop_rate: StopRateOpt = DEFAULT_STOP_RATE,
+        executor: ExecutorOpt = "local",
+        workers: WorkersOpt = 2,
+        ray_address: RayAddressOpt = None,
     ) -> None:
         """Run a study; running it again with the same definition resumes it."""
+        execution = _execution(executor, workers, ray_address)
         path = _store(store)
         flags = dict(domains=domains, instances=instances, schemes=schemes, model=model, base_url=base_url,
                      dataset=str(dataset) if dataset else None, trials=trials, temperature=temperature,
                      max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
                      budget_tokens=budget_tokens)  # fmt: skip
         try:  # nothing is written until the definition and its data are known to be good (_execute)
-            db = _reader(path) if path.exists() or path.is_symlink() else None
+            db = _reader(path) if store_exists(path) else None
             study, toml_figure, recorded = _study_for_run(db, name, config, flags)
             if dry_run:  # reads the store's cache and finished runs; calls nothing, writes nothing
                 print_estimate(estimate_study(study, path, stop_rate), price_in, price_out)
@@ -315,9 +381,9 @@ def register(app: typer.Typer) -> None:
         except (ConfigError, StoreError, OSError, ValueError, RuntimeError) as exc:  # RunnerError: bad data
             raise _fail(str(exc)) from exc
         if recorded:
-            execute_main_job(path, study, recorded, progress, replay, figure or toml_figure)
+            execute_main_job(path, study, recorded, progress, replay, figure or toml_figure, execution)
         else:
-            execute_study(path, study, progress, replay, figure or toml_figure)
+            execute_study(path, study, progress, replay, figure or toml_figure, execution)
 
     @app.command("resume")
     def resume_cmd(
@@ -328,8 +394,12 @@ def register(app: typer.Typer) -> None:
         replay: ReplayOpt = False,
         progress: ProgressOpt = True,
         store: StoreOpt = None,
+        executor: ExecutorOpt = "local",
+        workers: WorkersOpt = 2,
+        ray_address: RayAddressOpt = None,
     ) -> None:
         """Continue a stored study: finished runs stay, unfinished ones continue from their checkpoints."""
+        execution = _execution(executor, workers, ray_address)
         path = _store(store)
         flags = {"concurrency": concurrency, "budget_tokens": budget_tokens}
         try:
@@ -338,7 +408,7 @@ def register(app: typer.Typer) -> None:
             raise _fail(str(exc)) from exc
         if study.kind == "verify":
             raise _fail(f"{name} is a verification-only study: run `critiquebench verify-study {name}` again")
-        execute_study(path, study, progress, replay, figure)
+        execute_study(path, study, progress, replay, figure, execution)
 
     @app.command("report")
     def report_cmd(

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from critiquebench.cli.study import DryRunOpt, PriceInOpt, PriceOutOpt, print_estimate
 from critiquebench.reports.tables import render
-from critiquebench.store.db import StoreError, connect, default_store_path, is_readonly
+from critiquebench.store.db import StoreError, connect, is_readonly, resolve_store, store_exists
 from critiquebench.studies.config import NAME_RE, ConfigError, read_toml, split_list
 from critiquebench.studies.runner import stop_on_ctrl_c
 from critiquebench.studies.verification import (
@@ -61,7 +61,7 @@ def verify_study_cmd(
     concurrency: Annotated[int | None, typer.Option(help="(4)")] = None,
     timeout: Annotated[float | None, typer.Option(help="(120)")] = None,
     replay: Annotated[bool, typer.Option(help="Answer every call from the cache.")] = False,
-    store: Annotated[Path | None, typer.Option(help="Store file.")] = None,
+    store: Annotated[str | None, typer.Option(help="Store file or postgresql:// URL.")] = None,
     dry_run: DryRunOpt = False,
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
@@ -70,10 +70,10 @@ def verify_study_cmd(
     from critiquebench.llm.client import LLMSettings, open_llm
     from critiquebench.store.cache import CallCache
 
-    path = Path(store) if store else default_store_path()
+    path = resolve_store(store)
     try:
         if dry_run:  # reads the store (its cache and judged answers); never creates or changes it
-            db = connect(path, readonly=True) if path.exists() else sqlite_utils.Database(memory=True)
+            db = connect(path, readonly=True) if store_exists(path) else sqlite_utils.Database(memory=True)
         else:
             db = connect(path)
         if not is_readonly(db):

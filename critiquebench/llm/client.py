@@ -8,6 +8,8 @@ call cache in front of it.
   answers without contacting the endpoint, and raises `LLMCallError` when a call still fails after retries
   (the failure is recorded in the cache's log first), `BudgetExceeded` once the budget cap is reached, and
   `ReplayMiss` in replay mode when a call is not in the cache.
+- Calls are made once across processes too: a process that misses the cache for a call another process is
+  making (an `llm_inflight` marker in the store) waits for that answer and counts it as a hit.
 - `open_llm(settings, cache)`: a client in a context; serves the embedded model when no endpoint is set.
 
 The API key comes from `$OPENAI_API_KEY` only when the ChatOpenAI client is built; it never enters settings,
@@ -35,8 +37,11 @@ from critiquebench.llm.budget import Budget, TokenBudget
 from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMCallError, LLMError, ReplayMiss
 from critiquebench.llm.urls import endpoint_identity, redact_text, redact_url, split_query
 from critiquebench.store.cache import CallCache, CallRecord, cache_key, normalise_messages, sampling_params
+from critiquebench.store.claims import lease_seconds
 
 log = logging.getLogger(__name__)
+
+_INFLIGHT_POLL_S = 0.05  # how often a process waiting for another one's answer looks at the cache
 __all__ = [
     "BudgetExceeded", "Completion", "EndpointUnreachable", "LLMCallError", "LLMClient", "LLMError", "LLMSettings",
     "ReplayMiss", "chat_model", "endpoint_identity", "open_llm",
@@ -169,33 +174,53 @@ class LLMClient:
                 raise type(flight.error)(*flight.error.args)
             hit = self.cache.get(key)
             if hit is not None:
-                self.cache.log_event(key, self.settings.model, "hit", None, hit.prompt_tokens, hit.completion_tokens)
-                self._count(hits=1)
-                return Completion(
-                    hit.response,
-                    key,
-                    True,
-                    hit.prompt_tokens,
-                    hit.completion_tokens,
-                    hit.latency_s,
-                    hit.tokens_estimated,
-                )
+                return self._hit(hit)
             if self.settings.replay:
                 raise ReplayMiss(
                     self.cache.explain_miss(self.settings.model, self.endpoint, msgs, params, sample)
                 )
-            reserved = self._reserve(msgs)
-            spent = 0
+            # two processes asking for the same call make one request: the second waits for the answer
+            while not self.cache.reserve(key, self._inflight_lease()):
+                time.sleep(_INFLIGHT_POLL_S)
+                hit = self.cache.get(key)
+                if hit is not None:
+                    return self._hit(hit)
             try:
-                done = self._call(key, msgs, sample, params)
-                spent = done.prompt_tokens + done.completion_tokens
-                return done
-            except LLMCallError as exc:
-                flight.error = exc
-                raise
+                hit = self.cache.get(key)  # answered between our first look and the reservation
+                if hit is not None:
+                    return self._hit(hit)
+                reserved = self._reserve(msgs)
+                spent = 0
+                try:
+                    done = self._call(key, msgs, sample, params)
+                    spent = done.prompt_tokens + done.completion_tokens
+                    return done
+                except LLMCallError as exc:
+                    flight.error = exc
+                    raise
+                finally:
+                    if self.budget is not None:
+                        self.budget.settle(reserved, spent)
             finally:
-                if self.budget is not None:
-                    self.budget.settle(reserved, spent)
+                self.cache.unreserve(key)
+
+    def _hit(self, hit: CallRecord) -> Completion:
+        self.cache.log_event(hit.key, self.settings.model, "hit", None, hit.prompt_tokens, hit.completion_tokens)
+        self._count(hits=1)
+        return Completion(
+            hit.response,
+            hit.key,
+            True,
+            hit.prompt_tokens,
+            hit.completion_tokens,
+            hit.latency_s,
+            hit.tokens_estimated,
+        )
+
+    def _inflight_lease(self) -> float:
+        """Seconds an in-flight marker lives: the call's timeout plus the longest backoff and slack; renewed
+        before every attempt, so a crashed process's marker stops holding others back soon."""
+        return self.settings.timeout + self.settings.max_backoff_s + lease_seconds()
 
     def _call(self, key: str, messages: list[dict[str, str]], sample: int, params: dict[str, Any]) -> Completion:
         settings = self.settings
@@ -212,6 +237,8 @@ class LLMClient:
         try:
             for attempt in retrying:
                 with attempt:
+                    if attempt.retry_state.attempt_number > 1:
+                        self.cache.reserve(key, self._inflight_lease())
                     started = time.monotonic()
                     with self._slots:
                         reply = self._chat_model().invoke(messages, **overrides)

@@ -4,8 +4,10 @@ The scheme graph (compiled once per configuration) gets a SQLite checkpointer on
 run's domain, instance and LLM as its runtime context. Nodes only compute: this module records each node's
 update as the round's `attempts` row, and nothing else writes them. A thread that
 exists and is unfinished continues from its last checkpoint (its LLM calls so far are cache hits); a finished
-one is not run again. The `runs` row goes running -> done (totals summed from the `attempts` rows) or failed
-(with the error; the thread stays resumable), or back to pending when the token budget stops it.
+one is not run again. A run is claimed first (see `store.claims`): one that another process is executing is
+left to it and reported with status "claimed". The `runs` row goes running -> done (totals summed from the
+`attempts` rows) or failed (with the error; the thread stays resumable), or back to pending when the token
+budget stops it.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.domains.base import Domain, Instance
-from critiquebench.graphs import compiled, normalize_spec, parse_spec
+from critiquebench.graphs import Spec, compiled, normalize_spec, parse_spec
 from critiquebench.graphs.state import initial_state, recursion_limit
 from critiquebench.llm.client import BudgetExceeded, EndpointUnreachable, LLMError
 from critiquebench.nodes.context import PAST_KEYS, USAGE_KEYS, ChatLLM, RunContext
 from critiquebench.store.checkpoints import open_saver
+from critiquebench.store.claims import holder, leases_for
 from critiquebench.store.db import connect
 from critiquebench.store.results import attempts, ensure_schema, load_study, upsert_attempt, upsert_run
 from critiquebench.studies.reuse import copy_finished, remember, run_key
@@ -35,7 +38,9 @@ DURABILITY = "sync"  # a checkpoint is on disk before the next node starts, so a
 @dataclass(frozen=True)
 class RunOutcome:
     thread_id: str
-    status: str  # "done", "failed", or "pending" (stopped by the token budget)
+    # "done", "failed", "pending" (stopped by the token budget) or "claimed" (another process is executing it;
+    # nothing ran here)
+    status: str
     correct: bool | None = None
     final_answer: str | None = None  # the raw text of the answer the scheme output
     final_round: int | None = None
@@ -79,54 +84,80 @@ def execute_run(
         row = db.execute("SELECT status FROM runs WHERE thread_id = ?", [tid]).fetchone()
         if row is not None and row[0] == "done":
             return _outcome(db, tid, skipped=True)
-        reuse = run_key(load_study(db, study), domain, instance, label, trial, llm)
-        if reuse and copy_finished(db, reuse, tid, dict(study=study, domain=domain.name, scheme=label,
-                                                         params=parsed.params, instance_id=instance.id, trial=trial)):
-            return _outcome(db, tid)  # an identical run finished before: its rows, no graph steps  # fmt: skip
-        config: Any = {"configurable": {"thread_id": tid}, "recursion_limit": recursion_limit(parsed.max_rounds)}
-        with open_saver(store_path) as saver:
-            graph = compiled(label).copy(update={"checkpointer": saver})
-            snapshot = graph.get_state(config)
-            resumed = bool(snapshot.values)
-            # the identity columns, so the row is complete whether this creates it or updates it
-            ident = dict(
-                study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
-                trial=trial,
-            )  # fmt: skip
-            upsert_run(db, tid, **ident, status="running", error=None)
-            prior: list[dict[str, Any]] = []
-            if resumed:  # a kill may have come between a node's checkpoint and its row: write the row again
-                _record(db, tid, snapshot.values.get("attempt"), snapshot.values.get("round"))
-                if not snapshot.next and not snapshot.values.get("done"):
-                    # checkpointed by an older graph whose critic loop had a separate verifier step after the
-                    # generator (a node this graph lacks): continue as if the generator just finished
-                    graph.update_state(config, {"round": snapshot.values.get("round", 0)}, as_node="generator")
-                elif not snapshot.next:  # finished, but killed before its row said so
-                    return _finish(db, tid, ident, resumed=True)
-                prior = _legacy_past(db, tid, snapshot.values)
-            ctx = RunContext.create(domain, instance, llm, tid, prior)
-            try:
-                start = None if resumed else initial_state(instance.id)
-                for step in graph.stream(start, config, context=ctx, durability=DURABILITY, stream_mode="updates"):
-                    for update in step.values():  # the one place where rounds are recorded
-                        if isinstance(update, dict):
-                            _record(db, tid, update.get("attempt"), None)
-            except EndpointUnreachable as exc:  # the caller stops the study; this run resumes later
-                _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
-                raise
-            except BudgetExceeded as exc:  # not a failure: the run continues from here once the budget is raised
-                return _fail(db, tid, ident, str(exc), resumed, status="pending")
-            except LLMError as exc:
-                return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
-            except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
-                log.exception("run %s failed", tid)
-                return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
-        outcome = _finish(db, tid, ident, resumed=resumed)
-        if reuse:
-            remember(db, reuse, tid)
-        return outcome
+        leases = leases_for(str(store_path), lambda: connect(store_path))
+        if not leases.claim(db, tid):
+            owner = holder(db, "run_claims", tid) or "another process"
+            return RunOutcome(tid, status="claimed", skipped=True, error=f"claimed by {owner}")
+        try:
+            return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm)
+        finally:
+            leases.release(db, tid)
     finally:
         db.conn.close()
+
+
+def _claimed_run(
+    db: sqlite_utils.Database,
+    store_path: str | os.PathLike[str],
+    study: str,
+    domain: Domain,
+    instance: Instance,
+    parsed: Spec,
+    tid: str,
+    trial: int,
+    llm: ChatLLM,
+) -> RunOutcome:
+    """The body of `execute_run` once this process holds the run's claim."""
+    label = parsed.label
+    row = db.execute("SELECT status FROM runs WHERE thread_id = ?", [tid]).fetchone()
+    if row is not None and row[0] == "done":  # finished by the previous holder just before we claimed it
+        return _outcome(db, tid, skipped=True)
+    reuse = run_key(load_study(db, study), domain, instance, label, trial, llm)
+    if reuse and copy_finished(db, reuse, tid, dict(study=study, domain=domain.name, scheme=label,
+                                                     params=parsed.params, instance_id=instance.id, trial=trial)):
+        return _outcome(db, tid)  # an identical run finished before: its rows, no graph steps  # fmt: skip
+    config: Any = {"configurable": {"thread_id": tid}, "recursion_limit": recursion_limit(parsed.max_rounds)}
+    with open_saver(store_path) as saver:
+        graph = compiled(label).copy(update={"checkpointer": saver})
+        snapshot = graph.get_state(config)
+        resumed = bool(snapshot.values)
+        # the identity columns, so the row is complete whether this creates it or updates it
+        ident = dict(
+            study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
+            trial=trial,
+        )  # fmt: skip
+        upsert_run(db, tid, **ident, status="running", error=None)
+        prior: list[dict[str, Any]] = []
+        if resumed:  # a kill may have come between a node's checkpoint and its row: write the row again
+            _record(db, tid, snapshot.values.get("attempt"), snapshot.values.get("round"))
+            if not snapshot.next and not snapshot.values.get("done"):
+                # checkpointed by an older graph whose critic loop had a separate verifier step after the
+                # generator (a node this graph lacks): continue as if the generator just finished
+                graph.update_state(config, {"round": snapshot.values.get("round", 0)}, as_node="generator")
+            elif not snapshot.next:  # finished, but killed before its row said so
+                return _finish(db, tid, ident, resumed=True)
+            prior = _legacy_past(db, tid, snapshot.values)
+        ctx = RunContext.create(domain, instance, llm, tid, prior)
+        try:
+            start = None if resumed else initial_state(instance.id)
+            for step in graph.stream(start, config, context=ctx, durability=DURABILITY, stream_mode="updates"):
+                for update in step.values():  # the one place where rounds are recorded
+                    if isinstance(update, dict):
+                        _record(db, tid, update.get("attempt"), None)
+        except EndpointUnreachable as exc:  # the caller stops the study; this run resumes later
+            _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
+            raise
+        except BudgetExceeded as exc:  # not a failure: the run continues from here once the budget is raised
+            return _fail(db, tid, ident, str(exc), resumed, status="pending")
+        except LLMError as exc:
+            return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
+        except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
+            log.exception("run %s failed", tid)
+            return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
+    outcome = _finish(db, tid, ident, resumed=resumed)
+    if reuse:
+        remember(db, reuse, tid)
+    return outcome
 
 
 def _record(db: sqlite_utils.Database, tid: str, attempt: dict[str, Any] | None, round_: int | None) -> None:

@@ -5,6 +5,11 @@ which starts it, resumes it from its last checkpoint, or leaves it alone when it
 a study again (after Ctrl-C, a crash or a failed endpoint) only does the work that is missing, and the LLM
 call cache makes the repeated parts free.
 
+Runs another process holds (a second `resume`, another worker; see `store.claims`) are not executed here: they
+are retried every `CLAIM_POLL_S` seconds once nothing else is left, until their owner finishes them (they are
+then counted as done) or its claim expires (this process takes the run over from its checkpoint). So two
+processes on one study split its runs, and both end with the whole study done.
+
 Interruption: `stop` (a threading.Event, set by the CLI's first Ctrl-C) stops new runs from starting; the
 running ones finish (their checkpoints make them resumable anyway). The caller's `with open_llm(...)` block
 then stops the embedded server.
@@ -15,6 +20,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -32,6 +38,8 @@ from critiquebench.store.results import ensure_schema, upsert_run
 from critiquebench.studies.config import StudyConfig
 
 log = logging.getLogger(__name__)
+
+CLAIM_POLL_S = 0.5  # how often a run claimed by another process is looked at again
 
 
 class RunnerError(RuntimeError):
@@ -66,7 +74,7 @@ class SchemeProgress:
 @dataclass
 class StudySummary:
     total: int = 0
-    skipped: int = 0  # already finished before this invocation
+    skipped: int = 0  # finished before this invocation, or meanwhile by another process
     done: int = 0
     failed: int = 0
     not_started: int = 0  # left for a later resume (interrupted)
@@ -177,10 +185,16 @@ def run_study(
             _count(summary, progress[key[1]], row)
         pending = [task for task in pending if task.key not in copied]
     lock = threading.Lock()
+    deferred: list[tuple[float, Task]] = []  # (when to look again, task) of runs another process holds
 
     def work(task: Task) -> None:
         try:
             outcome = execute(store_path, config.name, task.domain, task.instance, task.spec, task.trial, llm)
+            if getattr(outcome, "status", None) == "claimed":
+                with lock:
+                    progress[task.spec].running -= 1
+                    deferred.append((time.monotonic() + CLAIM_POLL_S, task))
+                return
             row = _row_by_id(store_path, outcome.thread_id) or {}
         except EndpointUnreachable as exc:  # retrying or starting more runs cannot help: stop the study
             stop.set()
@@ -188,11 +202,16 @@ def run_study(
                 summary.unreachable = summary.unreachable or str(exc)
             row = _row_by_id(store_path, thread_id_for_task(config.name, task)) or {}
         except Exception as exc:  # one broken run must not end the study; it is recorded and resumable
+            outcome = None
             log.warning("run %s failed: %s", task.key, exc, exc_info=log.isEnabledFor(logging.DEBUG))
             row = _record_crash(store_path, config.name, task, exc)
         with lock:
             prog = progress[task.spec]
             prog.running -= 1
+            if row.get("status") == "done" and getattr(outcome, "skipped", False):
+                prog.done += 1  # finished by another process meanwhile: its usage is not ours
+                summary.skipped += 1
+                return
             _count(summary, prog, row, "/".join(map(str, task.key)))
 
     queue = iter(pending)
@@ -201,7 +220,7 @@ def run_study(
     try:
         while True:
             while not stop.is_set() and len(running) < config.concurrency:
-                task = next(queue, None)
+                task = next(queue, None) or _due(deferred, lock)
                 if task is None:
                     break
                 with lock:
@@ -211,7 +230,12 @@ def run_study(
                 with lock:
                     on_progress(progress)
             if not running:
-                break
+                with lock:
+                    waiting = bool(deferred) and not stop.is_set()
+                if not waiting:
+                    break
+                time.sleep(CLAIM_POLL_S / 5)
+                continue
             finished, running = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
             for fut in finished:
                 fut.result()  # re-raises only bugs in `work` itself
@@ -219,7 +243,7 @@ def run_study(
         pool.shutdown(wait=False, cancel_futures=True)  # an abort must not wait for running graphs
         raise
     pool.shutdown(wait=True)
-    summary.not_started = sum(1 for _ in queue)
+    summary.not_started = sum(1 for _ in queue) + len(deferred)
     summary.interrupted = stop.is_set() and summary.not_started > 0  # a late Ctrl-C that missed nothing is no stop
     if on_progress:
         on_progress(progress)
@@ -240,6 +264,17 @@ def _count(summary: StudySummary, prog: SchemeProgress, row: dict[str, Any], run
     prog.llm_calls += row.get("llm_calls") or 0
     prog.cache_hits += row.get("cache_hits") or 0
     prog.tokens += (row.get("prompt_tokens") or 0) + (row.get("completion_tokens") or 0)
+
+
+def _due(deferred: list[tuple[float, Task]], lock: threading.Lock) -> Task | None:
+    """Take the first deferred task whose time to look again has come."""
+    now = time.monotonic()
+    with lock:
+        for i, (when, task) in enumerate(deferred):
+            if when <= now:
+                del deferred[i]
+                return task
+    return None
 
 
 def thread_id_for_task(study: str, task: Task) -> str:

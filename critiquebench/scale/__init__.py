@@ -1,0 +1,1 @@
+"""Scaling a study out: the Ray executor (see `ray_executor`)."""

@@ -1,0 +1,198 @@
+"""The Ray executor: a study's runs as Ray tasks on worker processes (one machine or a cluster).
+
+`RayExecutor.execute` has the signature of `studies.execute.execute_run`, so the study runner drives it
+unchanged: the runner's `concurrency` threads each hand one run at a time to a worker and wait for it. Hence
+progress, Ctrl-C, the summary and the exit codes are the local executor's, and at most `concurrency` runs
+(so LLM calls: a run makes one call at a time) are in flight across all workers: the endpoint's limit holds
+globally without a cross-process semaphore.
+
+Workers are threaded Ray actors (`RunWorker`), each with its own store connections and LLM client (so its own
+cache access), running up to ceil(concurrency / workers) runs at once: one run per actor task, many in flight
+per worker. Claims in the store (see `store.claims`) keep two workers, or two drivers, off the same run, and
+the in-flight call markers make an identical call once. A worker that dies (killed, crashed, its node lost) is
+replaced and its runs are handed to workers again; they continue from their checkpoints, their claims and
+call markers taken over at once on the same host (else when their leases expire).
+
+Ray starts a local instance for the study (`workers` CPUs, no dashboard) unless an address is given
+(`--ray-address` or `$RAY_ADDRESS`); the store must then be one every node reaches (Postgres). The embedded
+model is served once, by the driver, and the workers call it at its loopback URL (so on one machine only).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from critiquebench.domains.base import Domain, Instance
+from critiquebench.llm.client import LLMSettings
+from critiquebench.store.db import Locator, store_name
+from critiquebench.store.postgres import is_postgres
+from critiquebench.studies.execute import RunOutcome
+
+log = logging.getLogger(__name__)
+
+RAY_ADDRESS_ENV = "RAY_ADDRESS"
+NAMESPACE = "critiquebench"
+MAX_REPLACEMENTS = 8  # a study whose workers keep dying stops handing out runs to them
+
+
+class ExecutorError(RuntimeError):
+    """The Ray executor cannot start (Ray missing, cluster unreachable, store not shared)."""
+
+
+class _RunWorker:
+    """One worker process: executes runs with its own store connections and LLM client."""
+
+    def __init__(self, store: Locator, settings: LLMSettings, domain_options: Mapping[str, Any]) -> None:
+        from critiquebench.llm.client import LLMClient
+        from critiquebench.store.cache import CallCache
+
+        self.store = store
+        self.llm = LLMClient(settings, CallCache(store))
+        self.options = {k: dict(v) for k, v in domain_options.items()}
+        self._domains: dict[str, Domain] = {}
+        self._lock = threading.Lock()
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def run(self, study: str, domain: str, instance: Instance, spec: str, trial: int) -> tuple[RunOutcome, dict]:
+        from critiquebench.studies.execute import execute_run
+
+        outcome = execute_run(self.store, study, self._domain(domain), instance, spec, trial, self.llm)
+        return outcome, self.llm.usage()
+
+    def _domain(self, name: str) -> Domain:
+        from critiquebench.domains import get_domain
+
+        with self._lock:
+            if name not in self._domains:
+                self._domains[name] = get_domain(name, **self.options.get(name, {}))
+            return self._domains[name]
+
+
+class RayExecutor:
+    """Executes runs on Ray workers; use as a context manager around `run_study(..., execute=ex.execute)`."""
+
+    def __init__(
+        self,
+        store: Locator,
+        settings: LLMSettings,
+        *,
+        concurrency: int,
+        workers: int = 2,
+        address: str | None = None,
+        domain_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.store, self.workers = store, max(1, workers)
+        self.address = address or os.environ.get(RAY_ADDRESS_ENV) or None
+        if self.address and not is_postgres(store):
+            log.warning("store %s is a local file: workers on other machines cannot reach it", store_name(store))
+        self.per_worker = max(1, math.ceil(concurrency / self.workers))
+        # the runner bounds runs in flight globally; each worker's client only needs room for its share
+        self.settings = replace(settings, concurrency=self.per_worker)
+        self.domain_options = dict(domain_options or {})
+        self._lock = threading.Lock()
+        self._actors: list[Any] = []
+        self._load: list[int] = []
+        self._usage: dict[int, dict[str, Any]] = {}  # latest cumulative usage per actor generation
+        self._generation = 0
+        self._replaced = 0
+        self._started_ray = False
+
+    def __enter__(self) -> RayExecutor:
+        try:
+            import ray
+        except ImportError as exc:
+            raise ExecutorError("--executor ray needs the scale extra: pip install 'critiquebench[scale]'") from exc
+        if not ray.is_initialized():
+            try:
+                if self.address:
+                    ray.init(address=self.address, namespace=NAMESPACE, log_to_driver=False)
+                else:
+                    ray.init(num_cpus=self.workers, include_dashboard=False, namespace=NAMESPACE,
+                             log_to_driver=False, configure_logging=False)  # fmt: skip
+                    self._started_ray = True
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ExecutorError(f"cannot start or reach Ray ({self.address or 'local'}): {exc}") from exc
+        self._remote = ray.remote(_RunWorker)
+        for i in range(self.workers):
+            self._actors.append(self._spawn(i))
+            self._load.append(0)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import ray
+
+        for actor in self._actors:
+            ray.kill(actor, no_restart=True)
+        if self._started_ray:
+            ray.shutdown()
+
+    def _spawn(self, index: int) -> Any:
+        self._generation += 1
+        return self._remote.options(
+            name=f"worker-{os.getpid()}-{index}-{self._generation}",
+            namespace=NAMESPACE,
+            max_concurrency=self.per_worker,
+            num_cpus=0 if self.address else 1,
+            scheduling_strategy="SPREAD",
+        ).remote(self.store, self.settings, self.domain_options)
+
+    def usage(self) -> dict[str, Any]:
+        """LLM usage summed over the workers (of a replaced worker: up to its last finished run)."""
+        with self._lock:
+            usages = list(self._usage.values())
+        keys = ("calls", "hits", "failed", "prompt_tokens", "completion_tokens")
+        return {k: sum(int(u.get(k) or 0) for u in usages) for k in keys}
+
+    def worker_pids(self) -> list[int]:
+        import ray
+
+        return [int(pid) for pid in ray.get([a.pid.remote() for a in self._actors])]
+
+    def execute(
+        self,
+        store_path: Locator,
+        study: str,
+        domain: Domain,
+        instance: Instance,
+        spec: str,
+        trial: int,
+        llm: Any = None,
+    ) -> RunOutcome:
+        """Run one run on the least busy worker; a worker dying under it hands it to its replacement."""
+        import ray
+        from ray.exceptions import RayActorError
+
+        while True:
+            with self._lock:
+                index = min(range(len(self._actors)), key=self._load.__getitem__)
+                actor = self._actors[index]
+                self._load[index] += 1
+            try:
+                outcome, usage = ray.get(actor.run.remote(study, domain.name, instance, spec, trial))
+            except RayActorError:
+                self._replace(index, actor)
+                continue
+            finally:
+                with self._lock:
+                    self._load[index] -= 1
+            with self._lock:
+                self._usage[id(actor)] = usage
+            return outcome
+
+    def _replace(self, index: int, dead: Any) -> None:
+        with self._lock:
+            if self._actors[index] is not dead:
+                return  # another thread replaced it already
+            if self._replaced >= MAX_REPLACEMENTS:
+                raise ExecutorError(f"workers died {self._replaced} times; giving up on this study")
+            self._replaced += 1
+            log.warning("worker %d died; starting a new one (its runs continue from their checkpoints)", index)
+            self._actors[index] = self._spawn(index)

@@ -1,0 +1,114 @@
+"""The store in Postgres: the same tables as the SQLite file, behind the slice of sqlite-utils' API we use.
+
+`PgDatabase` offers `execute(sql, params)` (a cursor with rowcount / fetchone / fetchall / description),
+`query(sql, params)` (dict rows) and `conn.close()`, so the store modules run unchanged on either backend.
+Statements are written in the SQL both dialects share; the few SQLite-isms they contain are translated here:
+`?` placeholders, `INSERT OR IGNORE`, `REAL` (single precision in Postgres, too coarse for timestamps), and
+`SUM(<condition>)`, for which a `sum(boolean)` aggregate is created once per database.
+
+Needs the `scale` extra (psycopg). Connections run in autocommit, like the SQLite store's, so every statement
+is its own short transaction.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+SCHEMES = ("postgresql://", "postgres://")
+_OR_IGNORE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\s+", re.IGNORECASE)
+_REAL = re.compile(r"\bREAL\b")
+_BOOL_SUM = """
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'critiquebench_bool_add') THEN
+    CREATE FUNCTION critiquebench_bool_add(bigint, boolean) RETURNS bigint
+      AS 'SELECT $1 + $2::int' LANGUAGE SQL IMMUTABLE STRICT;
+    CREATE AGGREGATE sum(boolean) (SFUNC = critiquebench_bool_add, STYPE = bigint, INITCOND = '0');
+  END IF;
+EXCEPTION WHEN duplicate_function OR unique_violation THEN NULL;  -- another process created it first
+END $$"""
+_ready: set[str] = set()
+_ready_lock = threading.Lock()
+
+
+class StoreUnavailable(ValueError):
+    """The Postgres store cannot be reached or the driver is missing; the message has no credentials."""
+
+
+def is_postgres(locator: object) -> bool:
+    return isinstance(locator, str) and locator.startswith(SCHEMES)
+
+
+def redact(url: str) -> str:
+    """The URL without its password (and without the user's name when a password was given)."""
+    parts = urlsplit(url)
+    if parts.password is None and "@" not in parts.netloc:
+        return url
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    user = f"{parts.username}:***@" if parts.username else "***@"
+    return urlunsplit((parts.scheme, f"{user}{host}{port}", parts.path, parts.query, ""))
+
+
+def translate(sql: str) -> str:
+    """A statement of the store's SQLite dialect in Postgres' (see the module docstring)."""
+    if sql.strip().upper() == "BEGIN IMMEDIATE":  # SQLite's "take the write lock now"
+        return "BEGIN"
+    ignore = bool(_OR_IGNORE.match(sql))
+    if ignore:
+        sql = _OR_IGNORE.sub("INSERT ", sql)
+    sql = _REAL.sub("DOUBLE PRECISION", sql).replace("%", "%%").replace("?", "%s")
+    return f"{sql} ON CONFLICT DO NOTHING" if ignore else sql
+
+
+def open_connection(url: str) -> Any:
+    """A raw psycopg connection (autocommit) to the store at `url`."""
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise StoreUnavailable(
+            "a postgresql:// store needs the scale extra: pip install 'critiquebench[scale]'"
+        ) from exc
+    try:
+        return psycopg.connect(url, autocommit=True)
+    except psycopg.Error as exc:
+        # psycopg's message can quote the connection string; name the store by its redacted URL instead
+        raise StoreUnavailable(f"cannot connect to the store {redact(url)}: {type(exc).__name__}") from None
+
+
+class PgDatabase:
+    """A Postgres store connection with the calls the store modules make on a sqlite-utils Database."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.conn = open_connection(url)
+        with _ready_lock:
+            if url not in _ready:
+                self.conn.execute(_BOOL_SUM)
+                _ready.add(url)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        import psycopg
+
+        try:
+            return self.conn.execute(translate(sql), list(params))
+        except psycopg.errors.UniqueViolation as exc:
+            import sqlite3
+
+            if sql.lstrip().upper().startswith("CREATE"):  # two processes created the same table at once
+                return self.conn.execute(translate(sql), list(params))
+
+            # callers handle a lost insert race as SQLite reports it
+            raise sqlite3.IntegrityError(str(exc).splitlines()[0]) from exc
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> Iterator[dict[str, Any]]:
+        cursor = self.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        for row in cursor.fetchall():
+            yield dict(zip(names, row, strict=True))
+
+    def __repr__(self) -> str:
+        return f"<PgDatabase {redact(self.url)}>"

@@ -1,0 +1,108 @@
+"""Run claims: two `resume` processes on one interrupted study split its runs, and no call is paid twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from critiquebench.store.cache import CallCache
+from critiquebench.store.claims import process_owner, take_lease
+from critiquebench.store.db import connect
+
+from tests.scripted_server import ScriptedServer
+from tests.test_study_cli import CLI, ROOT, game24_reply, invoke, report, run_args
+
+SCHEMES = "standard,sound-first:rounds=3"
+
+
+def done_runs(store: Path | str, study: str) -> int:
+    if isinstance(store, Path) and not store.exists():
+        return 0
+    db = connect(store)
+    try:
+        return db.execute("SELECT COUNT(*) FROM runs WHERE study = ? AND status = 'done'", [study]).fetchone()[0]
+    except Exception:  # noqa: BLE001 - the tables may not exist yet
+        return 0
+
+
+def asked(server: ScriptedServer) -> list[str]:
+    return [json.dumps(messages, sort_keys=True) for messages, _ in server.calls]
+
+
+def numbers(store: Path | str, study: str) -> list[dict[str, Any]]:
+    """Table 1 without cache hits (a run re-done after a kill finds its earlier calls in the cache)."""
+    return [{k: v for k, v in r.items() if k != "cache_hits"} for r in report(study, store)]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_two_resumes_of_a_killed_study_run_every_run_once(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    env = dict(os.environ)  # the default lease: a loaded machine must not expire a live one
+    store: Any = tmp_path / "killed.sqlite" if backend == "sqlite" else request.getfixturevalue("pg_store")
+    with ScriptedServer(reply=game24_reply, latency=0.05) as server:
+        args = run_args("s", store, server, "901-930", SCHEMES, concurrency=4)
+        pipes = dict(cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = subprocess.Popen([str(CLI), *args], **pipes)  # type: ignore[call-overload]
+        deadline = time.monotonic() + 120
+        while done_runs(store, "s") < 6 and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        first.kill()  # SIGKILL: its claims and in-flight markers stay behind in the store
+        first.communicate(timeout=60)
+        before = done_runs(store, "s")
+        assert 6 <= before < 60
+        resume = [str(CLI), "resume", "s", "--concurrency", "2", "--store", str(store)]
+        procs = [subprocess.Popen(resume, **pipes) for _ in range(2)]  # type: ignore[call-overload]
+        outs = [p.communicate(timeout=240) for p in procs]
+        for proc, (out, err) in zip(procs, outs, strict=True):
+            assert proc.returncode == 0, err[-2000:]
+            assert "Table 1" in out and "Traceback" not in err
+        killed_calls = asked(server)
+
+    with ScriptedServer(reply=game24_reply, latency=0.0) as clean:
+        whole = tmp_path / "whole.sqlite"
+        invoke(*run_args("s", whole, clean, "901-930", SCHEMES, concurrency=4))
+        clean_calls = asked(clean)
+
+    # every run was executed by exactly one of the two resumes
+    done_now = [int(re.search(r"(\d+) done now", err).group(1)) for _, err in outs]  # type: ignore[union-attr]
+    assert sum(done_now) == 60 - before, done_now
+    # the answered calls are the uninterrupted study's, plus at most the 4 in flight at the kill
+    assert sorted(set(killed_calls)) == sorted(clean_calls)
+    assert len(clean_calls) <= len(killed_calls) <= len(clean_calls) + 4
+    assert numbers(store, "s") == numbers(whole, "s")
+    # the resumes released their claims; only the killed process's may remain (for runs it finished)
+    owners = [row[0] for row in connect(store).execute("SELECT owner FROM run_claims").fetchall()]
+    assert all(owner.split(":")[-2] == str(first.pid) for owner in owners), owners
+
+
+def test_an_expired_claim_is_taken_over_and_a_live_one_is_not(tmp_path: Path) -> None:
+    cache = CallCache(tmp_path / "store.sqlite")
+    db = cache.db
+    assert take_lease(db, "run_claims", "r", "elsewhere:1:a", 60)
+    assert not take_lease(db, "run_claims", "r", process_owner(), 60)  # live, and not this host's process
+    assert take_lease(db, "run_claims", "e", "elsewhere:1:a", -1)  # already expired
+    assert take_lease(db, "run_claims", "e", process_owner(), 60)
+    # a marker of a process of this host that is gone is taken over at once
+    dead = f"{socket.gethostname()}:{_exited_pid()}:x"
+    assert take_lease(db, "llm_inflight", "k", dead, 60)
+    assert cache.reserve("k", 60)
+    cache.unreserve("k")
+    assert db.execute("SELECT COUNT(*) FROM llm_inflight").fetchone()[0] == 0
+
+
+def _exited_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    try:
+        os.kill(proc.pid, 0)
+    except ProcessLookupError:
+        return proc.pid
+    return 2**22 + 1  # beyond pid_max: never a live process

@@ -1,0 +1,61 @@
+"""A study on a real local Postgres store, and `store copy` SQLite -> Postgres -> SQLite round trips."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from critiquebench.store.db import connect
+
+from tests.pg_server import fresh_database
+from tests.scripted_server import ScriptedServer
+from tests.test_scale_claims import numbers
+from tests.test_study_cli import CLI, ROOT, game24_reply, invoke, run_args
+
+SCHEMES = "standard,llm-llm:rounds=3,sampling:k=3"
+
+
+def with_password(url: str) -> str:
+    """The same URL with a password (the test server trusts loopback, so any password connects)."""
+    return url.replace("postgresql://cb@", "postgresql://cb:s3cret-pw@")
+
+
+def test_a_study_runs_on_postgres_and_round_trips_through_store_copy(
+    postgres_server: str, pg_store: str, tmp_path: Path
+) -> None:
+    url = with_password(pg_store)
+    with ScriptedServer(reply=game24_reply) as server:
+        done = subprocess.run([str(CLI), *run_args("p", url, server, "901-904", SCHEMES)],  # type: ignore[arg-type]
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "s3cret-pw" not in done.stdout + done.stderr
+        on_postgres = server.answered
+        assert on_postgres > 0
+        # the same study on SQLite gives the same report
+        local = tmp_path / "local.sqlite"
+        invoke(*run_args("p", local, server, "901-904", SCHEMES))
+        assert numbers(url, "p") == numbers(local, "p")  # type: ignore[arg-type]
+
+        # SQLite -> a fresh Postgres database -> a fresh SQLite file: same report, resume makes no call
+        middle = with_password(fresh_database(postgres_server))
+        back = tmp_path / "back.sqlite"
+        out = invoke("store", "copy", str(local), middle).stdout
+        assert "s3cret-pw" not in out and "cb:***@" in out
+        invoke("store", "copy", middle, str(back))
+        answered = server.answered
+        for store in (middle, str(back)):
+            assert numbers(store, "p") == numbers(local, "p")  # type: ignore[arg-type]
+            resumed = invoke("resume", "p", "--store", store)
+            assert "0 new" in resumed.stderr, resumed.stderr
+        assert server.answered == answered
+    checkpoints = connect(back).execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
+    assert checkpoints == connect(local).execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0] > 0
+
+
+def test_an_unreachable_postgres_store_is_one_error_line_without_the_password() -> None:
+    url = "postgresql://cb:s3cret-pw@127.0.0.1:9/nowhere"
+    for args in (["report", "x", "--store", url], ["store", "copy", url, "/tmp/never.sqlite"]):
+        done = subprocess.run([str(CLI), *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr
+        assert "s3cret-pw" not in done.stderr + done.stdout and "127.0.0.1:9" in done.stderr
