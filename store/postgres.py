@@ -60,7 +60,7 @@ def translate(sql: str) -> str:
     ignore = bool(_OR_IGNORE.match(sql))
     if ignore:
         sql = _OR_IGNORE.sub("INSERT ", sql)
-    sql = _REAL.sub("DOUBLE PRECISION", sql).replace("%", "%%").replace("?", "%s")
+    sql = _REAL.sub("DOUBLE PRECISION", sql).replace("MAX(0, ", "GREATEST(0, ").replace("%", "%%").replace("?", "%s")
     return f"{sql} ON CONFLICT DO NOTHING" if ignore else sql
 
 
@@ -109,6 +109,9 @@ class PgDatabase:
         names = [d[0] for d in cursor.description]
         for row in cursor.fetchall():
             yield dict(zip(names, row, strict=True))
+
+    def close(self) -> None:
+        self.conn.close()
 
     def __repr__(self) -> str:
         return f"<PgDatabase {redact(self.url)}>"

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from critiquebench.store.db import connect_raw, ensure_tables
+from critiquebench.store.db import connect, ensure_tables
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS budgets (study TEXT PRIMARY KEY, limit_tokens INTEGER NOT NULL,
@@ -88,7 +88,7 @@ class StudyBudget:
 
     def __init__(self, store: str | os.PathLike[str], study: str) -> None:
         self.study = study
-        self._conn = connect_raw(store)
+        self._conn = connect(store)  # SQLite or Postgres, like the rest of the store
         self._lock = threading.Lock()  # one statement at a time on the shared connection
         self._changed = threading.Condition()  # a call of this process settled
         ensure_tables(self._conn, SCHEMA)

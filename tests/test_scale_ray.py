@@ -1,0 +1,68 @@
+"""The Ray executor on a real local Ray instance and a real Postgres store: a worker SIGKILLed mid-study."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.scripted_server import ScriptedServer
+from tests.test_scale_claims import asked, done_runs, numbers
+from tests.test_study_cli import CLI, ROOT, game24_reply, invoke, run_args
+
+ray = pytest.importorskip("ray", reason="the scale extra (Ray) is not installed; scripts/setup.sh installs it")
+
+SCHEMES = "standard,sound-first:rounds=3"
+
+
+@pytest.fixture(scope="module")
+def ray_address() -> Iterator[str]:
+    """One small local Ray instance for the module; studies join it with --ray-address."""
+    ray.init(num_cpus=2, include_dashboard=False, namespace="critiquebench", log_to_driver=False)
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()
+
+
+def worker_pids() -> list[int]:
+    names = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("worker-")]
+    pids = []
+    for name in names:
+        try:
+            pids.append(ray.get(ray.get_actor(name, namespace="critiquebench").pid.remote(), timeout=10))
+        except Exception:  # noqa: BLE001 - a worker that just went away
+            continue
+    return pids
+
+
+def test_a_ray_study_survives_a_killed_worker(ray_address: str, pg_store: str, tmp_path: Any) -> None:
+    with ScriptedServer(reply=game24_reply, latency=0.05) as server:
+        args = [*run_args("r", pg_store, server, "901-920", SCHEMES, concurrency=4),  # type: ignore[arg-type]
+                "--executor", "ray", "--workers", "2", "--ray-address", ray_address]  # fmt: skip
+        proc = subprocess.Popen([str(CLI), *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 180
+        while done_runs(pg_store, "r") < 4 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pids = worker_pids()
+        assert pids and os.getpid() not in pids
+        os.kill(pids[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, err[-3000:]
+        assert "Table 1" in out and "Traceback" not in err and "died; starting a new one" in err
+        assert done_runs(pg_store, "r") == 40
+        ray_calls = asked(server)
+
+    with ScriptedServer(reply=game24_reply) as clean:
+        local = tmp_path / "local.sqlite"
+        invoke(*run_args("r", local, clean, "901-920", SCHEMES, concurrency=4))
+        clean_calls = asked(clean)
+    assert numbers(pg_store, "r") == numbers(local, "r")
+    # no call paid twice beyond the (at most 4) in flight when the worker died
+    assert sorted(set(ray_calls)) == sorted(clean_calls)
+    assert len(clean_calls) <= len(ray_calls) <= len(clean_calls) + 4
