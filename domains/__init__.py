@@ -1,7 +1,8 @@
 """Problem domains: the registry of built-in domains and instance loading.
 
-`get_domain(name, **options)` builds a domain by name (or from a PDDL domain folder path; "NAME:TASK" asks a
-planning domain one of PlanBench's tasks, e.g. "blocksworld:t3"); `load_instances`
+`get_domain(name, **options)` builds a domain by name: a built-in one (`BUILTIN`, the one table of their names),
+one a package adds through the entry-point group `critiquebench.domains`, or a PDDL domain folder path;
+"NAME:TASK" asks a planning domain one of PlanBench's tasks, e.g. "blocksworld:t3"; `load_instances`
 turns a selection ("901-1000", "1,5,9-12", "all", "gen:N:SEED") into instances. Domain modules are imported
 lazily, so importing this package stays cheap and the planning subpackage can import `base` freely.
 """
@@ -9,6 +10,7 @@ lazily, so importing this package stays cheap and the planning subpackage can im
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,33 +25,35 @@ from critiquebench.domains.base import (
 )
 from critiquebench.domains.datasets import Generated, parse_selection, resolve_data_path
 
-DOMAIN_NAMES = (
-    "game24",
-    "coloring",
-    "blocksworld",
-    "mystery_blocksworld",
-    "logistics",
-    # the intrinsic self-critique paper's generated sets (gen:N:SEED only)
-    "blocksworld_3_7",
-    "logistics_hard",
-    "minigrid",
-    "minigrid_hard",
-)
-
-# name -> "module:factory"; factories take the keyword options of `get_domain`.
-_BUILTIN: dict[str, str] = {
+ENTRY_POINT_GROUP = "critiquebench.domains"
+_PLANNING = "critiquebench.domains.planning:load_planning_domain"  # takes the domain's name first
+# The one table of built-in domains: name -> "module:factory" (factories take `get_domain`'s keyword options).
+# A package adds a domain through the entry-point group `critiquebench.domains` (name = "module:factory").
+BUILTIN: dict[str, str] = {
     "game24": "critiquebench.domains.game24:make_game24",
     "coloring": "critiquebench.domains.coloring:make_coloring",
+    "blocksworld": _PLANNING,
+    "mystery_blocksworld": _PLANNING,
+    "logistics": _PLANNING,
+    # the intrinsic self-critique paper's generated sets (gen:N:SEED only)
+    "blocksworld_3_7": _PLANNING,
+    "logistics_hard": _PLANNING,
+    "minigrid": _PLANNING,
+    "minigrid_hard": _PLANNING,
 }
+DOMAIN_NAMES = tuple(BUILTIN)
 
 __all__ = [
+    "BUILTIN",
     "DOMAIN_NAMES",
+    "ENTRY_POINT_GROUP",
     "FEEDBACK_LEVELS",
     "Domain",
     "FeedbackLevel",
     "Instance",
     "LLMVerdict",
     "Verdict",
+    "available_domains",
     "get_domain",
     "load_instances",
 ]
@@ -61,21 +65,46 @@ def get_domain(name: str, **options: Any) -> Domain:
     Options go to the domain's factory, e.g. `prompt_style="pddl"` for planning domains; None values are
     dropped so callers can pass optional CLI flags straight through."""
     options = {key: value for key, value in options.items() if value is not None}
-    if name in _BUILTIN:
-        module, factory = _BUILTIN[name].split(":")
-        make: Callable[..., Domain] = getattr(importlib.import_module(module), factory)
-        return make(**options)
+    if name in BUILTIN:
+        make = _load(BUILTIN[name])
+        return make(name, **options) if BUILTIN[name] == _PLANNING else make(**options)
     base, _, task = name.rpartition(":")
     if base and task:  # "blocksworld:t3": a PlanBench task on a planning domain
         from critiquebench.domains.planning.tasks import TASKS, task_domain
 
         if task in TASKS and (base in DOMAIN_NAMES or Path(base).is_dir()):
             return task_domain(base, task, **options)
-    if name in DOMAIN_NAMES or Path(name).is_dir():
+    plugins = _entry_points()
+    if name in plugins:
+        try:
+            make = plugins[name].load()
+        except Exception as exc:  # a broken plug-in must not look like our bug
+            raise ValueError(f"domain plug-in {name!r} ({plugins[name].value}) failed to load: {exc}") from exc
+        return make(**options)
+    if Path(name).is_dir():
         from critiquebench.domains.planning import load_planning_domain
 
         return load_planning_domain(name, **options)
-    raise ValueError(f"unknown domain {name!r}: use one of {', '.join(DOMAIN_NAMES)} or a PDDL domain folder")
+    known = ", ".join([*DOMAIN_NAMES, *sorted(plugins)])
+    raise ValueError(f"unknown domain {name!r}: use one of {known} or a PDDL domain folder")
+
+
+def available_domains() -> list[tuple[str, str]]:
+    """(name, source) of every domain: the built-in ones, then plug-ins ("module:factory (distribution)")."""
+    found = [(name, "built-in") for name in BUILTIN]
+    for name, ep in sorted(_entry_points().items()):
+        if name not in BUILTIN:
+            found.append((name, f"{ep.value} ({ep.dist.name if ep.dist is not None else '?'})"))
+    return found
+
+
+def _load(target: str) -> Callable[..., Domain]:
+    module, factory = target.split(":")
+    return getattr(importlib.import_module(module), factory)
+
+
+def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def load_instances(domain: Domain, selection: str | None, dataset: Path | None = None) -> list[Instance]:

@@ -45,6 +45,7 @@ def plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     finally:
         pip("uninstall", "-y", "-q", DIST)
         sys.modules.pop("critiquebench_partial_critic", None)
+        sys.modules.pop("critiquebench_example_domain", None)
 
 
 def test_cli_lists_builtin_and_plugin_critics(plugin: None) -> None:
@@ -97,3 +98,18 @@ def test_unknown_critic_and_bad_critic_params_are_clear_errors(
         make_critic("llm", None, domain, colour="red")
     with pytest.raises(ValueError, match="unknown critic 'nope'"):  # rejected before anything runs
         execute_run(tmp_path / "s.sqlite", "p", domain, instance, "llm-llm:critic=nope", 0, scripted_llm)
+
+
+def test_a_package_adds_a_domain_through_the_entry_point(
+    plugin: None, tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    from critiquebench.domains import available_domains
+
+    assert ("game24-generated", f"critiquebench_example_domain:make_domain ({DIST})") in available_domains()
+    domain = get_domain("game24-generated")
+    instance = load_instances(domain, "gen:1:3")[0]
+    assert (domain.name, instance.domain) == ("game24-generated", "game24-generated")
+    out = execute_run(tmp_path / "s.sqlite", "s", domain, instance, "standard", 0, scripted_llm)
+    assert out.status == "done" and out.thread_id == f"s/game24-generated/standard/{instance.id}/0"
+    with pytest.raises(ValueError, match="unknown domain 'nope': use one of game24, .*game24-generated"):
+        get_domain("nope")
