@@ -55,12 +55,13 @@ def scripted_llm(make_llm: Callable[..., LLMClient]) -> LLMClient:
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
-    """A real local Postgres server for the session (skipped, with the reason, when it cannot run here)."""
+    """A real local Postgres server for the session; scripts/setup.sh installs Debian's postgresql, so a server
+    that cannot start here fails the tests that need it (with the reason) instead of skipping them."""
     from tests.pg_server import local_postgres, why_unavailable
 
     reason = why_unavailable()
     if reason:
-        pytest.skip(reason)
+        pytest.fail(reason)
     with local_postgres() as url:
         yield url
 

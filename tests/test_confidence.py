@@ -88,7 +88,6 @@ def synthetic_rows(n_runs: int = 160, seed: int = 0, domain: str = "synthetic") 
 
 def test_leakage_is_measured_on_a_synthetic_dataset() -> None:
     """The paper's protocol scores near 1.0 from leakage alone; the leakage-free protocol scores near chance."""
-    pytest.importorskip("sklearn")
     from critiquebench.confidence.models import evaluate
 
     results = evaluate(synthetic_rows(), models=("mn1", "mn4"), boot=200)
@@ -106,7 +105,6 @@ def test_leakage_is_measured_on_a_synthetic_dataset() -> None:
 
 
 def test_features_file_round_trip_and_train_predict_cli(tmp_path: Path) -> None:
-    pytest.importorskip("sklearn")
     rows = synthetic_rows(60)
     features = tmp_path / "synthetic.csv"
     with features.open("w", encoding="utf-8", newline="") as fp:
@@ -157,7 +155,6 @@ def test_replayed_gpt4_study_export_and_eval(tmp_path: Path) -> None:
     result = cli("export", "gpt4-bw", "--features", "--format", "xml", "--store", store, check=False)
     assert result.exit_code == 2 and result.stderr.startswith("error:")
 
-    pytest.importorskip("sklearn")
     text = cli("confidence", "eval", "gpt4-bw", "--test", str(LOGISTICS), "--store", store,
                "--models", "base,mn1,mn4", "--bootstrap", "200").stdout  # fmt: skip
     assert "paper" in text and "leakage-free k=1" in text and "AUC" in text
@@ -170,7 +167,6 @@ def test_replayed_gpt4_study_export_and_eval(tmp_path: Path) -> None:
 
 def test_bundled_encoder_loads_offline() -> None:
     """The MN-2/MN-3 encoder's weights ship in the wheel: it loads and embeds with every socket refused."""
-    pytest.importorskip("wordllama")
     code = (
         "import socket\n"
         "def refuse(*a, **k): raise OSError('network disabled in this test')\n"

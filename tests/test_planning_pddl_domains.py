@@ -32,7 +32,7 @@ def steps_of(lines: list[str]) -> list[Step]:
 
 @functools.cache
 def up_tools() -> tuple[Any, Any, Any]:
-    shortcuts = pytest.importorskip("unified_planning.shortcuts")
+    import unified_planning.shortcuts as shortcuts  # the dev extra, installed by scripts/setup.sh
     from unified_planning.engines.plan_validator import SequentialPlanValidator
     from unified_planning.io import PDDLReader
 

@@ -10,12 +10,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import ray  # the scale extra, installed by scripts/setup.sh: a missing extra fails here instead of skipping
 
 from tests.scripted_server import ScriptedServer
 from tests.test_scale_claims import asked, done_runs, numbers
 from tests.test_study_cli import CLI, ROOT, game24_reply, invoke, run_args
-
-ray = pytest.importorskip("ray", reason="the scale extra (Ray) is not installed; scripts/setup.sh installs it")
 
 SCHEMES = "standard,sound-first:rounds=3"
 
