@@ -69,6 +69,39 @@ class Table1Row:
     table: str = "1"
 
 
+@dataclass
+class Confusion:
+    """The LLM verifier's verdicts against the sound verifier's ("valid" is the positive class): the one count
+    behind Table 2, the verification-study tables and the plan-critique study's final-verifier table."""
+
+    tp: int = 0
+    fp: int = 0
+    tn: int = 0
+    fn: int = 0
+
+    def add(self, said_valid: Any, sound_valid: Any) -> None:
+        if sound_valid:
+            self.tp, self.fn = (self.tp + 1, self.fn) if said_valid else (self.tp, self.fn + 1)
+        else:
+            self.fp, self.tn = (self.fp + 1, self.tn) if said_valid else (self.fp, self.tn + 1)
+
+    @property
+    def n(self) -> int:
+        return self.tp + self.fp + self.tn + self.fn
+
+    def rates(self) -> tuple[float | None, float | None, float | None, float | None]:
+        """TPR, FPR, TNR, FNR."""
+        valid, invalid = self.tp + self.fn, self.fp + self.tn
+        return ratio(self.tp, valid), ratio(self.fp, invalid), ratio(self.tn, invalid), ratio(self.fn, valid)
+
+    def agreement(self) -> dict[str, Any]:
+        """The agreement fields of the Table 2 style rows."""
+        _, fpr, _, fnr = self.rates()
+        agree = self.tp + self.tn
+        return dict(agree=agree, accuracy=ratio(agree, self.n), false_pos=self.fp, sound_invalid=self.fp + self.tn,
+                    fpr=fpr, false_neg=self.fn, sound_valid=self.tp + self.fn, fnr=fnr)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Table2Row:
     study: str
@@ -190,7 +223,7 @@ def table2(db: sqlite_utils.Database, study: str) -> list[Table2Row]:
     """LLM-verifier agreement with the sound verifier per domain (and per scheme when several judged)."""
     config = study_config(db, study)
     specs = {r["thread_id"]: (r["domain"], r["spec"]) for r in _runs(db, study)}
-    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # tp, fp, fn, tn
+    counts: dict[tuple[str, str], Confusion] = defaultdict(Confusion)
     sql = (
         "SELECT a.thread_id, a.llm_verdict, a.sound_valid FROM attempts a "
         "JOIN runs r ON r.thread_id = a.thread_id "
@@ -198,9 +231,8 @@ def table2(db: sqlite_utils.Database, study: str) -> list[Table2Row]:
     )
     for tid, said, valid in db.execute(sql, [study]).fetchall():
         domain, spec = specs[tid]
-        cell = (0 if valid else 1) if said else (2 if valid else 3)
         for key in ((domain, spec), (domain, "all")):
-            counts[key][cell] += 1
+            counts[key].add(said, valid)
     per_domain: dict[str, list[str]] = defaultdict(list)
     for domain, spec in counts:
         if spec != "all":
@@ -209,24 +241,8 @@ def table2(db: sqlite_utils.Database, study: str) -> list[Table2Row]:
     for domain, spec in ordered_keys(counts, config):
         if spec != "all" and len(per_domain[domain]) == 1:
             continue  # the domain's "all" row says the same
-        tp, fp, fn, tn = counts[(domain, spec)]
-        n = tp + fp + fn + tn
-        out.append(
-            Table2Row(
-                study=study,
-                domain=domain,
-                scheme=spec,
-                n=n,
-                agree=tp + tn,
-                accuracy=ratio(tp + tn, n),
-                false_pos=fp,
-                sound_invalid=fp + tn,
-                fpr=ratio(fp, fp + tn),
-                false_neg=fn,
-                sound_valid=tp + fn,
-                fnr=ratio(fn, tp + fn),
-            )
-        )
+        cell = counts[(domain, spec)]
+        out.append(Table2Row(study=study, domain=domain, scheme=spec, n=cell.n, **cell.agreement()))
     return out
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from critiquebench.graphs import parse_spec
-from critiquebench.reports.metrics import ordered_keys, ratio, spec_of, study_config, table1
+from critiquebench.reports.metrics import Confusion, ordered_keys, spec_of, study_config, table1
 from critiquebench.reports.tables import GRIDS, Grid, pct
 
 FEEDBACK_OF = {
@@ -73,15 +73,13 @@ def final_verifier(db: sqlite_utils.Database, study: str) -> list[FinalVerifierR
         "AND a.sound_valid IS NOT NULL AND a.round = (SELECT MAX(b.round) FROM attempts b "
         "WHERE b.thread_id = r.thread_id AND b.llm_verdict IS NOT NULL)"
     )
-    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # tp, fp, tn, fn
+    counts: dict[tuple[str, str], Confusion] = defaultdict(Confusion)
     for row in db.query(sql, [study]):
-        said, valid = row["llm_verdict"], row["sound_valid"]
-        counts[(row["domain"], spec_of(row))][(0 if valid else 1) if said else (3 if valid else 2)] += 1
+        counts[(row["domain"], spec_of(row))].add(row["llm_verdict"], row["sound_valid"])
     out = []
     for domain, scheme in ordered_keys(counts, config):
-        tp, fp, tn, fn = counts[(domain, scheme)]
-        out.append(FinalVerifierRow(study, domain, scheme, tp + fp + tn + fn, tp, fp, tn, fn, ratio(tp, tp + fn),
-                                    ratio(fp, fp + tn), ratio(tn, tn + fp), ratio(fn, fn + tp)))  # fmt: skip
+        c = counts[(domain, scheme)]
+        out.append(FinalVerifierRow(study, domain, scheme, c.n, c.tp, c.fp, c.tn, c.fn, *c.rates()))
     return out
 
 

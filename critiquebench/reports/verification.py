@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from critiquebench.domains.base import split_kind
-from critiquebench.reports.metrics import ordered_keys, ratio
+from critiquebench.reports.metrics import Confusion, ordered_keys
 from critiquebench.reports.tables import GRIDS, Grid, pct
 
 QUALITY_LABELS = ("none", "edge", "color", "both", "right", "partial", "wrong")
@@ -86,16 +86,12 @@ class CritiqueRow:
 
 def _agreement(g: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The agreement counts and rates of judged answers `g`, as the fields of the report rows."""
-    valid = [r for r in g if r["sound_valid"]]
-    invalid = [r for r in g if not r["sound_valid"]]
-    fp = sum(1 for r in invalid if r["llm_verdict"])
-    fn = sum(1 for r in valid if not r["llm_verdict"])
+    cell = Confusion()
+    for r in g:
+        cell.add(r["llm_verdict"], r["sound_valid"])
     asked = [r for r in g if r.get("evaluation_correct") is not None]
-    return dict(
-        agree=len(g) - fp - fn, accuracy=ratio(len(g) - fp - fn, len(g)), false_pos=fp, sound_invalid=len(invalid),
-        fpr=ratio(fp, len(invalid)), false_neg=fn, sound_valid=len(valid), fnr=ratio(fn, len(valid)),
-        evaluation_correct=sum(1 for r in asked if r["evaluation_correct"]), evaluations=len(asked),
-    )  # fmt: skip
+    return dict(**cell.agreement(), evaluation_correct=sum(1 for r in asked if r["evaluation_correct"]),
+                evaluations=len(asked))  # fmt: skip
 
 
 def paper_table2_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]
