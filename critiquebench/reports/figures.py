@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -42,6 +43,11 @@ def budget_figure(points: Sequence[BudgetPoint], path: Path, title: str | None =
     for row in axes:
         row[0].set_ylabel("accuracy (%)")
     fig.suptitle(f"Figure 2: accuracy by round budget ({title})" if title else "Accuracy by round budget")
+    return save_figure(fig, path)
+
+
+def save_figure(fig: Any, path: Path | str) -> Path:
+    """Write a report figure as PNG (creating its folder) and free it: every report figure is saved this way."""
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

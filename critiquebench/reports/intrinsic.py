@@ -124,10 +124,7 @@ def critic_by_step(db: sqlite_utils.Database, study: str) -> list[CriticPoint]:
 
 def intrinsic_figure(db: sqlite_utils.Database, study: str, path: Path) -> Path:
     """Figures 2-4 of the paper in one PNG: correct by step, accuracy by shots, the critic by step."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from critiquebench.reports.figures import plt, save_figure  # matplotlib only when a figure is drawn
 
     steps, shots, critic = steps_curve(db, study), shots_sweep(db, study), critic_by_step(db, study)
     fig, (a2, a3, a4) = plt.subplots(1, 3, figsize=(14, 3.8))
@@ -150,9 +147,4 @@ def intrinsic_figure(db: sqlite_utils.Database, study: str, path: Path) -> Path:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=6)
     fig.suptitle(f"Intrinsic self-critique ({study})")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
