@@ -7,13 +7,17 @@ with CRITIQUE-ONE and accepts the second with CRITIQUE-TWO, a false positive tha
 
 from __future__ import annotations
 
+import http.client
 import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -141,3 +145,109 @@ def test_view_errors_are_one_line(tmp_path: Path, store: Path) -> None:
     assert unknown.returncode == 2 and "no study named nope" in unknown.stderr
     with sqlite3.connect(store) as db:  # the failed views wrote nothing
         assert db.execute("SELECT count(*) FROM studies").fetchone()[0] == 2
+
+
+# --- security: another origin, the Host header, path traversal in the static export (issue 26 items 3, 4)
+
+ATTACKER_PAGE = """<!doctype html><html><body><script>
+window.stolen = [];
+window.CB = {put: function (path, payload) { window.stolen.push(JSON.stringify(payload)); }};
+</script>
+<script src="VIEWER/data/index.js"></script>
+<script src="VIEWER/data/index.json"></script>
+<script>
+for (const url of ["VIEWER/data/index.json", "VIEWER/data/index.js"]) {
+  fetch(url).then((r) => r.text()).then((t) => window.stolen.push(t)).catch(() => {});
+  fetch(url, {credentials: "include"}).then((r) => r.text()).then((t) => window.stolen.push(t)).catch(() => {});
+}
+setTimeout(() => { window.finished = true; }, 1500);
+</script></body></html>"""
+
+
+class _Pages(BaseHTTPRequestHandler):
+    body = b""
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_another_origin_cannot_read_the_served_data(store: Path, browser: Any, tmp_path: Path) -> None:
+    """A page on another loopback origin (127.0.0.2) or on file:// that knows the viewer's full address, token
+    included, and tries the old data scripts, the JSON, script tags and fetch, gets nothing."""
+    with ViewerServer(store, []) as server:
+        page_html = ATTACKER_PAGE.replace("VIEWER/", server.url).encode()
+        handler = type("Attacker", (_Pages,), {"body": page_html})
+        attacker = ThreadingHTTPServer(("127.0.0.2", 0), handler)
+        threading.Thread(target=attacker.serve_forever, daemon=True).start()
+        disk_page = tmp_path / "attacker.html"
+        disk_page.write_bytes(page_html)
+        try:
+            for url in (f"http://127.0.0.2:{attacker.server_address[1]}/", disk_page.as_uri()):
+                context = browser.new_context()
+                page = context.new_page()
+                page.goto(url)
+                page.wait_for_function("window.finished === true")
+                stolen = page.evaluate("window.stolen")
+                context.close()
+                assert not [s for s in stolen if "critic" in s], f"{url} read the viewer's data: {stolen[:1]}"
+        finally:
+            attacker.shutdown()
+            attacker.server_close()
+        # the viewer's own page still reads it
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(server.url + "#study=critic")
+        sync_api.expect(page.locator("#table1 td.cell")).to_have_count(2)
+        context.close()
+
+
+def test_served_viewer_checks_host_and_sends_a_restrictive_policy(store: Path) -> None:
+    with ViewerServer(store, []) as server:
+        parts = urlsplit(server.url)
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        # DNS rebinding: a page of attacker.example whose name now points at 127.0.0.1
+        conn.request("GET", parts.path, headers={"Host": f"attacker.example:{parts.port}"})
+        rebound = conn.getresponse()
+        assert rebound.status >= 400 and b"critic" not in rebound.read()
+        conn.request("GET", parts.path)
+        page = conn.getresponse()
+        page.read()
+        assert page.status == 200
+        csp = page.getheader("Content-Security-Policy") or ""
+        assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp
+        assert page.getheader("X-Content-Type-Options") == "nosniff"
+        # without the per-launch token nothing is served
+        for path in ("/", "/index.html", "/data/index.js", "/data/index.json", "/assets/app.js"):
+            conn.request("GET", path)
+            answer = conn.getresponse()
+            assert answer.status in (403, 404) and b"critic" not in answer.read(), path
+        conn.close()
+
+
+def test_static_export_never_writes_outside_its_folder(store: Path, tmp_path: Path) -> None:
+    """A shared store whose study is named `../../../../../ESCAPED` (written by something else than us)."""
+    evil = tmp_path / "shared" / "evil.sqlite"
+    evil.parent.mkdir()
+    shutil.copy(store, evil)
+    with sqlite3.connect(evil) as db:
+        name = "../../../../../ESCAPED"
+        db.execute("UPDATE studies SET name = ?, config = json_set(config, '$.name', ?) WHERE name = 'critic'",
+                   [name, name])  # fmt: skip
+        db.execute("UPDATE runs SET study = ? WHERE study = 'critic'", [name])
+    out = tmp_path / "a" / "b" / "c" / "site"
+    result = subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "--store", str(evil),
+                             "--output", str(out)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    written = [p for p in (tmp_path / "a").rglob("*") if p.is_file() and out not in p.parents]
+    assert not written, f"written outside {out}: {written}"
+    assert result.returncode == 0, result.stderr
+    assert "ESCAPED" in result.stderr  # named as skipped: not a valid study name
+    assert (out / "index.html").is_file()
+    explicit = subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", name, "--store", str(evil),
+                               "--output", str(out)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert explicit.returncode == 2 and len(explicit.stderr.strip().splitlines()) == 1, explicit.stderr

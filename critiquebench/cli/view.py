@@ -30,13 +30,16 @@ def register(app: typer.Typer) -> None:
         chosen = list(names or [])
         try:
             if output is not None:
-                count = export_static(path, chosen, output)
+                count, skipped = export_static(path, chosen, output)
+                _warn_skipped(skipped)
                 typer.echo(f"{count} files written; open {(output / 'index.html').resolve().as_uri()}")
                 return
             server = ViewerServer(path, chosen, port)
         except (StoreMissing, LookupError, OSError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
+        _warn_skipped(server.skipped)
+        # the address holds a per-launch token: only who can read this line can read the studies
         typer.echo(f"critiquebench viewer on {server.url} (read-only; Ctrl-C stops it)", err=False)
         try:
             server.serve_forever()
@@ -44,3 +47,10 @@ def register(app: typer.Typer) -> None:
             pass
         finally:
             server.stop()
+
+
+def _warn_skipped(names: list[str]) -> None:
+    if names:
+        shown = ", ".join(repr(n) for n in names)
+        typer.echo(f"warning: left out {len(names)} stud{'y' if len(names) == 1 else 'ies'} of the store whose name "
+                   f"is not a valid study name (letters, digits, '_', '.', '-'): {shown}", err=True)  # fmt: skip

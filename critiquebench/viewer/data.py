@@ -21,6 +21,7 @@ import sqlite_utils
 
 from critiquebench.reports.export import list_studies
 from critiquebench.reports.metrics import budget_curve, row_dict, spec_of, study_config, table1, table2
+from critiquebench.studies.config import NAME_RE
 
 FLAGS = ("fp", "worse", "critic")
 
@@ -54,18 +55,38 @@ def _clean(value: Any) -> Any:
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
+def valid_name(name: object) -> bool:
+    """Is `name` a study name as `run` accepts it? Checked on every read too: a store written by something
+    else (a shared store, a hand edit) may hold any text, and the viewer never trusts it."""
+    return isinstance(name, str) and bool(NAME_RE.match(name))
+
+
 def index(db: sqlite_utils.Database, names: list[str]) -> dict[str, Any]:
-    """The studies of the store (only `names` if given, in that order) with their model and progress."""
+    """The studies of the store (only `names` if given, in that order) with their model and progress.
+
+    Each study has a `key`, its position here: pages and exported files are addressed by it, never by the
+    stored name. Studies whose stored name is not a valid name are left out and listed in `skipped`."""
+    if bad := [n for n in names if not valid_name(n)]:
+        raise LookupError(f"not a valid study name: {', '.join(map(repr, bad))} (letters, digits, '_', '.', '-')")
     studies = {s["name"]: s for s in list_studies(db)}
+    skipped = [n for n in studies if not valid_name(n)]
     unknown = [n for n in names if n not in studies]
     if unknown:
-        known = ", ".join(studies) or "none"
+        known = ", ".join(n for n in studies if valid_name(n)) or "none"
         raise LookupError(f"no study named {', '.join(unknown)} in this store; known studies: {known}")
     out = []
-    for name in names or list(studies):
+    for key, name in enumerate(names or [n for n in studies if valid_name(n)]):
         config = study_config(db, name)
-        out.append({**studies[name], "model": config.get("model"), "recorded": bool(config.get("replay"))})
-    return {"studies": out}
+        out.append({**studies[name], "key": key, "model": config.get("model"), "recorded": bool(config.get("replay"))})
+    return {"studies": out, "skipped": skipped}
+
+
+def study_name(db: sqlite_utils.Database, names: list[str], key: str) -> str:
+    """The name of the study with `key` (see `index`); LookupError when there is none."""
+    studies = index(db, names)["studies"]
+    if not key.isdigit() or int(key) >= len(studies):
+        raise LookupError(f"no study {key}")
+    return str(studies[int(key)]["name"])
 
 
 def study(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
@@ -103,11 +124,16 @@ Messages = list[dict[str, str]]
 Prompts = dict[str, list[Messages]]  # answer text -> message lists of the cached calls that returned it
 
 
-def run(db: sqlite_utils.Database, rowid: int, prompts: Prompts | None = None) -> dict[str, Any]:
+MAX_ROWID = 2**63 - 1  # SQLite's
+
+
+def run(db: sqlite_utils.Database, rowid: int, prompts: Prompts | None = None, studies: list[str] | None = None
+        ) -> dict[str, Any]:  # fmt: skip
     """One run with its rounds in order; each round carries the chat messages that produced its answer when the
-    call cache still has them (`prompts`: answer text -> messages, looked up when not given)."""
-    found = list(db.query("SELECT rowid AS id, * FROM runs WHERE rowid = ?", [rowid]))
-    if not found:
+    call cache still has them (`prompts`: answer text -> messages, looked up when not given). With `studies`,
+    only a run of one of them is shown."""
+    found = list(db.query("SELECT rowid AS id, * FROM runs WHERE rowid = ?", [rowid])) if rowid <= MAX_ROWID else []
+    if not found or (studies is not None and found[0]["study"] not in studies):
         raise LookupError(f"no run {rowid}")
     row = found[0]
     rounds = list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [row["thread_id"]]))

@@ -1,9 +1,17 @@
 """The viewer as a local web server (loopback, a free port) or as static files that open from disk.
 
-The page (static/index.html, app.js, style.css, all shipped in the package: no CDN, no network) loads its data
-as small scripts, `data/PATH.js`, each calling `CB.put(PATH, payload)`. A script tag is the one way a page
-opened from `file://` can load local data, so the server and the static export serve the same files and the page
-has a single code path.
+The page (static/index.html, app.js, style.css, all shipped in the package: no CDN, no network) asks for its
+data by path (`index`, `study/KEY`, `runs/KEY`, `run/ROWID`; see `critiquebench.viewer.data`). Paths hold only
+numbers the viewer made (a study's position in the index, a run's row id), never text read from the store.
+
+Two modes, because a page opened from `file://` cannot `fetch` files:
+- served: `critiquebench view` answers `data/PATH.json` as JSON, under a per-launch random token in the URL
+  path (as Jupyter does), only for a `Host` of the bound address, with a Content-Security-Policy,
+  `nosniff` and a same-origin resource policy and no CORS header. Another origin (another port or loopback
+  address, a `file://` page, a DNS-rebinding page) can neither guess the URL nor read a response: no data is
+  ever served as a script;
+- static: `view --output DIR` writes `DIR/data/PATH.js` scripts calling `CB.put(PATH, payload)`, the one way a
+  page opened from disk can load local files. Their readers are whoever can read DIR, as for any file.
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import secrets
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import closing
@@ -25,64 +34,95 @@ from critiquebench.viewer import data
 log = logging.getLogger(__name__)
 
 ASSETS = ("index.html", "app.js", "style.css")
-_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css"}
-_DATA_RE = re.compile(r"^/data/(index|study/[^/]+|runs/[^/]+|run/\d+)\.js$")
+_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css",
+          ".json": "application/json; charset=utf-8"}  # fmt: skip
+_DATA_RE = re.compile(r"^data/(index|(?:study|runs)/\d{1,9}|run/\d{1,19})\.json$")
+# The page needs its own scripts, styles and data only: no inline script, no other origin, no framing.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")  # fmt: skip
+_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
 
 
 def asset(name: str) -> bytes:
     return resources.files("critiquebench.viewer").joinpath("static", name).read_bytes()
 
 
+def _json(payload: Any) -> str:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def script(path: str, payload: Any) -> bytes:
-    """The data script for `path`: a call that hands the payload to the page."""
+    """The data script for `path` of the static export: a call that hands the payload to the page."""
     # "</" inside a string would end an inline script; the page loads these as files, but stay safe anyway
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str).replace("</", "<\\/")
+    body = _json(payload).replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return f"CB.put({json.dumps(path)},{body});\n".encode()
 
 
 def payload(db: Any, path: str, names: list[str]) -> Any:
-    """The data behind one `data/PATH.js`."""
+    """The data behind one data path."""
     kind, _, arg = path.partition("/")
     if kind == "index":
         return data.index(db, names)
     if kind == "study":
-        return data.study(db, arg)
+        return data.study(db, data.study_name(db, names, arg))
     if kind == "runs":
-        return data.runs(db, arg)
-    return data.run(db, int(arg))
+        return data.runs(db, data.study_name(db, names, arg))
+    shown = [s["name"] for s in data.index(db, names)["studies"]]
+    return data.run(db, int(arg), studies=shown)
 
 
 class ViewerServer:
-    """Serves the viewer of one store on 127.0.0.1 at a free port; `url` is where to point a browser."""
+    """Serves the viewer of one store on 127.0.0.1 at a free port; `url` (with its token) is where to point a
+    browser."""
 
     def __init__(self, store: Path, names: list[str], port: int = 0) -> None:
         self.store, self.names = Path(store), names
         with closing(data.open_readonly(self.store)) as db:  # a missing store or study fails here, not in a page
-            data.index(db, names)
+            self.skipped = data.index(db, names)["skipped"]
+        self.token = secrets.token_urlsafe(24)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self._respond))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
     @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/"
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
 
-    def _respond(self, path: str) -> tuple[int, str, bytes]:
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/{self.token}/"
+
+    def _respond(self, path: str, host: str | None) -> tuple[int, str, bytes]:
+        # DNS rebinding: a page of another name resolved to 127.0.0.1 sends its own name as Host
+        if host not in (f"127.0.0.1:{self.port}", f"localhost:{self.port}"):
+            return HTTPStatus.FORBIDDEN, "text/plain", b"wrong Host: open the address critiquebench view printed"
         path = path.split("?", 1)[0]
-        if path in ("/", "/index.html"):
+        prefix = f"/{self.token}/"
+        if not path.startswith(prefix) or not secrets.compare_digest(path[: len(prefix)], prefix):
+            return HTTPStatus.NOT_FOUND, "text/plain", b"not found: open the address critiquebench view printed"
+        rest = path[len(prefix) :]
+        if rest in ("", "index.html"):
             return HTTPStatus.OK, _TYPES[".html"], asset("index.html")
-        if path.startswith("/assets/") and path[len("/assets/") :] in ASSETS:
-            name = path[len("/assets/") :]
+        if rest.startswith("assets/") and rest[len("assets/") :] in ASSETS:
+            name = rest[len("assets/") :]
             return HTTPStatus.OK, _TYPES[Path(name).suffix], asset(name)
-        match = _DATA_RE.match(path)
+        match = _DATA_RE.match(rest)
         if not match:
             return HTTPStatus.NOT_FOUND, "text/plain", b"not found"
         key = match.group(1)
         db = data.open_readonly(self.store)  # one connection per request: handler threads share nothing
         try:
-            return HTTPStatus.OK, _TYPES[".js"], script(key, payload(db, key, self.names))
+            return HTTPStatus.OK, _TYPES[".json"], _json(payload(db, key, self.names)).encode()
         except LookupError as exc:
-            return HTTPStatus.NOT_FOUND, _TYPES[".js"], script(key, {"error": str(exc)})
+            return HTTPStatus.NOT_FOUND, _TYPES[".json"], _json({"error": str(exc)}).encode()
         finally:
             db.conn.close()
 
@@ -105,18 +145,19 @@ class ViewerServer:
         self.stop()
 
 
-def _handler(respond: Callable[[str], tuple[int, str, bytes]]) -> type[BaseHTTPRequestHandler]:
+def _handler(respond: Callable[[str, str | None], tuple[int, str, bytes]]) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
             try:
-                status, ctype, body = respond(self.path)
-            except Exception:  # a bad store row must not kill the server; the page shows the failed load
-                log.exception("viewer: %s failed", self.path)
+                status, ctype, body = respond(self.path, self.headers.get("Host"))
+            except Exception as exc:  # a bad store row must not kill the server; the page shows the failed load
+                log.warning("viewer: %s failed: %s: %s", self.path.split("?")[0], type(exc).__name__, exc)
                 status, ctype, body = HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain", b"internal error"
             self.send_response(status)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
+            for name, value in _HEADERS.items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(body)
 
@@ -126,38 +167,42 @@ def _handler(respond: Callable[[str], tuple[int, str, bytes]]) -> type[BaseHTTPR
     return Handler
 
 
-def export_static(store: Path, names: list[str], out: Path) -> int:
-    """Write the viewer with every payload of the chosen studies under `out`; return how many files."""
+def export_static(store: Path, names: list[str], out: Path) -> tuple[int, list[str]]:
+    """Write the viewer with every payload of the chosen studies under `out`; return how many files, and the
+    stored study names left out because they are not valid names."""
     with closing(data.open_readonly(store)) as db:
         written = 0
         for name in ASSETS:
             target = out / ("index.html" if name == "index.html" else f"assets/{name}")
             _write(target, asset(name))
             written += 1
-        for key, body in _payloads(db, names):
+        idx = data.index(db, names)
+        for key, body in _payloads(db, idx):
+            # keys are made of our own words and numbers (`_DATA_RE`), so the file stays under out/data
+            if not _DATA_RE.match(f"data/{key}.json"):
+                raise ValueError(f"refusing to write data path {key!r}")
             _write(out / "data" / f"{key}.js", script(key, body))
             written += 1
-        return written
+        return written, idx["skipped"]
 
 
-def _payloads(db: Any, names: list[str]) -> Iterator[tuple[str, Any]]:
-    idx = data.index(db, names)
+def _payloads(db: Any, idx: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     yield "index", idx
     cache = data.has_cache(db)
     for entry in idx["studies"]:
-        name = entry["name"]
-        yield f"study/{name}", data.study(db, name)
+        name, key = entry["name"], entry["key"]
+        yield f"study/{key}", data.study(db, name)
         if entry["kind"] == "verify":
             continue
         runs = data.runs(db, name)
-        yield f"runs/{name}", runs
+        yield f"runs/{key}", runs
         ids = [row[0] for row in runs["rows"]]
         answers = [r[0] for r in db.execute(
             "SELECT a.answer FROM attempts a JOIN runs r ON r.thread_id = a.thread_id "
             "WHERE r.study = ? AND a.answer IS NOT NULL", [name])]  # fmt: skip
         prompts = data.prompts_for(db, answers) if cache else {}
         for rowid in ids:
-            yield f"run/{rowid}", data.run(db, rowid, prompts)
+            yield f"run/{int(rowid)}", data.run(db, rowid, prompts)
 
 
 def _write(path: Path, body: bytes) -> None:

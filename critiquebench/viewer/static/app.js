@@ -1,14 +1,33 @@
-// critiquebench viewer: one page, no dependencies. Data comes as scripts data/PATH.js calling CB.put(PATH, payload)
-// (served by `critiquebench view`, or written by `view --output DIR` so the page also works from file://).
+// critiquebench viewer: one page, no dependencies. Data is addressed by path (index, study/KEY, runs/KEY, run/ID):
+// served by `critiquebench view` as JSON (same origin only), or written by `view --output DIR` as scripts
+// data/PATH.js calling CB.put(PATH, payload), since a page opened from file:// cannot fetch files.
 // Every text from the store is set with textContent: LLM output is untrusted and never becomes markup.
 "use strict";
 
 const CB = (() => {
   const store = new Map(), waiting = new Map();
+  const fromDisk = location.protocol === "file:";
   function put(path, payload) {
     store.set(path, payload);
     (waiting.get(path) || []).forEach(([resolve]) => resolve(payload));
     waiting.delete(path);
+  }
+  function fail(path, message) {
+    (waiting.get(path) || []).forEach(([, reject]) => reject(new Error(message)));
+    waiting.delete(path);
+  }
+  function request(path) {
+    if (!fromDisk) {
+      fetch("data/" + path + ".json", { credentials: "same-origin", cache: "no-store" })
+        .then((r) => r.json().catch(() => ({ error: `cannot load ${path}: HTTP ${r.status}` })))
+        .then((payload) => put(path, payload), (e) => fail(path, `cannot load ${path}: ${e.message}`));
+      return;
+    }
+    const tag = document.createElement("script");
+    tag.src = "data/" + path + ".js";
+    tag.onerror = () => fail(path, "cannot load " + path);
+    tag.onload = () => { if (!store.has(path)) fail(path, "cannot load " + path); tag.remove(); };
+    document.head.appendChild(tag);
   }
   function load(path) {
     if (store.has(path)) return Promise.resolve(store.get(path));
@@ -16,16 +35,7 @@ const CB = (() => {
       const first = !waiting.has(path);
       if (first) waiting.set(path, []);
       waiting.get(path).push([resolve, reject]);
-      if (!first) return;
-      const tag = document.createElement("script");
-      tag.src = "data/" + path + ".js";
-      const fail = () => {
-        (waiting.get(path) || []).forEach(([, rej]) => rej(new Error("cannot load " + path)));
-        waiting.delete(path);
-      };
-      tag.onerror = fail;
-      tag.onload = () => { if (!store.has(path)) fail(); tag.remove(); };
-      document.head.appendChild(tag);
+      if (first) request(path);
     });
   }
   return { put, load };
@@ -69,6 +79,7 @@ function go(changes) {
 window.addEventListener("hashchange", render);
 
 let INDEX = null;
+const keyOf = (name) => INDEX.studies.find((s) => s.name === name)?.key;
 async function start() {
   try {
     INDEX = await CB.load("index");
@@ -93,8 +104,10 @@ async function render() {
   const p = params(), name = p.get("study"), main = document.getElementById("main");
   document.querySelectorAll("#studies tr[data-study]").forEach((tr) => tr.classList.toggle("selected", tr.dataset.study === name));
   if (!name) { main.replaceChildren(el("p", { class: "muted", text: "The store has no studies." })); return; }
+  const entry = INDEX.studies.find((s) => s.name === name);
+  if (!entry) { main.replaceChildren(el("p", { class: "error", text: "no study named " + name })); return; }
   let study;
-  try { study = await CB.load("study/" + name); } catch (e) {
+  try { study = await CB.load("study/" + entry.key); } catch (e) {
     main.replaceChildren(el("p", { class: "error", text: e.message })); return;
   }
   if (study.error) { main.replaceChildren(el("p", { class: "error", text: study.error })); return; }
@@ -192,9 +205,14 @@ function figure2(study) {
     }
     return el("div", { class: "panel" }, el("div", { text: d }), svg);
   });
-  const legend = el("div", { class: "legend" }, schemes.map((s) => [el("span", { style: `background:${color(s)}` }), s]));
+  const legend = el("div", { class: "legend" }, schemes.map((s) => [swatch(color(s)), s]));
   return el("section", { id: "figure2" }, el("h2", { text: "Figure 2: accuracy by round budget" }), legend, el("div", { class: "panels" }, panels),
     el("p", { class: "note", text: "A run's answer at budget n is the one it stopped at if that round is ≤ n, else round n's answer. Hover a point for its counts." }));
+}
+function swatch(color) {
+  const span = el("span");
+  span.style.background = color; // through the CSSOM: the CSP forbids style attributes
+  return span;
 }
 function moveTip(ev) {
   const tip = document.getElementById("tooltip");
@@ -210,7 +228,7 @@ async function compareSection(study, p) {
   const section = el("section", { id: "compare" }, el("h2", { text: "Compare" }), pick);
   const other = p.get("compare");
   if (!other) return section;
-  const them = await CB.load("study/" + other);
+  const them = await CB.load("study/" + keyOf(other));
   const key = (r) => r.domain + "\u0000" + r.scheme;
   const a = new Map(study.table1.map((r) => [key(r), r])), b = new Map((them.table1 || []).map((r) => [key(r), r]));
   const keys = [...new Set([...a.keys(), ...b.keys()])];
@@ -237,7 +255,7 @@ async function runsSection(study, p) {
     section.append(el("p", { class: "muted", text: "Click a cell of Table 1, or a filter, to list runs." }));
     return section;
   }
-  const data = await CB.load("runs/" + study.name);
+  const data = await CB.load("runs/" + keyOf(study.name));
   const col = Object.fromEntries(data.columns.map((c, i) => [c, i]));
   const [domain, scheme] = cellKey ? cellKey.split("|") : [null, null];
   const rows = data.rows.filter((r) => (!cellKey || (r[col.domain] === domain && r[col.scheme] === scheme)) && (!flag || r[col[flag]]));
