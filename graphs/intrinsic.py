@@ -29,6 +29,11 @@ from critiquebench.nodes.intrinsic import (
 )
 from langgraph.graph import END, START, StateGraph
 
+# Not from the paper, which gives no temperature for its critic votes (its default 0.0 would make N votes one
+# sample drawn N times): 0.7, the sampling temperature of the self-consistency paper it cites
+# (wang2023selfconsistency_cot, GPT-3 and PaLM).
+VOTE_TEMPERATURE = 0.7
+
 PARAMS = (
     Param("steps", int, 10, "self-critique steps after the first plan: steps 0..N give up to N+1 plans", minimum=0),
     critic("intrinsic"),
@@ -47,6 +52,21 @@ PARAMS = (
     Param("runs", int, 1, "independent self-critique runs; with more than one, the most common final plan", minimum=1),
     style("pddl"),
     temperature(),
+    Param(
+        "vote_temperature",
+        float,
+        VOTE_TEMPERATURE,
+        "sampling temperature of the critic's votes when votes > 1, so N votes are N different samples",
+        minimum=0.0,
+    ),
+    Param(
+        "max_tokens",
+        int,
+        None,
+        "longest reply of the planner and the critic (none: no cap, the endpoint's own limit)",
+        minimum=1,
+        nullable=True,
+    ),
 )
 
 
@@ -66,15 +86,19 @@ def build(
     runs: int,
     style: str | None,
     temperature: float | None,
+    vote_temperature: float,
+    max_tokens: int | None,
     critic_params: dict[str, Any],
 ) -> StateGraph:
     per_run = steps + 1
     options = dict(critic_params)
     if critic == "intrinsic":
         options.update(shots=critique_shots, domain_definition=domain_definition)
+    critic_temperature = vote_temperature if votes > 1 else temperature
 
     def judge(ctx: RunContext) -> Any:
-        return make_critic(critic, AtTemperature(ctx.llm, temperature), ctx.domain, **options)
+        llm = AtTemperature(ctx.llm, critic_temperature, max_tokens)
+        return make_critic(critic, llm, ctx.domain, **options), llm
 
     def critic_messages(ctx: RunContext, answer: str) -> list[dict[str, str]]:
         make = getattr(ctx.domain, "critic_messages", None)
@@ -89,7 +113,13 @@ def build(
     graph.add_node(
         "generator",
         make_planner(
-            per_run=per_run, runs=runs, shots=shots, style=style, context_limit=context_limit, temperature=temperature
+            per_run=per_run,
+            runs=runs,
+            shots=shots,
+            style=style,
+            context_limit=context_limit,
+            temperature=temperature,
+            max_tokens=max_tokens,
         ),
     )
     graph.add_node(

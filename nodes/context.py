@@ -93,9 +93,11 @@ class Meter:
         self._usage = dict.fromkeys(USAGE_KEYS, 0)
 
     def complete(
-        self, messages: Sequence[Mapping[str, str]], sample: int = 0, temperature: float | None = None
+        self, messages: Sequence[Mapping[str, str]], sample: int = 0, temperature: float | None = None, **options: Any
     ) -> Reply:
-        done = self.llm.complete(messages, sample=sample, temperature=temperature)
+        """`options` (e.g. a scheme's `max_tokens`) go to the client as they are; none are sent when none are given,
+        so simple clients need only the protocol's arguments."""
+        done = self.llm.complete(messages, sample=sample, temperature=temperature, **options)
         with self._lock:
             self._usage["prompt_tokens"] += done.prompt_tokens
             self._usage["completion_tokens"] += done.completion_tokens

@@ -36,14 +36,24 @@ class IntrinsicState(RunState, total=False):
 
 
 class AtTemperature:
-    """An LLM whose calls default to the scheme's temperature (critics call `complete` without one)."""
+    """An LLM whose calls default to the scheme's temperature and length cap (critics call `complete` without
+    them). `max_tokens` None is no cap. It remembers which of its replies reached the cap (`capped`, in call
+    order), so a critique cut off before its verdict is recorded as cut off."""
 
-    def __init__(self, llm: Any, temperature: float | None) -> None:
-        self.llm, self.temperature = llm, temperature
+    def __init__(self, llm: Any, temperature: float | None, max_tokens: int | None = None) -> None:
+        self.llm, self.temperature, self.max_tokens = llm, temperature, max_tokens
+        self.capped: list[bool] = []
 
     def complete(self, messages: Sequence[Mapping[str, str]], sample: int = 0, temperature: float | None = None) -> Any:
         chosen = self.temperature if temperature is None else temperature
-        return self.llm.complete(messages, sample=sample, temperature=chosen)
+        done = self.llm.complete(messages, sample=sample, temperature=chosen, max_tokens=self.max_tokens)
+        self.capped.append(self.max_tokens is not None and done.completion_tokens >= self.max_tokens)
+        return done
+
+
+def cut_off_note(max_tokens: int | None) -> str:
+    """What a critique cut off by the length cap before any verdict phrase is recorded with (after its text)."""
+    return f"[cut off: the critique reached max_tokens={max_tokens} before a verdict]"
 
 
 def estimate_tokens(messages: Sequence[Mapping[str, str]]) -> int:
@@ -77,6 +87,7 @@ def make_planner(
     style: str | None,
     context_limit: int | None,
     temperature: float | None = None,
+    max_tokens: int | None = None,
 ) -> Node:
     """The planner: the domain's `shots`-shot prompt, then this run's earlier plans and their critiques. The
     critique goes back as it is, with no request around it: the paper's Revise-Prompt(τ, plan, critique) is
@@ -99,7 +110,7 @@ def make_planner(
             previous = {k: earlier[-1].get(k) for k in PAST_KEYS}
             return end_run(previous, runs, per_run, note=limit_note("planner", size, context_limit or 0))
         ctx.llm.take()
-        text = ctx.llm.complete(messages, sample=run, temperature=temperature).text
+        text = ctx.llm.complete(messages, sample=run, temperature=temperature, max_tokens=max_tokens).text
         attempt = {"round": round_, "answer": text, "stopped": 0, **ctx.llm.take()}
         return {"round": round_, "attempt": attempt, "next": "critic"}
 
@@ -123,12 +134,15 @@ def make_self_critic(
     runs: int,
     votes: int,
     context_limit: int | None,
-    judge: Callable[[RunContext], Callable[..., LLMVerdict]],
+    judge: Callable[[RunContext], tuple[Callable[..., LLMVerdict], AtTemperature]],
     critic_messages: Callable[[RunContext, str], list[dict[str, str]]] | None,
     handback: Callable[[str], str],
 ) -> Node:
     """The critic step: the sound verdict is recorded; the critic judges the plan by a strict majority of
-    `votes` samples; "correct" or the run's last step ends the run, else the critique goes back."""
+    `votes` samples (a tie is "wrong", 001:212); "correct" or the run's last step ends the run, else the
+    critique goes back. A critique cut off by the length cap before any verdict phrase judges nothing: it is
+    not "correct" (the loop goes on, as Algorithm 1 breaks only on "correct"), its text is recorded with
+    `cut_off_note`, and when every vote was cut off the round has no verdict (`llm_verdict` NULL)."""
 
     def critic(state: IntrinsicState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         ctx = runtime.context
@@ -140,15 +154,20 @@ def make_self_critic(
         if size is not None:
             return end_run(merged, runs, per_run, note=limit_note("critic", size, context_limit or 0))
         ctx.llm.take()
-        judged = judge(ctx)
+        judged, llm = judge(ctx)
         verdicts = [judged(ctx.instance, answer, sample=run * votes + i) for i in range(votes)]
+        cut = [not v.parsed and capped for v, capped in zip(verdicts, llm.capped[-votes:], strict=False)]
         says_valid = 2 * sum(v.says_valid for v in verdicts) > votes
-        side = [v for v in verdicts if v.says_valid == says_valid]
+        side = [i for i, v in enumerate(verdicts) if v.says_valid == says_valid]
+        critique = verdicts[side[0]].critique if side else ""
+        recorded = critique
+        if side and side[0] < len(cut) and cut[side[0]]:
+            recorded = f"{critique}\n{cut_off_note(llm.max_tokens)}".strip()
         merged.update(add_usage(attempt, ctx.llm.take()))
-        merged.update(llm_verdict=int(says_valid), llm_critique=side[0].critique if side else "")
+        merged.update(llm_verdict=None if cut and all(cut) else int(says_valid), llm_critique=recorded)
         if says_valid or round_ >= last:
             return end_run(merged, runs, per_run)
-        merged["feedback"] = handback(merged["llm_critique"])
+        merged["feedback"] = handback(critique)
         return {"attempt": merged, "past": past_entry(merged), "next": "generator"}
 
     return critic

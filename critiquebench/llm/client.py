@@ -4,7 +4,8 @@ call cache in front of it.
 - `LLMSettings`: frozen configuration of one endpoint + sampling parameters.
 - `Completion`: one answered call.
 - `LLMClient(settings, cache).complete(messages, sample=0, temperature=None) -> Completion` is thread-safe
-  (`temperature` overrides the settings' for one call, e.g. a sampling scheme's own); it returns cached
+  (`temperature` overrides the settings' for one call, e.g. a sampling scheme's own; so does `max_tokens`,
+  where None means no cap: the endpoint's own limit); it returns cached
   answers without contacting the endpoint, and raises `LLMCallError` when a call still fails after retries
   (the failure is recorded in the cache's log first), `BudgetExceeded` once the budget cap is reached, and
   `ReplayMiss` in replay mode when a call is not in the cache.
@@ -53,6 +54,7 @@ NO_KEY = "sk-no-key"  # OpenAI-compatible local servers accept any key, but the 
 ROLES = ("system", "user", "assistant")
 _RETRY_STATUS = frozenset({408, 409, 429})
 _MAX_RETRY_AFTER_S = 600.0
+SETTINGS_CAP = "settings"  # `max_tokens` of a call: the settings' cap (an int or None overrides it)
 
 
 @dataclass(frozen=True)
@@ -139,14 +141,25 @@ class LLMClient:
         self._random = random.Random()
         self._usage = {"calls": 0, "hits": 0, "failed": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
-    def params_at(self, temperature: float | None) -> dict[str, Any]:
-        """The sampling parameters of a call at `temperature` (None: the settings' own)."""
-        if temperature is None or float(temperature) == self._params["temperature"]:
-            return self._params
-        return {**self._params, "temperature": float(temperature)}
+    def params_at(self, temperature: float | None, max_tokens: int | None | str = SETTINGS_CAP) -> dict[str, Any]:
+        """The sampling parameters of a call at `temperature` (None: the settings' own) with `max_tokens`
+        (`SETTINGS_CAP`: the settings' own; None: no cap)."""
+        changes: dict[str, Any] = {}
+        if temperature is not None and float(temperature) != self._params["temperature"]:
+            changes["temperature"] = float(temperature)
+        if max_tokens != SETTINGS_CAP and max_tokens != self._params["max_tokens"]:
+            changes["max_tokens"] = None if max_tokens is None else int(max_tokens)
+        return {**self._params, **changes} if changes else self._params
 
-    def key(self, messages: Sequence[Mapping[str, str]], sample: int = 0, temperature: float | None = None) -> str:
-        return cache_key(self.settings.model, self.endpoint, messages, self.params_at(temperature), sample)
+    def key(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        sample: int = 0,
+        temperature: float | None = None,
+        max_tokens: int | None | str = SETTINGS_CAP,
+    ) -> str:
+        params = self.params_at(temperature, max_tokens)
+        return cache_key(self.settings.model, self.endpoint, messages, params, sample)
 
     def usage(self) -> dict[str, Any]:
         """What this client did: calls, hits, failed, tokens spent, cost_usd (None without cost_per_1k)."""
@@ -159,15 +172,20 @@ class LLMClient:
         return usage
 
     def complete(
-        self, messages: Sequence[Mapping[str, str]], sample: int = 0, temperature: float | None = None
+        self,
+        messages: Sequence[Mapping[str, str]],
+        sample: int = 0,
+        temperature: float | None = None,
+        max_tokens: int | None | str = SETTINGS_CAP,
     ) -> Completion:
-        """Sample `sample` of `messages` at `temperature` (None: the settings' temperature); the same three
-        are the same cached draw, whichever scheme asks."""
+        """Sample `sample` of `messages` at `temperature` (None: the settings' temperature), at most
+        `max_tokens` long (`SETTINGS_CAP`: the settings' cap; None: no cap); the same messages, parameters and
+        sample are the same cached draw, whichever scheme asks."""
         msgs = normalise_messages(messages)
         bad = [m["role"] for m in msgs if m["role"] not in ROLES]
         if bad or not msgs:
             raise ValueError(f"messages need roles among {ROLES} and at least one message (got {bad or 'none'})")
-        params = self.params_at(temperature)
+        params = self.params_at(temperature, max_tokens)
         key = cache_key(self.settings.model, self.endpoint, msgs, params, sample)
         with self._flight(key) as flight:  # two threads asking for the same call make one request
             if flight.error is not None:  # it failed for the thread that made it: one failure for all waiters
@@ -176,9 +194,7 @@ class LLMClient:
             if hit is not None:
                 return self._hit(hit)
             if self.settings.replay:
-                raise ReplayMiss(
-                    self.cache.explain_miss(self.settings.model, self.endpoint, msgs, params, sample)
-                )
+                raise ReplayMiss(self.cache.explain_miss(self.settings.model, self.endpoint, msgs, params, sample))
             # two processes asking for the same call make one request: the second waits for the answer
             while not self.cache.reserve(key, self._inflight_lease()):
                 time.sleep(_INFLIGHT_POLL_S)
@@ -224,8 +240,8 @@ class LLMClient:
 
     def _call(self, key: str, messages: list[dict[str, str]], sample: int, params: dict[str, Any]) -> Completion:
         settings = self.settings
-        # A scheme's own temperature overrides the model's for this request only.
-        overrides = {} if params is self._params else {"temperature": params["temperature"]}
+        # A scheme's own temperature and length cap override the model's for this request only.
+        overrides = {} if params is self._params else _overrides(params, self._params, _is_openai(self._base_url))
         retrying = Retrying(
             stop=stop_after_attempt(settings.max_retries + 1),
             wait=self._retry_wait,
@@ -381,12 +397,30 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     return None
 
 
+def _is_openai(base_url: str) -> bool:
+    return (urlsplit(base_url).hostname or "").endswith("api.openai.com")
+
+
+def _overrides(params: Mapping[str, Any], default: Mapping[str, Any], is_openai: bool) -> dict[str, Any]:
+    """The request arguments that change `default` sampling parameters into `params` for one call. No cap
+    leaves the length field out of the request (the endpoint's own limit), rather than sending null."""
+    out: dict[str, Any] = {}
+    if params["temperature"] != default["temperature"]:
+        out["temperature"] = params["temperature"]
+    if params["max_tokens"] != default["max_tokens"]:
+        cap = params["max_tokens"]
+        out["max_tokens"] = openai.NOT_GIVEN if cap is None else cap
+        if not is_openai:  # see `chat_model`: these servers read `max_tokens` from the body
+            out["extra_body"] = {} if cap is None else {"max_tokens": cap}
+    return out
+
+
 def chat_model(settings: LLMSettings, base_url: str) -> Any:
     """The ChatOpenAI that `LLMClient` calls for `settings` (benchmarks time it bare, without the client)."""
     from langchain_openai import ChatOpenAI
 
     # ChatOpenAI sends `max_completion_tokens`, which llama.cpp-style servers ignore; they read `max_tokens`.
-    is_openai = (urlsplit(base_url).hostname or "").endswith("api.openai.com")
+    is_openai = _is_openai(base_url)
     # The SDK appends the route to the base URL as text, so a query in it would end up inside the path.
     base_url, query = split_query(base_url)
     extra_body = None if is_openai else {"max_tokens": settings.max_tokens}
