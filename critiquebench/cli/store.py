@@ -9,7 +9,7 @@ import typer
 
 from critiquebench.store.copy import copy_store
 from critiquebench.store.db import store_locator, store_name
-from critiquebench.studies.verification import SCHEMA as VERIFY_SCHEMA
+from critiquebench.store.verify import SCHEMA as VERIFY_SCHEMA
 
 store_app = typer.Typer(no_args_is_help=True, help=__doc__)
 

@@ -11,17 +11,17 @@ import typer
 from rich.console import Console
 
 from critiquebench.cli.study import DryRunOpt, PriceInOpt, PriceOutOpt, print_estimate
+from critiquebench.cli.terminal import stop_on_ctrl_c
+from critiquebench.reports.catalog import report_rows
 from critiquebench.reports.tables import render
 from critiquebench.store.db import StoreError, is_readonly, opened, resolve_store, store_exists
+from critiquebench.store.verify import ensure_verify_schema
 from critiquebench.studies.config import VERIFY, ConfigError, build_config, read_toml
-from critiquebench.studies.runner import stop_on_ctrl_c
 from critiquebench.studies.verification import (
-    ensure_verify_schema,
     estimate_verify,
     from_study_defaults,
     resolve_config,
     run_verify,
-    verify_report,
 )
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -115,9 +115,9 @@ def verify_study_cmd(
             f"{counts['failed']} failed, {counts['not_started']} not started; "
             f"LLM calls {usage.get('calls', 0)} new, {usage.get('hits', 0)} from the cache"
         )
-        typer.echo(render(verify_report(db, name, "2"), "table"))
-        typer.echo(render(verify_report(db, name, "1"), "table"))
-        critiques = verify_report(db, name, "critique")
+        typer.echo(render(report_rows(db, name, "2"), "table"))
+        typer.echo(render(report_rows(db, name, "1"), "table"))
+        critiques = report_rows(db, name, "critique")
         if critiques:
             typer.echo(render(critiques, "table"))
         if counts["failed"] or counts["not_started"]:

@@ -65,7 +65,7 @@ def list_studies(db: sqlite_utils.Database) -> list[dict[str, Any]]:
         config = json.loads(raw)
         done, failed = counts.get(name, (0, 0))
         if config.get("kind") == "verify":
-            from critiquebench.studies.verification import verify_counts
+            from critiquebench.store.verify import verify_counts
 
             done, failed = verify_counts(db, name)
         out.append(

@@ -49,11 +49,10 @@ class _RunWorker:
     """One worker process: executes runs with its own store connections and LLM client."""
 
     def __init__(self, store: Locator, settings: LLMSettings, domain_options: Mapping[str, Any]) -> None:
-        from critiquebench.llm.client import LLMClient
-        from critiquebench.store.cache import CallCache
+        from critiquebench.studies.session import worker_client
 
         self.store = store
-        self.llm = LLMClient(settings, CallCache(store))
+        self.llm = worker_client(store, settings)
         self.options = {k: dict(v) for k, v in domain_options.items()}
         self._domains: dict[str, Domain] = {}
         self._lock = threading.Lock()

@@ -64,3 +64,41 @@ def generated_fallback(name: str, file_values: Mapping[str, Any]) -> tuple[str, 
     values = {k: v for k, v in file_values.items() if k != "dataset"}
     values["instances"] = GENERATED
     return f"{name}-generated", values
+
+
+@dataclass
+class MainJob:
+    """What `run_main_job` did: a session per replayed recorded study and the live one, and why any recorded
+    study was skipped."""
+
+    sessions: list[Any]
+    replayed: list[str]
+    skipped: list[str]
+
+
+def run_main_job(store: Any, live: Any, recorded: list[Recorded], *, replay: bool = False,
+                 execution: Any = None, run: Any = None) -> MainJob:  # fmt: skip
+    """Replay every recorded file (0 calls), then run the live study; `run(store, config, replay, execution)`
+    runs one study (default: `studies.session.run_session`, so a caller can wrap it with its terminal UI)."""
+    from critiquebench.importers.planbench import ImportError_, import_planbench
+    from critiquebench.studies.session import LOCAL, run_session
+
+    execution = execution or LOCAL
+    if run is None:
+        def run(store: Any, config: Any, replay: bool, execution: Any) -> Any:
+            return run_session(store, config, replay=replay, execution=execution)
+
+    job = MainJob([], [], [])
+    for item in recorded:
+        if not item.file.is_file():
+            job.skipped.append(f"recorded study {item.study}: skipped, {item.file} is missing")
+            continue
+        try:
+            config, _ = import_planbench(item.file, store, item.study)
+        except (ImportError_, ConfigError) as exc:
+            job.skipped.append(f"recorded study {item.study}: skipped: {exc}")
+            continue
+        job.sessions.append(run(store, config, True, LOCAL))
+        job.replayed.append(item.study)
+    job.sessions.append(run(store, live, replay, execution))
+    return job

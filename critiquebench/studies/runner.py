@@ -10,15 +10,14 @@ are retried every `CLAIM_POLL_S` seconds once nothing else is left, until their 
 then counted as done) or its claim expires (this process takes the run over from its checkpoint). So two
 processes on one study split its runs, and both end with the whole study done.
 
-Interruption: `stop` (a threading.Event, set by the CLI's first Ctrl-C) stops new runs from starting; the
-running ones finish (their checkpoints make them resumable anyway). The caller's `with open_llm(...)` block
-then stops the embedded server.
+Interruption: `stop` (a threading.Event, set by the CLI's first Ctrl-C: `critiquebench.cli.terminal`) stops new
+runs from starting; the running ones finish (their checkpoints make them resumable anyway). The caller's
+`with open_llm(...)` block then stops the embedded server. Progress goes to `on_progress` (the CLI draws bars).
 """
 
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -316,59 +315,3 @@ def _record_crash(store_path: Path, study: str, task: Task, exc: Exception) -> d
         upsert_run(db, tid, study=study, domain=task.domain.name, scheme=task.spec, instance_id=task.instance.id,
                    trial=task.trial, status="failed", error=f"{type(exc).__name__}: {exc}")  # fmt: skip
     return _row_by_id(store_path, tid) or {}
-
-
-@contextmanager
-def live_progress(enabled: bool) -> Iterator[ProgressFn | None]:
-    """A rich progress display on stderr (one bar per scheme), or nothing when stderr is not a terminal."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    console = Console(stderr=True)
-    if not enabled or not console.is_terminal:
-        yield None
-        return
-    bars = Progress(
-        TextColumn("{task.description:<24}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[info]}"),
-        TimeElapsedColumn(),
-        console=console,
-    )
-    ids: dict[str, Any] = {}
-
-    def update(progress: dict[str, SchemeProgress]) -> None:
-        for spec, p in progress.items():
-            info = (
-                f"running {p.running} failed {p.failed} | calls {p.llm_calls} "
-                f"hits {p.cache_hits} tokens {p.tokens}"
-            )
-            if spec not in ids:
-                ids[spec] = bars.add_task(spec, total=p.total, info=info)
-            bars.update(ids[spec], completed=p.done + p.failed, info=info)
-
-    with bars:
-        yield update
-
-
-@contextmanager
-def stop_on_ctrl_c(say: Callable[[str], Any]) -> Iterator[threading.Event]:
-    """First Ctrl-C sets the event (no new runs start, running ones finish); a second one raises
-    KeyboardInterrupt to abort at once. Outside the main thread signals cannot be caught: the event stays
-    unset unless the caller sets it."""
-    stop = threading.Event()
-
-    def handle(signum: int, frame: Any) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-        say("stopping: no new runs start, running ones finish (Ctrl-C again to abort now)")
-
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, handle) if main else None
-    try:
-        yield stop
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)

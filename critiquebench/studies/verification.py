@@ -17,7 +17,6 @@ import logging
 import random
 import threading
 from collections import defaultdict
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,24 +33,15 @@ from critiquebench.domains.base import (
     verification_messages,
 )
 from critiquebench.reports.critique_quality import classify_critique
-from critiquebench.reports.metrics import ReportError, study_config
-from critiquebench.store.db import connect, ensure_tables
-from critiquebench.store.results import ensure_schema, load_study, save_study
+from critiquebench.store.db import connect, table_names
+from critiquebench.store.results import load_study, save_study
+from critiquebench.store.verify import ensure_verify_schema, judged_keys, save_verify_result
 from critiquebench.studies.config import VERIFY, ConfigError, StudyConfig, split_list
 from critiquebench.studies.estimate import Estimate, estimate_calls
 
 log = logging.getLogger(__name__)
 
 LLM_KIND = "llm"  # kind of answers taken from an earlier study's attempts
-
-SCHEMA = """CREATE TABLE IF NOT EXISTS verify_results (
-    study TEXT NOT NULL, domain TEXT NOT NULL, instance_id TEXT NOT NULL, kind TEXT NOT NULL,
-    idx INTEGER NOT NULL, source TEXT NOT NULL, candidate TEXT, sound_status TEXT, sound_valid INTEGER,
-    llm_verdict INTEGER, llm_parsed INTEGER, critique TEXT, quality TEXT, quality_details TEXT,
-    prompt_tokens INTEGER DEFAULT 0, completion_tokens INTEGER DEFAULT 0, cached INTEGER DEFAULT 0,
-    error TEXT, evaluation_correct INTEGER,
-    PRIMARY KEY (study, domain, instance_id, kind, idx))"""
-
 
 @dataclass(frozen=True)
 class Item:
@@ -62,13 +52,6 @@ class Item:
     source: str
     text: str
     variant: VerifyVariant = "default"
-
-
-def ensure_verify_schema(db: sqlite_utils.Database) -> None:
-    ensure_schema(db)
-    ensure_tables(db, [SCHEMA])
-    if "evaluation_correct" not in db["verify_results"].columns_dict:  # stores made before the column
-        db.execute("ALTER TABLE verify_results ADD COLUMN evaluation_correct INTEGER")
 
 
 def study_kinds(config: StudyConfig, domain: Domain) -> list[tuple[str, str, VerifyVariant]]:
@@ -180,9 +163,7 @@ def estimate_verify(db: sqlite_utils.Database, config: StudyConfig, store: Path)
 
     settings = LLMSettings(model=config.model, base_url=config.base_url, temperature=config.temperature,
                            max_tokens=config.max_tokens)  # fmt: skip
-    sql = "SELECT domain, instance_id, kind, idx FROM verify_results WHERE study = ? AND error IS NULL"
-    done = ({tuple(r) for r in db.execute(sql, [config.name]).fetchall()} if "verify_results" in db.table_names()
-            else set())  # fmt: skip
+    done = judged_keys(db, config.name) if "verify_results" in table_names(db) else set()
     items = make_items(config, db, pending_ok=True)
     todo = [i for i in items if (i.domain.name, i.instance.id, i.kind, i.idx) not in done]
     known = (verification_messages(i.domain, i.instance, i.text, i.variant) for i in todo if not _pending(i))
@@ -259,8 +240,7 @@ def run_verify(store_path: Path, config: StudyConfig, llm: Any, stop: threading.
     """Judge every item not judged yet; returns counts of judged, skipped, failed and not started."""
     db = connect(store_path)
     ensure_verify_schema(db)
-    sql = "SELECT domain, instance_id, kind, idx FROM verify_results WHERE study = ? AND error IS NULL"
-    done = {tuple(r) for r in db.execute(sql, [config.name]).fetchall()}
+    done = judged_keys(db, config.name)
     items = [i for i in make_items(config, db) if (i.domain.name, i.instance.id, i.kind, i.idx) not in done]
     counts = {"judged": 0, "skipped": len(done), "failed": 0, "not_started": 0}
     lock = threading.Lock()
@@ -279,7 +259,7 @@ def run_verify(store_path: Path, config: StudyConfig, llm: Any, stop: threading.
         ident = dict(study=config.name, domain=item.domain.name, instance_id=item.instance.id,
                      kind=item.kind, idx=item.idx, source=item.source)  # fmt: skip
         with lock:  # one connection for the study; the lock keeps each write's cursor to one thread
-            db["verify_results"].upsert({**ident, **row}, pk=("study", "domain", "instance_id", "kind", "idx"))
+            save_verify_result(db, {**ident, **row})
             counts[key] += 1
 
     try:
@@ -288,15 +268,6 @@ def run_verify(store_path: Path, config: StudyConfig, llm: Any, stop: threading.
     finally:
         db.conn.close()
     return counts
-
-
-def verify_counts(db: sqlite_utils.Database, study: str) -> tuple[int, int]:
-    """(judged, failed) answers of a verification-only study."""
-    ensure_verify_schema(db)
-    row = db.execute(
-        "SELECT SUM(error IS NULL), SUM(error IS NOT NULL) FROM verify_results WHERE study = ?", [study]
-    ).fetchone()
-    return (row[0] or 0, row[1] or 0)
 
 
 def stored_verify_config(db: sqlite_utils.Database, name: str) -> StudyConfig | None:
@@ -338,28 +309,3 @@ def from_study_defaults(db: sqlite_utils.Database, given: dict[str, Any], pendin
     chosen = split_list(domains) if isinstance(domains, str) else domains
     out["instances"] = {d: source["instances"][d] for d in chosen if d in source["instances"]}
     return {k: v for k, v in out.items() if v is not None}
-
-
-def _iter_rows(db: sqlite_utils.Database, study: str) -> Iterator[dict[str, Any]]:
-    ensure_verify_schema(db)
-    yield from db.query("SELECT * FROM verify_results WHERE study = ? AND error IS NULL", [study])
-
-
-VERIFY_TABLES = ("1", "2", "critique")
-
-
-def verify_report(db: sqlite_utils.Database, study: str, table: str) -> list[Any]:
-    """Rows for `report`: "1" accuracy/FPR/FNR per domain x kind, "2" the paper's Table 2 (per domain and
-    prompt), "critique" critique quality per domain x kind."""
-    from critiquebench.reports.verification import critique_rows, kind_rows, paper_table2_rows
-
-    config = study_config(db, study)
-    rows = list(_iter_rows(db, study))
-    if table == "1":
-        return kind_rows(study, config, rows)
-    if table == "2":
-        return paper_table2_rows(study, config, rows)
-    if table == "critique":
-        return critique_rows(study, config, rows)
-    raise ReportError("a verification-only study has tables 1 (per kind), 2 (the LLM as verifier) and "
-                      "critique (critique quality)")  # fmt: skip

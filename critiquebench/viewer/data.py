@@ -93,10 +93,10 @@ def study(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
     """A study's definition and report tables (Table 1 with intervals, Table 2, Figure 2 points)."""
     config = study_config(db, name)
     if config.get("kind") == "verify":
-        from critiquebench.studies.verification import verify_report
+        from critiquebench.reports.catalog import report_rows
 
         return {"name": name, "kind": "verify", "config": config,
-                "verify": [row_dict(r) for r in verify_report(db, name, "1")]}  # fmt: skip
+                "verify": [row_dict(r) for r in report_rows(db, name, "1")]}  # fmt: skip
     return {
         "name": name,
         "kind": config.get("kind", "loop"),

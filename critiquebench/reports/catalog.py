@@ -1,0 +1,108 @@
+"""Every table `critiquebench report --table` knows, in one place: its name, its help and how its rows are made.
+
+A table is made for loop studies (`loop(db, study)`), for verification-only studies (`verify(study, config,
+rows)` over the judged answers), or both. To add a table, add one `Table` row: the CLI's choices and help text
+are read from `TABLES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from critiquebench.reports.metrics import ReportError, study_config
+
+Rows = list[Any]
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    help: str
+    loop: Callable[[Any, str], Rows] | None = None
+    verify: Callable[[str, dict[str, Any], list[dict[str, Any]]], Rows] | None = None
+    intrinsic_figure: bool = False  # its --figure is the intrinsic self-critique paper's Figures 2-4
+
+
+def _table1(db: Any, study: str) -> Rows:
+    from critiquebench.reports.metrics import table1
+    from critiquebench.reports.planbench import is_task_study, task_rows
+
+    return task_rows(db, study) if is_task_study(study_config(db, study)) else table1(db, study)
+
+
+def _loop(module: str, name: str) -> Callable[[Any, str], Rows]:
+    def rows(db: Any, study: str) -> Rows:
+        import importlib
+
+        return getattr(importlib.import_module(f"critiquebench.reports.{module}"), name)(db, study)
+
+    return rows
+
+
+def _verify(name: str) -> Callable[[str, dict[str, Any], list[dict[str, Any]]], Rows]:
+    def rows(study: str, config: dict[str, Any], judged: list[dict[str, Any]]) -> Rows:
+        from critiquebench.reports import verification
+
+        return getattr(verification, name)(study, config, judged)
+
+    return rows
+
+
+# "2" of a loop study is every round an LLM judged, pooled ("verifier-in-the-loop"); of a verification-only
+# study it is the paper's Table 2, and "critique" its critique-quality table.
+TABLES: dict[str, Table] = {t.name: t for t in (
+    Table("1", "accuracy", _table1, _verify("kind_rows")),
+    Table("2", "LLM verifier; of a loop study: verifier-in-the-loop", _loop("metrics", "table2"),
+          _verify("paper_table2_rows")),
+    Table("figure", "budget data", _loop("metrics", "budget_curve")),
+    Table("verifier-in-the-loop", "every round an LLM judged", _loop("metrics", "table2")),
+    Table("critique", "critique quality of verification studies", verify=_verify("critique_rows")),
+    Table("final-verifier", "plan-critique Table 2", _loop("plan_critique", "final_verifier")),
+    Table("feedback", "plan-critique Table 3", _loop("plan_critique", "feedback_table")),
+    Table("steps", "intrinsic self-critique: correct by step", _loop("intrinsic", "steps_curve"),
+          intrinsic_figure=True),
+    Table("shots", "intrinsic self-critique: accuracy by planning shots", _loop("intrinsic", "shots_sweep"),
+          intrinsic_figure=True),
+    Table("critic-steps", "intrinsic self-critique: critic accuracy, precision, recall by step",
+          _loop("intrinsic", "critic_by_step"), intrinsic_figure=True),
+)}  # fmt: skip
+HELP = "; ".join(f"{t.name} ({t.help})" for t in TABLES.values()) + "."
+
+
+def report_rows(db: Any, study: str, table: str = "1", compare_to: str | None = None) -> Rows:
+    """The rows of `table` for `study` (or, with `compare_to`, the two studies side by side). Raises ReportError
+    for an unknown study or a table its kind of study does not have."""
+    if table not in TABLES:
+        raise ReportError(f"--table must be one of {', '.join(TABLES)}")
+    config = study_config(db, study)
+    spec = TABLES[table]
+    if config.get("kind") == "verify":
+        if spec.verify is None:
+            have = ", ".join(t.name for t in TABLES.values() if t.verify is not None)
+            raise ReportError(f"a verification-only study has tables {have}")
+        from critiquebench.store.verify import verify_rows
+
+        return spec.verify(study, config, list(verify_rows(db, study)))
+    if compare_to:
+        from critiquebench.reports.metrics import compare
+
+        return compare(db, study, compare_to)
+    if spec.loop is None:
+        raise ReportError(f"--table {table} is a table of verification-only studies")
+    return spec.loop(db, study)
+
+
+def write_figure(db: Any, study: str, table: str, path: Path) -> str:
+    """Write the figure that goes with `table` (Figure 2, or the intrinsic paper's Figures 2-4); a line saying
+    where."""
+    if TABLES[table].intrinsic_figure:
+        from critiquebench.reports.intrinsic import intrinsic_figure
+
+        return f"Figures 2-4 (intrinsic self-critique) written to {intrinsic_figure(db, study, path)}"
+    from critiquebench.reports.figures import budget_figure
+    from critiquebench.reports.metrics import budget_curve
+
+    return f"Figure 2 written to {budget_figure(budget_curve(db, study), path, study)}"

@@ -1,0 +1,179 @@
+"""A study session: everything it takes to run (or resume) a stored study, without a terminal.
+
+`run_session(store, config)` opens what the study needs (its LLM settings and endpoint secrets, the store, the
+study's token budget, the call cache, the LLM client, and the Ray executor when asked for), runs the missing
+runs (`studies.runner.run_study`) and closes everything again, however it ends. It returns a `Session`: the
+runner's summary, the LLM usage (with the budget when the study has one) and the matrix cells left out. It
+raises `StudyError` (one line, meant to be shown as it is) when the study cannot run, and lets
+KeyboardInterrupt through after releasing this process's run claims, so a resume takes them over at once.
+
+The caller decides how to show it: the CLI (`critiquebench.cli.study`) passes its Ctrl-C event and progress
+bars (`critiquebench.cli.terminal`) and prints the summary; a Python caller passes nothing. A Ray worker
+(`critiquebench.scale.ray_executor`) builds its client with `worker_client` below.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from contextlib import ExitStack, nullcontext
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from critiquebench.store.db import Locator, opened
+from critiquebench.store.results import ensure_schema, save_study
+from critiquebench.studies.config import ConfigError, StudyConfig, with_endpoint_secrets
+from critiquebench.studies.runner import ProgressFn, Skipped, StudySummary, finished_keys, plan_matrix, run_study
+
+log = logging.getLogger(__name__)
+
+EXECUTORS = ("local", "ray")
+EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_INTERRUPTED = 1, 2, 3, 130
+
+
+class StudyError(RuntimeError):
+    """The study cannot run (bad definition or data, endpoint unreachable, ...); the message is one line."""
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How a study's runs are executed (never part of its definition)."""
+
+    executor: str = "local"
+    workers: int = 2
+    ray_address: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.executor not in EXECUTORS:
+            raise StudyError(f"--executor must be one of {', '.join(EXECUTORS)}")
+
+
+LOCAL = Execution()  # threads in this process
+
+
+@dataclass
+class Session:
+    """What a session did: the study as it ran, the runner's summary, LLM usage and cells left out."""
+
+    config: StudyConfig
+    summary: StudySummary
+    usage: dict[str, Any] = field(default_factory=dict)
+    left_out: list[Skipped] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return int(self.usage.get("prompt_tokens", 0)) + int(self.usage.get("completion_tokens", 0))
+
+    @property
+    def budget(self) -> tuple[int, int] | None:
+        """(limit, tokens spent over all sessions) of a study with a token budget."""
+        return self.usage.get("budget")
+
+
+def llm_settings(config: StudyConfig, replay: bool = False) -> Any:
+    """The LLM client's settings for the study (endpoint secrets taken from the environment unless replaying)."""
+    from critiquebench.llm.client import LLMSettings
+
+    replay = replay or config.replay
+    if not replay:
+        try:
+            config = with_endpoint_secrets(config)
+        except ConfigError as exc:
+            raise StudyError(str(exc)) from exc
+    return LLMSettings(
+        model=config.model,
+        base_url=config.base_url,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        timeout=config.timeout,
+        concurrency=config.concurrency,
+        budget_tokens=config.budget_tokens,
+        replay=replay,
+        endpoint_id=config.endpoint_id,
+    )
+
+
+def worker_client(store: Locator, settings: Any) -> Any:
+    """An LLM client over the store's call cache, for a process that executes runs handed to it (a Ray worker):
+    the driver's session owns the budget, the embedded server and the summary."""
+    from critiquebench.llm.client import LLMClient
+    from critiquebench.store.cache import CallCache
+
+    return LLMClient(settings, CallCache(store))
+
+
+def run_session(
+    store: Locator,
+    config: StudyConfig,
+    *,
+    replay: bool = False,
+    execution: Execution = LOCAL,
+    stop: threading.Event | None = None,
+    on_progress: ProgressFn | None = None,
+) -> Session:
+    """Run (or resume) study `config` in `store`: its definition is stored (or checked against the stored one
+    by the caller), finished runs stay, the rest run. See the module docstring."""
+    from critiquebench.llm.budget import StudyBudget
+    from critiquebench.llm.client import open_llm
+    from critiquebench.store.cache import CallCache
+
+    settings = llm_settings(config, replay)
+    stop = stop or threading.Event()
+    try:
+        tasks, left_out = plan_matrix(config)  # data problems surface before anything is stored or started
+        with ExitStack() as held:  # every connection the study opens is closed when it ends, however it ends
+            db = held.enter_context(opened(store))
+            ensure_schema(db)
+            budget = StudyBudget.open(store, config.name, config.budget_tokens)  # tokens spent before count too
+            if budget is not None:  # a budget set once stays the study's, until a new limit replaces it
+                held.callback(budget.close)
+                config = replace(config, budget_tokens=budget.state()[0])
+            save_study(db, config.name, {**config.to_dict(), "planned_runs": len(tasks)})
+            status = finished_keys(store, config.name)
+            todo = any(status.get(task.key) != "done" for task in tasks)
+            # A finished study needs no endpoint: do not start the embedded server just to find that out.
+            client = open_llm(settings, held.enter_context(CallCache(store)), budget) if todo else nullcontext()
+            llm = held.enter_context(client)
+            executor = held.enter_context(_executor(store, config, llm, execution))
+            execute = executor.execute if executor is not None else None
+            summary = run_study(store, config, llm, stop=stop, on_progress=on_progress, tasks=tasks, execute=execute)
+            usage = executor.usage() if executor is not None else llm.usage() if llm is not None else {}
+            if budget is not None:
+                usage["budget"] = budget.state()
+    except KeyboardInterrupt:
+        from critiquebench.store.claims import release_all_claims
+
+        release_all_claims()  # so a resume takes them over at once rather than after their leases expire
+        raise
+    except (RuntimeError, ValueError, OSError) as exc:  # RunnerError, EmbeddedServerError, bad data, ...
+        log.debug("study %s could not run", config.name, exc_info=True)
+        raise StudyError(str(exc)) from exc
+    if summary.unreachable:  # nothing ran, and a resume continues
+        raise StudyError(f"{summary.unreachable}; nothing is lost: critiquebench resume {config.name}")
+    return Session(config, summary, usage, left_out)
+
+
+def _executor(store: Locator, config: StudyConfig, llm: Any, execution: Execution) -> Any:
+    """The Ray executor for the block, or a null context (the runner's local threads)."""
+    if execution.executor == "local" or llm is None:  # nothing to run: no workers to start either
+        return nullcontext(None)
+    from critiquebench.scale.ray_executor import RayExecutor
+
+    return RayExecutor(
+        store,
+        llm.settings,  # the embedded server's URL when it serves the study: started once, shared by all
+        concurrency=config.concurrency,
+        workers=execution.workers,
+        address=execution.ray_address,
+        domain_options=config.domain_options,
+    )
+
+
+def exit_code(sessions: list[Session]) -> int:
+    """0 when every run finished; 130 if interrupted, 1 if runs failed, 3 if the token budget stopped runs."""
+    summaries = [s.summary for s in sessions]
+    if any(s.interrupted or s.not_started for s in summaries):
+        return EXIT_INTERRUPTED
+    if any(s.failed for s in summaries):
+        return EXIT_FAILED
+    return EXIT_BUDGET if any(s.unfinished for s in summaries) else 0
