@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from critiquebench.domains.backprompt import Backprompt
 from critiquebench.domains.base import (
     FeedbackLevel,
     Instance,
@@ -29,63 +30,18 @@ from critiquebench.domains.coloring_graphs import (
     read_col,
 )
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
-from critiquebench.domains.sentences import only_sentences
+from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
 
-PROMPT_START = (
-    "Color the following graph, described as a set of edges, such that no two vertices on the same edge "
-    "share a color.\n"
-)
-PROMPT_END = (
-    "Please provide each vertex's color. Do not skip any vertices. Each color must be provided on a new line "
-    'in the response and should be formatted as "{VERTEX NUMBER}: {VERTEX COLOR ASSIGNMENT}". '
-    "Please do not provide anything else in your response, and end your response with '[ANSWER END]'"
-)
-STOP_PHRASE = "Verifier confirmed success."
-BINARY_FEEDBACK = (
-    "This is not correct. Using the previously provided graph, please provide a correct coloring."
-)
-# The studies' LLM-verifier prompts (the loop's, and the CoT one); `{coloring}` is the answer under review.
-VERIFIER_INTRO = (
-    "The following graph, described as a set of edges, has an optimal coloring number of {k}:\n{graph}"
-)
-VERIFIER_PROMPT = (
-    "{intro}Please check if this coloring is correct:{coloring}\nIf it is, say 'Verifier confirmed success.' "
-    "Do not provide anything else in your response. If it is incorrect, please point out which same-color "
-    "vertices share an edge."
-)
-VERIFIER_COT = (
-    "\n[Instructions]\nWhen outputting your final answer, first print the [Answer] tag, then put your final "
-    "answer after the [Answer] tag. Respond only in the following format:\nWrong Edges: a list of incorrect "
-    "edges\nAll Vertices Colored: boolean representing if every vertex is colored\nOptimal Or Less: boolean "
-    "representing if the number of colors is no more than the optimal\nCorrect: boolean\n\n[Graph]\n{intro}"
-    "\n[Coloring]\nA coloring is correct if no adjacent vertices are the same color and the total number of "
-    "colors used is no more than the optimal coloring number. Please check if this coloring is correct: "
-    "{coloring}\n\nLet's think step by step. Remember to output your final answer in the format described in "
-    "the instructions.\n[Thoughts]"
-)
-# The verification-only study's prompt (`color_verification.generate`). Its candidate files hold
-# "c KIND <colouring>" lines and the prompt takes the text after KIND, so every colouring is sent after a
-# space ("correct:  0: Color 0\n..."); `verification_prompt` keeps that byte for byte.
-VERIFY_PROMPT = (
-    "{intro}A coloring is correct if no adjacent vertices are the same color and the total number of colors "
-    "used is no more than the optimal coloring number. Please check if this coloring is correct: {coloring}"
-    f"\nIf it is, say '{STOP_PHRASE}' Do not provide anything else in your response. If it is incorrect, "
-    "please point out which same-color vertices share an edge. If there are none, but it uses too many colors "
-    "say 'This coloring is non-optimal.' Do not provide anything else in your response. If the color of a "
-    "vertex is not given in the coloring, say 'Missing assignment.' Do not provide anything else in your "
-    "response."
-)
+SET = "self_verification"  # this domain's prompts: domains/prompts/self_verification.toml, keys "coloring.*"
+# The study's sentence fields as its verifier writes them, for telling them from an LLM's critique.
+_SENTENCE_FIELDS = {"vertex": r"\d+", "u": r"\d+", "v": r"\d+", "used": r"\d+", "k": r"\d+"}
+_FEEDBACK_KEYS = ("coloring.feedback.missing", "coloring.feedback.conflict", "coloring.feedback.not-optimal")
 CANDIDATE_KINDS = ("correct", "ablated", "non_optimal", "random")
 
 _MARKUP = " \t>#*_`"
 _LIST_MARK = re.compile(r"(?:[-+•]|\d+[.)])[ \t]+")
 _VERTEX = re.compile(r"(?:vertex|node|v)?[ \t]*(\d+)", re.IGNORECASE)
 _SEPARATORS = (":", "=", "->", "→")
-_SOUND_SENTENCE = re.compile(
-    r"Vertex \d+ was not given a value in the coloring\.|"
-    r"Vertex \d+ and vertex \d+ were both colored [^\n]+? despite being connected by an edge\.|"
-    r"This coloring is not optimal\. It uses \d+ colors, when only \d+ are necessary\.\n Please recolor\."
-)
 _COT_CORRECT = re.compile(
     r"^[ \t*#>_-]*correct[ \t*_]*:[ \t*_]*(true|false|yes|no)\b", re.IGNORECASE | re.MULTILINE
 )
@@ -136,31 +92,33 @@ def canonical_coloring(instance: Instance, coloring: dict[int, str] | None) -> s
     return ",".join(parts)
 
 
-def check_coloring(instance: Instance, coloring: dict[int, str] | None) -> Verdict:
+def check_coloring(instance: Instance, coloring: dict[int, str] | None, texts: PromptSet | None = None) -> Verdict:
     """Missing vertices (those on an edge, as in the study), conflicting edges, then too many colors; colors
-    compare ignoring case and spaces ("Color 1" == "color1"), and vertices outside the graph are ignored."""
+    compare ignoring case and spaces ("Color 1" == "color1"), and vertices outside the graph are ignored. The
+    error sentences are the study's (`texts`)."""
+    texts = texts or DEFAULT[SET]
     n, k = instance.data["n"], instance.data["k"]
     edges = [tuple(e) for e in instance.data["edges"]]
     given = {v: c for v, c in (coloring or {}).items() if 0 <= v < n}
     on_edges = list(dict.fromkeys(v for e in edges for v in e))
-    errors = [f"Vertex {v} was not given a value in the coloring." for v in on_edges if v not in given]
+    errors = [texts.render("coloring.feedback.missing", vertex=v) for v in on_edges if v not in given]
     answer = {str(v): c for v, c in sorted(given.items())} if coloring else None
     if coloring is None:
         return Verdict("malformed", tuple(errors), None)
     errors += [
-        f"Vertex {u} and vertex {v} were both colored {given[u]} despite being connected by an edge."
+        texts.render("coloring.feedback.conflict", u=u, v=v, color=given[u])
         for u, v in edges
         if u in given and v in given and _key(given[u]) == _key(given[v])
     ]
     used = len({_key(c) for c in given.values()})
     if used > k:
-        errors.append(f"This coloring is not optimal. It uses {used} colors, when only {k} are necessary.\n"
-                      " Please recolor.")
+        errors.append(texts.render("coloring.feedback.not-optimal", used=used, k=k))
     return Verdict("invalid" if errors else "valid", tuple(errors), answer)
 
 
-def graph_text(instance: Instance) -> str:
-    return "".join(f"Vertex {u} is connected to vertex {v}.\n" for u, v in instance.data["edges"])
+def graph_text(instance: Instance, texts: PromptSet | None = None) -> str:
+    edge = (texts or DEFAULT[SET])["coloring.graph.edge"]
+    return "".join(edge.render(u=u, v=v) for u, v in instance.data["edges"])
 
 
 class Coloring:
@@ -169,8 +127,11 @@ class Coloring:
     name = "coloring"
     candidate_kinds = CANDIDATE_KINDS
 
-    def __init__(self, vertices: tuple[int, int] = DEFAULT_VERTICES) -> None:
+    def __init__(self, vertices: tuple[int, int] = DEFAULT_VERTICES, prompts: Prompts = DEFAULT) -> None:
         self.vertices = vertices
+        self.prompts = prompts
+        self.texts = prompts[SET]
+        self.handback = Backprompt.of(self.texts, "coloring", _FEEDBACK_KEYS, _SENTENCE_FIELDS)
 
     def load(self, selection: str | None = None, path: Path | None = None) -> list[Instance]:
         ids = parse_selection(selection)
@@ -190,11 +151,12 @@ class Coloring:
         return generate_planar(n, seed, self.vertices)
 
     def prompt(self, instance: Instance, style: str | None = None) -> list[dict[str, str]]:
-        count = instance.data.get("stated_n", instance.data["n"])
-        content = (
-            f"{PROMPT_START}You may use at most {instance.data['k']} colors.\n{graph_text(instance)}"
-            f"There are a total of {count} vertices. Please label every vertex, even if it is disconnected "
-            f"from the rest of the graph.{PROMPT_END}"
+        content = self.texts.render(
+            "coloring.generate",
+            k=instance.data["k"],
+            graph=graph_text(instance, self.texts),
+            count=instance.data.get("stated_n", instance.data["n"]),
+            answer_format=self.texts.text("coloring.answer-format"),
         )
         return [{"role": "user", "content": content}]
 
@@ -203,11 +165,11 @@ class Coloring:
         return {str(v): c for v, c in sorted(coloring.items())} if coloring else None
 
     def verify(self, instance: Instance, text: str) -> Verdict:
-        return check_coloring(instance, parse_coloring(text))
+        return check_coloring(instance, parse_coloring(text), self.texts)
 
     def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
         """"" for a valid answer; the study's pass/fail sentence; its first error sentence; all of them."""
-        return leveled_feedback(verdict, level, BINARY_FEEDBACK)
+        return leveled_feedback(verdict, level, self.texts.text("coloring.feedback.binary"))
 
     def canonical(self, instance: Instance, text: str) -> str | None:
         """Vertices in order with colors renamed by first appearance, so "0: red, 1: blue" and "0: Color 2,
@@ -216,7 +178,7 @@ class Coloring:
 
     def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
         coloring = parse_coloring(text)
-        return check_coloring(instance, coloring), canonical_coloring(instance, coloring)
+        return check_coloring(instance, coloring, self.texts), canonical_coloring(instance, coloring)
 
     def candidate(self, instance: Instance, kind: str, rng: random.Random) -> str:
         """A coloring of the study's kinds: correct (optimal), ablated (one vertex takes the color of the one
@@ -245,9 +207,11 @@ class Coloring:
         return "".join(f"{v}: Color {c}\n" for v, c in enumerate(colors))
 
     def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> list[dict[str, str]]:
-        intro = VERIFIER_INTRO.format(k=instance.data["k"], graph=graph_text(instance))
-        content = (VERIFIER_COT if cot else VERIFIER_PROMPT).format(intro=intro, coloring=text)
-        return [{"role": "user", "content": content}]
+        key = "coloring.critique-cot" if cot else "coloring.critique"
+        return [{"role": "user", "content": self.texts.render(key, intro=self._intro(instance), coloring=text)}]
+
+    def _intro(self, instance: Instance) -> str:
+        return self.texts.render("coloring.graph.intro", k=instance.data["k"], graph=graph_text(instance, self.texts))
 
     def verification_prompt(self, instance: Instance, text: str, variant: VerifyVariant = "default"
                             ) -> list[dict[str, str]]:  # fmt: skip
@@ -256,9 +220,9 @@ class Coloring:
         copy). The study has no no-info prompt for colouring."""
         if variant == "no-info":
             raise ValueError("coloring has no no-info verification prompt (only game24 does)")
-        intro = VERIFIER_INTRO.format(k=instance.data["k"], graph=graph_text(instance))
-        template = VERIFIER_COT if variant == "cot" else VERIFY_PROMPT
-        return [{"role": "user", "content": template.format(intro=intro, coloring=" " + (text or ""))}]
+        key = "coloring.critique-cot" if variant == "cot" else "coloring.verify"
+        content = self.texts.render(key, intro=self._intro(instance), coloring=" " + (text or ""))
+        return [{"role": "user", "content": content}]
 
     def parse_llm_verdict(self, text: str) -> LLMVerdict:
         """A "Correct: true|false" line (the last one, after the last [Answer] tag: CoT prompt) decides; else
@@ -268,22 +232,16 @@ class Coloring:
         found = _COT_CORRECT.findall(reply.rsplit("[Answer]", 1)[-1])
         if found:
             return LLMVerdict(found[-1].lower() in ("true", "yes"), reply)
-        if STOP_PHRASE.lower() in reply.lower():
+        if self.texts.text("coloring.stop-phrase").lower() in reply.lower():
             return LLMVerdict(True, reply)
         return LLMVerdict(False, reply, parsed=bool(reply) and "[Answer]" not in reply)
 
     def backprompt(self, instance: Instance, critique: str) -> str:
-        """The study's wrappers: pass/fail for the binary sentence (or no critique); its sound-feedback form
-        "Feedback: <errors>\\nThis is wrong. Please recolor." when the critique is this domain's own error
-        sentences; its LLM-critique form "This is incorrect. Feedback:\\n<critique>\\n\\nUsing this feedback,
-        please try again." for any other critique."""
-        critique = (critique or "").strip()
-        if critique in ("", BINARY_FEEDBACK):
-            return f"Feedback: {BINARY_FEEDBACK} {PROMPT_END}"
-        if only_sentences(_SOUND_SENTENCE, critique):
-            return f"Feedback: {critique}\nThis is wrong. Please recolor. {PROMPT_END}"
-        return (f"This is incorrect. Feedback:\n{critique}\n\nUsing this feedback, please try again. "
-                f"{PROMPT_END}")
+        """The study's three wrappers (`backprompt.Backprompt`): pass/fail for the binary sentence (or no
+        critique); "Feedback: <errors>\\nThis is wrong. Please recolor." when the critique is this domain's
+        own error sentences; "This is incorrect. Feedback:\\n<critique>\\n\\nUsing this feedback, please try
+        again." for any other critique. Each ends with the study's answer format request."""
+        return self.handback(critique, answer_format=self.texts.text("coloring.answer-format"))
 
 
 def _one_edge_ablation(edges: list[tuple[int, int]], colors: list[int], rng: random.Random
@@ -302,9 +260,10 @@ def make_coloring(**options: Any) -> Coloring:
     """The registry's factory: `vertices=(low, high)` for generated graphs; `prompt_style` is accepted and
     unused (one prompt style)."""
     options.pop("prompt_style", None)
+    prompts = options.pop("prompts", None) or DEFAULT
     vertices = tuple(options.pop("vertices", DEFAULT_VERTICES))
     if options:
         raise ValueError(f"coloring takes no options {sorted(options)}")
     if len(vertices) != 2 or not 1 <= vertices[0] <= vertices[1]:
         raise ValueError(f"vertices must be (low, high) with 1 <= low <= high, got {vertices}")
-    return Coloring((int(vertices[0]), int(vertices[1])))
+    return Coloring((int(vertices[0]), int(vertices[1])), prompts)

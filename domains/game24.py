@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains import arith
+from critiquebench.domains.backprompt import Backprompt
 from critiquebench.domains.base import (
     FeedbackLevel,
     Instance,
@@ -27,104 +28,45 @@ from critiquebench.domains.base import (
 )
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
 from critiquebench.domains.llm_json import json_objects
-from critiquebench.domains.sentences import only_sentences
+from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
 
 END_TAG = "[ANSWER END]"
-PROMPT_START = (
-    "Use numbers and basic arithmetic operations (+ - * /) to obtain 24. You must write your response. "
-    f"Write your answer first, followed by {END_TAG}\n"
-)
-BINARY_FEEDBACK = "This is not correct."
-MALFORMED = "This expression is malformed."
-VERIFIER_INTRO = (
-    "Using each of the numbers {numbers} exactly as many times as they appear in the list and the basic "
-    "arithmetic operations (+ - * /), it is possible to write an expression that evaluates to 24. Please "
-    "check if the following expression uses only the correct numbers (and no others) and evaluates to 24: "
-    "{answer}"
-    "\nIf it is not correct, please give feedback on what is wrong and how to correct it."
-)
-VERIFIER_JSON = (
-    '\nRespond only in JSON format as described below:\n{\n   "feedback": "feedback",\n   "correct": boolean}'
-    "\nEnsure that Python's json.loads can parse this."
-)
-VERIFIER_COT = (
-    "\nFirst, think step by step. Check that the expression uses only the correct numbers, has exactly the "
-    "right number of instances each number, and evaluates to 24. Then decide what your final answer is."
-    "\nWhen outputting your final answer, first print the [Answer] tag, then put your final answer after the "
-    "[Answer] tag and respond only in JSON format as described below:"
-    '\n{\n   "feedback": "feedback",\n   "correct": boolean}'
-    "\nEnsure that Python's json.loads can parse this.\n\nLet's think step by step.\n[Thoughts]"
-)
-# The verification-only study's prompts (`game24_verification.generate`). Its default prompt asks for the
-# expression's value and a verdict without naming the numbers: the code builds the "Using each of the numbers"
-# sentence and then overwrites it, so the numbers were never sent (the paper's appendix shows them). The
-# study's candidate files hold "KIND EXPR" lines and the prompt takes the text after KIND, so every expression
-# is sent after a space ("24:  (1+2)*8"); `verification_prompt` keeps that byte for byte.
-VERIFY_EVALUATE = (
-    "Please check if the following expression uses only the given numbers (and no others) and evaluates to "
-    "24: {line}\n"
-    '\nRespond only in JSON format as described below:\n{{\n   "evaluation": "number the expression evaluated '
-    'to",\n   "correct": boolean}}\nEnsure that Python\'s json.loads can parse this.'
-    "Do not provide anything else in your response."
-)
-VERIFY_NO_INFO = (
-    "Please evaluate the following expression: {line}\n"
-    '\nRespond only in JSON format as described below:\n{{\n   "evaluation": "number the expression evaluated '
-    'to"}}\nEnsure that Python\'s json.loads can parse this.'
-    "Do not provide anything else in your response."
-)
-VERIFY_COT = (
-    "Using each of the numbers {numbers} exactly as many times as they appear in the list and the basic "
-    "arithmetic operations (+ - * /), it is possible to write an expression that evaluates to 24. Please "
-    "check if the following expression uses only the correct numbers (and no others) and evaluates to 24: "
-    "{line}\n\nIf it is not correct, please give feedback on what is wrong and how to correct it."
-    + VERIFIER_COT.replace("{", "{{").replace("}", "}}")
-)
+SET = "self_verification"  # this domain's prompts: domains/prompts/self_verification.toml, keys "game24.*"
+# The study's number and value fields as its sentences write them, for telling them from an LLM's critique.
+_SENTENCE_FIELDS = {"used": r"[\d, ]*", "expected": r"\[[\d', ]*\]", "value": r"-?\d+(?:/\d+)?"}
+_FEEDBACK_KEYS = ("game24.feedback.numbers", "game24.feedback.value", "game24.feedback.malformed")
 OPERATIONS = "*+-/"
-_SOUND_SENTENCE = re.compile(
-    r"This expression consists of the numbers [\d, ]*, but it has to consist of only and exactly "
-    r"\[[\d', ]*\]\.|"
-    r"This expression evaluates to -?\d+(?:/\d+)? instead of 24\.|This expression is malformed\."
-)
 CANDIDATE_KINDS = ("correct", "ablated_op", "ablated_number", "random")
 SOLVABLE_PUZZLES = 1362  # distinct solvable multisets of four numbers in 1..13 (all of them are in 24.csv)
 
 
-def backprompt_end(numbers: str) -> str:
-    """The study's closing request of every backprompt."""
-    return (
-        f"Using the numbers {numbers} please provide a correct expression that evaluates to 24. "
-        f"Write your answer first. At the end of your answer, write {END_TAG}\nAnswer: "
-    )
-
-
-def check(numbers: list[int], expression: str | None) -> Verdict:
+def check(numbers: list[int], expression: str | None, texts: PromptSet | None = None) -> Verdict:
     """Soundly judge an extracted expression: exactly `numbers` as a multiset, only `+ - * /`, value 24."""
-    return _judge(numbers, expression)[0]
+    return _judge(numbers, expression, texts or DEFAULT[SET])[0]
 
 
-def _judge(numbers: list[int], expression: str | None) -> tuple[Verdict, str | None]:
-    """The verdict on an extracted expression and its canonical form, from one parse."""
+def _judge(numbers: list[int], expression: str | None, texts: PromptSet) -> tuple[Verdict, str | None]:
+    """The verdict on an extracted expression and its canonical form, from one parse; its error sentences
+    are the study's (`texts`)."""
+    malformed = texts.text("game24.feedback.malformed")
     if expression is None:
-        return Verdict("malformed", (MALFORMED,), None), None
+        return Verdict("malformed", (malformed,), None), None
     try:
         tree = arith.parse_expression(expression)
     except arith.MalformedExpression:
-        return Verdict("malformed", (MALFORMED,), expression), None
+        return Verdict("malformed", (malformed,), expression), None
     canonical = arith.canonical_form(tree)
     used = arith.numbers_in(tree)
     errors = []
     if sorted(used) != sorted(numbers):
-        errors.append(
-            f"This expression consists of the numbers {', '.join(map(str, used))}, but it has to consist of "
-            f"only and exactly {[str(n) for n in numbers]}."
-        )
+        expected = str([str(n) for n in numbers])
+        errors.append(texts.render("game24.feedback.numbers", used=", ".join(map(str, used)), expected=expected))
     try:
         value = arith.evaluate(tree)
     except arith.MalformedExpression:
-        return Verdict("malformed", (*errors, MALFORMED), expression), canonical
+        return Verdict("malformed", (*errors, malformed), expression), canonical
     if value != 24:
-        errors.append(f"This expression evaluates to {value} instead of 24.")
+        errors.append(texts.render("game24.feedback.value", value=value))
     return Verdict("invalid" if errors else "valid", tuple(errors), expression), canonical
 
 
@@ -153,6 +95,11 @@ class Game24:
     name = "game24"
     candidate_kinds = CANDIDATE_KINDS
 
+    def __init__(self, prompts: Prompts = DEFAULT) -> None:
+        self.prompts = prompts
+        self.texts = prompts[SET]
+        self.handback = Backprompt.of(self.texts, "game24", _FEEDBACK_KEYS, _SENTENCE_FIELDS)
+
     def load(self, selection: str | None = None, path: Path | None = None) -> list[Instance]:
         ids = parse_selection(selection)
         if isinstance(ids, Generated):
@@ -175,23 +122,23 @@ class Game24:
         return out
 
     def prompt(self, instance: Instance, style: str | None = None) -> list[dict[str, str]]:
-        return [{"role": "user", "content": f"{PROMPT_START}Input: {_text(instance)}\nAnswer: "}]
+        return [{"role": "user", "content": self.texts.render("game24.generate", numbers=_text(instance))}]
 
     def parse(self, instance: Instance, text: str) -> str | None:
         return arith.extract_expression(text or "")
 
     def verify(self, instance: Instance, text: str) -> Verdict:
-        return check(instance.data["numbers"], self.parse(instance, text))
+        return self.assess(instance, text)[0]
 
     def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
         """"" for a valid answer; the study's binary sentence; its first error sentence; all of them."""
-        return leveled_feedback(verdict, level, BINARY_FEEDBACK)
+        return leveled_feedback(verdict, level, self.texts.text("game24.feedback.binary"))
 
     def canonical(self, instance: Instance, text: str) -> str | None:
         return self.assess(instance, text)[1]
 
     def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
-        return _judge(instance.data["numbers"], self.parse(instance, text))
+        return _judge(instance.data["numbers"], self.parse(instance, text), self.texts)
 
     def candidate(self, instance: Instance, kind: str, rng: random.Random) -> str:
         """A candidate of the study's kinds: correct, ablated_op (one operator swapped), ablated_number (one
@@ -217,15 +164,14 @@ class Game24:
                 old = rng.choice([op for op in OPERATIONS if op in correct])
                 at = rng.choice([i for i, ch in enumerate(correct) if ch == old])
                 text = correct[:at] + rng.choice([op for op in OPERATIONS if op != old]) + correct[at + 1:]
-                if not check(numbers, text).valid:
+                if not check(numbers, text, self.texts).valid:
                     break
             return text
         raise ValueError(f"unknown game24 candidate kind {kind!r}: use one of {', '.join(CANDIDATE_KINDS)}")
 
     def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> list[dict[str, str]]:
-        content = VERIFIER_INTRO.format(numbers=_text(instance), answer=text) + (VERIFIER_COT if cot else
-                                                                                  VERIFIER_JSON)
-        return [{"role": "user", "content": content}]
+        key = "game24.critique-cot" if cot else "game24.critique"
+        return [{"role": "user", "content": self.texts.render(key, numbers=_text(instance), answer=text)}]
 
     def parse_llm_verdict(self, text: str) -> LLMVerdict:
         return parse_json_verdict(text)
@@ -235,8 +181,8 @@ class Game24:
         """The verification-only study's prompts: default (value + verdict as JSON), "cot", "no-info" (the
         value only). Like the study, only the answer's first line is sent."""
         line = " " + (text or "").split("\n")[0]
-        template = {"default": VERIFY_EVALUATE, "cot": VERIFY_COT, "no-info": VERIFY_NO_INFO}[variant]
-        return [{"role": "user", "content": template.format(numbers=_text(instance), line=line)}]
+        key = {"default": "game24.verify", "cot": "game24.verify-cot", "no-info": "game24.verify-no-info"}[variant]
+        return [{"role": "user", "content": self.texts.render(key, numbers=_text(instance), line=line)}]
 
     def read_verification(self, instance: Instance, text: str, reply: str, variant: VerifyVariant = "default"
                           ) -> Judgement:  # fmt: skip
@@ -252,17 +198,11 @@ class Game24:
         return Judgement(verdict, right)
 
     def backprompt(self, instance: Instance, critique: str) -> str:
-        """The study's wrappers: pass/fail for the binary sentence (or no critique); its sound-feedback form
-        "Feedback: This is not correct. <errors> ..." when the critique is this domain's own error sentences;
-        its LLM-critique form "Feedback: This is not correct.\\n<critique>\\n\\nWith this feedback, please try
-        again. ..." for any other critique."""
-        critique = (critique or "").strip()
-        if critique in ("", BINARY_FEEDBACK):
-            return f"Feedback: {BINARY_FEEDBACK} {backprompt_end(_text(instance))}"
-        if only_sentences(_SOUND_SENTENCE, critique):
-            return f"Feedback: {BINARY_FEEDBACK} {critique} {backprompt_end(_text(instance))}"
-        return (f"Feedback: {BINARY_FEEDBACK}\n{critique}\n\nWith this feedback, please try again. "
-                f"{backprompt_end(_text(instance))}")
+        """The study's three wrappers (`backprompt.Backprompt`): pass/fail for the binary sentence (or no
+        critique); its sound-feedback form when the critique is this domain's own error sentences; its
+        LLM-critique form for any other critique. Each ends with the study's closing request."""
+        end = self.texts.render("game24.backprompt.end", numbers=_text(instance))
+        return self.handback(critique, end=end)
 
 
 _FENCE = re.compile(r"```[a-zA-Z]*")
@@ -326,8 +266,10 @@ def _text(instance: Instance) -> str:
 
 
 def make_game24(**options: Any) -> Game24:
-    """The registry's factory; Game of 24 has one prompt style, so `prompt_style` is accepted and unused."""
+    """The registry's factory; Game of 24 has one prompt style, so `prompt_style` is accepted and unused;
+    `prompts` are the prompt sets to read (default: the built-in ones)."""
     options.pop("prompt_style", None)
+    prompts = options.pop("prompts", None) or DEFAULT
     if options:
         raise ValueError(f"game24 takes no options {sorted(options)}")
-    return Game24()
+    return Game24(prompts)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from critiquebench.domains.prompts import DEFAULT
 from critiquebench.graphs.params import Param, critic, style, temperature, votes
 from critiquebench.graphs.state import RunContext, route
 from critiquebench.nodes.critics import make_critic
@@ -107,7 +108,7 @@ def build(
         return make(ctx.instance, answer, shots=critique_shots, domain_definition=domain_definition)
 
     def handback(critique: str) -> str:
-        return critique.strip() or "the plan is wrong"
+        return critique.strip() or DEFAULT["intrinsic_self_critique"].text("handback-empty")
 
     graph = StateGraph(IntrinsicState, context_schema=RunContext)
     graph.add_node(

@@ -18,6 +18,7 @@ from functools import partial
 from typing import Annotated, Any
 
 from critiquebench.domains.base import LLMVerdict
+from critiquebench.domains.prompts import DEFAULT, Prompts
 from critiquebench.nodes.context import PAST_KEYS, RunContext, RunState, add_usage, past_entry, rounds_before
 from critiquebench.nodes.sound_verifier import finish, sound_fields
 from critiquebench.nodes.voting import pick_consistent
@@ -67,11 +68,9 @@ def run_of(round_: int, per_run: int) -> tuple[int, int, int]:
     return run, run * per_run + 1, (run + 1) * per_run
 
 
-def limit_note(kind: str, size: int, limit: int) -> str:
-    return (
-        f"[stopped early: the next {kind} prompt would take about {size} tokens, over context_limit={limit}; "
-        "the run's output is this round's plan]"
-    )
+def limit_note(kind: str, size: int, limit: int, prompts: Prompts = DEFAULT) -> str:
+    """The last round's feedback when a run stops early (`early-stop` in intrinsic_self_critique.toml)."""
+    return prompts["intrinsic_self_critique"].render("early-stop", kind=kind, size=size, limit=limit)
 
 
 def _over(limit: int | None, messages: Sequence[Mapping[str, str]]) -> int | None:
@@ -108,13 +107,17 @@ def make_planner(
         size = _over(context_limit, messages) if earlier else None
         if size is not None:
             previous = {k: earlier[-1].get(k) for k in PAST_KEYS}
-            return end_run(previous, runs, per_run, note=limit_note("planner", size, context_limit or 0))
+            return end_run(previous, runs, per_run, note=limit_note("planner", size, context_limit or 0, _prompts(ctx)))
         ctx.llm.take()
         text = ctx.llm.complete(messages, sample=run, temperature=temperature, max_tokens=max_tokens).text
         attempt = {"round": round_, "answer": text, "stopped": 0, **ctx.llm.take()}
         return {"round": round_, "attempt": attempt, "next": "critic"}
 
     return planner
+
+
+def _prompts(ctx: RunContext) -> Prompts:
+    return getattr(ctx.domain, "prompts", None) or DEFAULT
 
 
 def is_planning(ctx: RunContext) -> bool:
@@ -152,7 +155,7 @@ def make_self_critic(
         merged = {**attempt, **sound_fields(ctx, answer, None), "round": round_}
         size = _over(context_limit, critic_messages(ctx, answer)) if critic_messages else None
         if size is not None:
-            return end_run(merged, runs, per_run, note=limit_note("critic", size, context_limit or 0))
+            return end_run(merged, runs, per_run, note=limit_note("critic", size, context_limit or 0, _prompts(ctx)))
         ctx.llm.take()
         judged, llm = judge(ctx)
         verdicts = [judged(ctx.instance, answer, sample=run * votes + i) for i in range(votes)]

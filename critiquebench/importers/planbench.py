@@ -23,13 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains.planning.tasks import TASKS, task_of
+from critiquebench.domains.prompts import DEFAULT
 from critiquebench.nodes.context import RECORDED_CONTEXT_OVERFLOW
 from critiquebench.store.cache import CallCache, sampling_params
 from critiquebench.store.db import opened
 from critiquebench.store.results import ensure_schema, load_study, save_study
 from critiquebench.studies.config import StudyConfig, validate
 
-PLANBENCH_SYSTEM = "You are the planner assistant who comes up with correct plans."
+PLANBENCH_SYSTEM = DEFAULT["planbench"].text("system")  # PlanBench's chat queries were sent after it
 # PDDL domains whose recorded answers replay through PlanBench's own reader (`reading = "planbench"`).
 _READ_BY_PLANBENCH = ("logistics-strips",)
 RECORDED_ENDPOINT = "recorded:planbench"

@@ -12,6 +12,7 @@ from pathlib import Path
 from critiquebench.domains.planning.domain import PlanningDomain
 from critiquebench.domains.planning.prompts import PROMPT_STYLES
 from critiquebench.domains.planning.strips import PlanningError
+from critiquebench.domains.prompts import DEFAULT, Prompts
 from critiquebench.domains.registry import BUILTIN
 
 # Views of the one domain table (`domains.registry`): the shipped planning domains, and the intrinsic
@@ -39,13 +40,14 @@ def load_planning_domain(
     intro: str | None = None,
     example_plans: dict[str, list[str]] | None = None,
     reading: str | None = None,
+    prompts: Prompts | None = None,
 ) -> PlanningDomain:
     """A builtin planning domain by name, or a PDDL domain folder as it is (domain.pddl, problems in
     instances/, orig_problems/ or the folder itself, optional natural-language templates).
 
     `prompt_style` is one of `PROMPT_STYLES` (None: nl when the folder has templates, else pddl); `strict`
     makes action-like lines that cannot be read invalidate a plan (PlanBench skips them); `shots` is the
-    number of examples in the pddl style; `intro`, `example_plans` and `reading` as in `PlanningDomain`.
+    number of examples in the pddl style; `intro`, `example_plans`, `reading` and `prompts` as in `PlanningDomain`.
     """
     builtin = BUILTIN.get(str(name_or_folder))
     if builtin is not None and builtin.folder:
@@ -61,6 +63,7 @@ def load_planning_domain(
             intro=intro,
             example_plans=example_plans,
             reading=reading,
+            prompts=prompts or DEFAULT,
         )
     folder = Path(name_or_folder).expanduser()
     if not folder.is_dir():
@@ -79,4 +82,5 @@ def load_planning_domain(
         intro=intro,
         example_plans=example_plans,
         reading=reading,
+        prompts=prompts or DEFAULT,
     )

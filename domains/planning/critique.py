@@ -1,7 +1,9 @@
 """The intrinsic self-critique paper's critic (Bohnet et al., critic prompts A.1 / A.2): prompt, verdict, examples.
 
+Every text of this module is in domains/prompts/intrinsic_self_critique.toml.
+
 Sources. The paper's appendix is not readable in a source we have (the stored arXiv page,
-arxiv.org/html/2512.24103v1, yields only its opening). The critic prompt (`CRITIC_TEMPLATE`) is the zero-shot
+arxiv.org/html/2512.24103v1, yields only its opening). The critic prompt (`critic`) is the zero-shot
 prompt A.2 as two public readings of the paper quote it: a reimplementation's critic prompt
 (az9713/llm-self-critique, backend/src/critique/orchestrator.py) and a summary written from the paper's PDF;
 both give step 1 as "... from the domain definition for the specific action." (an earlier copy in the same
@@ -26,29 +28,23 @@ from dataclasses import dataclass
 from critiquebench.domains.base import LLMVerdict
 from critiquebench.domains.planning.prompts import pddl_plan_text, strip_comments
 from critiquebench.domains.planning.strips import Fact, Task
+from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
 
 Step = tuple[str, tuple[str, ...]]
 
-CORRECT, WRONG, NOT_REACHED = "the plan is correct", "the plan is wrong", "goal not reached"
-DOMAIN_BLOCK = "Given the domain definition:\n{domain}\n\n"
-CRITIC_TEMPLATE = (
-    "{domain_block}"
-    "{examples}"
-    "So, for each action:\n"
-    "1. Take the action and its preconditions from the domain definition for the specific action.\n"
-    "2. Verify whether the preconditions are met for the action.\n"
-    "3. Apply the action and provide the resulting state.\n\n"
-    "The problem to solve:\n{problem}\n\n"
-    "The suggested solution:\n{plan}\n\n"
-    "Please carefully evaluate the plan. Verify each step as described above.\n"
-    "Do not stop until each action is verified; please *do not* omit steps.\n"
-    "Conclude with the assessment literally either with 'the plan is correct',\n"
-    "'the plan is wrong', or 'goal not reached'."
-)
-# not from the paper: an A.1 exemplar's layout (A.2's labels, then the trace; no header, no label of ours).
-EXAMPLE = "The problem to solve:\n{problem}\n\nThe suggested solution:\n{plan}\n\n{trace}\n\n"
+SET = "intrinsic_self_critique"  # the texts: domains/prompts/intrinsic_self_critique.toml
+_BUILTIN = DEFAULT[SET]
+CORRECT, WRONG, NOT_REACHED = (_BUILTIN.text(f"verdict.{k}") for k in ("correct", "wrong", "not-reached"))
 
-_VERDICT = re.compile(r"the\s+plan\s+is\s+(correct|wrong)|goal\s+not\s+reached", re.IGNORECASE)
+
+def _phrase(text: str) -> str:
+    return r"\s+".join(map(re.escape, text.split()))
+
+
+# The last verdict phrase in a reply decides; words may be split by any whitespace (critics wrap lines).
+_VERDICT = re.compile(
+    rf"{_phrase(CORRECT)}|(?P<wrong>{_phrase(WRONG)})|(?P<not_reached>{_phrase(NOT_REACHED)})", re.IGNORECASE
+)
 
 
 def critic_prompt(
@@ -57,16 +53,17 @@ def critic_prompt(
     plan_text: str,
     examples: Sequence[tuple[str, str, str]] = (),
     domain_definition: bool = True,
+    prompts: Prompts = DEFAULT,
 ) -> str:
     """The critic prompt for a plan; `examples` are (problem, plan, verification trace) for the few-shot A.1;
     `domain_definition=False` drops the domain (the paper's Table 4 ablation)."""
-    block = DOMAIN_BLOCK.format(domain=strip_comments(domain_pddl)) if domain_definition else ""
-    shots = "".join(EXAMPLE.format(problem=p.strip(), plan=pl.strip(), trace=t.strip()) for p, pl, t in examples)
-    return CRITIC_TEMPLATE.format(
-        domain_block=block,
-        examples=shots,
-        problem=problem_pddl.strip(),
-        plan=plan_text.strip(),
+    texts = prompts[SET]
+    block = texts.render("critic-domain", domain=strip_comments(domain_pddl)) if domain_definition else ""
+    shots = "".join(
+        texts.render("critic-example", problem=p.strip(), plan=pl.strip(), trace=t.strip()) for p, pl, t in examples
+    )
+    return texts.render(
+        "critic", domain_block=block, examples=shots, problem=problem_pddl.strip(), plan=plan_text.strip()
     )
 
 
@@ -77,7 +74,8 @@ def parse_critic_verdict(text: str) -> LLMVerdict:
     found = list(_VERDICT.finditer(critique))
     if not found:
         return LLMVerdict(says_valid=False, critique=critique, parsed=False)
-    return LLMVerdict(says_valid=(found[-1].group(1) or "").lower() == "correct", critique=critique)
+    last = found[-1]
+    return LLMVerdict(says_valid=last.group("wrong") is None and last.group("not_reached") is None, critique=critique)
 
 
 @dataclass(frozen=True)
@@ -87,36 +85,37 @@ class Example:
     trace: str
 
 
-def verification_trace(task: Task, steps: Sequence[Step]) -> str:
+def verification_trace(task: Task, steps: Sequence[Step], texts: PromptSet | None = None) -> str:
     """A step-by-step verification of `steps` in the critic's requested form, from our simulation (not from
-    the paper: its wording is ours)."""
+    the paper: its wording is ours, `trace.*` in the prompt set)."""
+    texts = texts or _BUILTIN
     state = task.init
     lines = []
     for i, (name, args) in enumerate(steps, start=1):
         text = pddl_plan_text([(name, args)])
         action = task.ground(name, args)
         if action is None:
-            lines.append(f"Step {i}: {text} is not an action of this problem.")
-            return "\n".join([*lines, WRONG])
+            lines.append(texts.render("trace.not-an-action", step=i, action=text))
+            return "\n".join([*lines, texts.text("verdict.wrong")])
         pre = sorted(action.pre) + [("not", *f) for f in sorted(action.neg_pre)]
-        lines.append(f"Step {i}: {text}\nPreconditions: {_facts(pre)}")
+        lines.append(texts.render("trace.step", step=i, action=text, facts=_facts(pre, texts)))
         missing, present = action.unmet(state)
         if missing or present or not action.applicable(state):
             unmet = sorted(missing) + [("not", *f) for f in sorted(present)]
-            lines.append(f"Not met: {_facts(unmet)}")
-            return "\n".join([*lines, WRONG])
+            lines.append(texts.render("trace.unmet", facts=_facts(unmet, texts)))
+            return "\n".join([*lines, texts.text("verdict.wrong")])
         state = action.apply(state)
-        lines.append(f"All met. Resulting state: {_facts(sorted(state))}")
+        lines.append(texts.render("trace.applied", facts=_facts(sorted(state), texts)))
     unmet_goals = sorted(task.goal - state)
     if unmet_goals or task.neg_goal & state:
-        lines.append(f"Goal conditions not met: {_facts(unmet_goals + sorted(task.neg_goal & state))}")
-        return "\n".join([*lines, NOT_REACHED])
-    lines.append("All goal conditions hold.")
-    return "\n".join([*lines, CORRECT])
+        lines.append(texts.render("trace.goal-unmet", facts=_facts(unmet_goals + sorted(task.neg_goal & state), texts)))
+        return "\n".join([*lines, texts.text("verdict.not-reached")])
+    lines.append(texts.text("trace.goal-holds"))
+    return "\n".join([*lines, texts.text("verdict.correct")])
 
 
-def _facts(facts: Sequence[Fact]) -> str:
-    return " ".join("(" + " ".join(f) + ")" for f in facts) or "none"
+def _facts(facts: Sequence[Fact], texts: PromptSet) -> str:
+    return " ".join("(" + " ".join(f) + ")" for f in facts) or texts.text("trace.no-facts")
 
 
 def example_plans(steps: Sequence[Step], rng: random.Random) -> list[tuple[str, list[Step]]]:
@@ -130,12 +129,13 @@ def example_plans(steps: Sequence[Step], rng: random.Random) -> list[tuple[str, 
     return out
 
 
-def make_examples(solved: Sequence[tuple[str, Task, Sequence[Step]]], shots: int, seed: str) -> list[Example]:
+def make_examples(solved: Sequence[tuple[str, Task, Sequence[Step]]], shots: int, seed: str,
+                  texts: PromptSet | None = None) -> list[Example]:  # fmt: skip
     """`shots` critic examples from solved example problems (problem text, task, a valid plan): correct and
     broken plans in turn, each with its verification trace."""
     rng = random.Random(seed)
     pool: list[Example] = []
     for problem, task, steps in solved:
         for _kind, plan in example_plans(steps, rng):
-            pool.append(Example(problem, pddl_plan_text(plan), verification_trace(task, plan)))
+            pool.append(Example(problem, pddl_plan_text(plan), verification_trace(task, plan, texts)))
     return pool[:shots]  # correct, dropped, cut of one problem, then the next: every few shots mix verdicts

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from critiquebench.domains.backprompt import Backprompt
 from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Unsupported, Verdict
-from critiquebench.domains.planning import prompts
+from critiquebench.domains.planning import prompts as plan_prompts
 from critiquebench.domains.planning.candidates import CANDIDATE_KINDS, make_candidate
 from critiquebench.domains.planning.critique import critic_prompt, make_examples, parse_critic_verdict
 from critiquebench.domains.planning.generators import GENERATORS, generate_problems
@@ -34,28 +35,21 @@ from critiquebench.domains.planning.requests import refinement_request
 from critiquebench.domains.planning.strips import DomainModel, PlanningError, Task
 from critiquebench.domains.planning.templates import NL_SOURCES, NLConfig, find_nl_config
 from critiquebench.domains.planning.validator import (
-    INVALID,
     check_plan,
     error_sentences,
     is_sound_feedback,
     render,
 )
 from critiquebench.domains.planning.verdicts import parse_llm_verdict
+from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
 
 log = logging.getLogger(__name__)
 
 Step = tuple[str, tuple[str, ...]]
-NO_PLAN = "No plan could be read from the answer."
-# The plan self-critique study's backprompt of an LLM critique (karthikv792/LLMs-Planning,
-# llm_planning_analysis/back_prompting_parallel.py, LLM verifier and LLM critique): the critique, stripped, then
-# its request for the next plan, one for natural-language prompts and one for PDDL prompts. Our own sound
-# feedback is handed back verbatim instead, as PlanBench's recorded backprompting runs did.
-REVISE_NL = " Please provide the plan between [PLAN] and [PLAN END] tags."
-REVISE_PDDL = (
-    "\nProvide your revised plan as a sequence of actions in PDDL format. An action ACTION which acts on two "
-    "objects OBJ1 and OBJ2 would be written (ACTION OBJ1 OBJ2). Do not provide anything else in your answer."
-    "\n\n[PLAN]"
-)
+# An LLM critique goes back in the plan self-critique study's form (plan_self_critique.toml: the critique, then
+# its request for the next plan, for natural-language or PDDL prompts); our own sound feedback is handed back
+# verbatim instead, as PlanBench's recorded backprompting runs did (planbench.toml).
+SELF_CRITIQUE = "plan_self_critique"
 PDDL_STYLES = ("pddl", "refine")  # prompt styles whose plans are PDDL action lines
 
 
@@ -92,12 +86,16 @@ class PlanningDomain:
     # "planbench": answers are read and judged as PlanBench's Logistics code and VAL did (`planbench_reading`),
     # the replay protocol of its recorded runs; None: our sound reader and validator.
     reading: str | None = None
+    # The prompt sets this domain reads (domains/prompts/): the built-in ones unless a study overrides them.
+    prompts: Prompts = DEFAULT
     # Verification prompts it cannot ask, and why (`domains.base.unsupported_variant`).
-    unsupported_variants: ClassVar[Mapping[str, str]] = {"cot": prompts.NO_COT_VERIFICATION}
+    unsupported_variants: ClassVar[Mapping[str, str]] = {"cot": plan_prompts.NO_COT_VERIFICATION}
     model: DomainModel = field(init=False, repr=False)
     cfg: NLConfig = field(init=False, repr=False)
     domain_pddl: str = field(init=False, repr=False)
     nl_source: Path | None = field(init=False, repr=False)
+    texts: PromptSet = field(init=False, repr=False)  # PlanBench's set, which most of this domain's texts are in
+    handback: Backprompt = field(init=False, repr=False)
     _problems: dict[str, _Problem] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -105,8 +103,8 @@ class PlanningDomain:
         self.cfg, self.nl_source = find_nl_config(self.folder, self.name)
         if self.prompt_style is None:
             self.prompt_style = "nl" if self.nl_source is not None else "pddl"
-        if self.prompt_style not in prompts.PROMPT_STYLES:
-            raise PlanningError(f"unknown prompt style {self.prompt_style!r}; known: {prompts.PROMPT_STYLES}")
+        if self.prompt_style not in plan_prompts.PROMPT_STYLES:
+            raise PlanningError(f"unknown prompt style {self.prompt_style!r}; known: {plan_prompts.PROMPT_STYLES}")
         source = self.folder / "domain.pddl"
         try:
             self.domain_pddl = source.read_text(encoding="utf-8")
@@ -122,6 +120,17 @@ class PlanningDomain:
             raise PlanningError(f"unknown reading {self.reading!r}; known: {', '.join(READINGS)}")
         if self.reading == "planbench" and self.model.name != "logistics-strips":
             raise PlanningError("reading 'planbench' is PlanBench's Logistics reader: it needs the logistics domain")
+        self.texts = self.prompts[plan_prompts.PLANBENCH]
+        verbatim = self.texts["backprompt.verbatim"]
+        revise = "critique-pddl" if self.prompt_style in PDDL_STYLES else "critique-nl"
+        self.handback = Backprompt(
+            verbatim,
+            verbatim,
+            self.prompts[SELF_CRITIQUE][f"planning.backprompt.{revise}"],
+            binary_sentence=self.texts.text("feedback.invalid"),
+            own=self._own_feedback,
+            empty="critique",
+        )
         unknown = sorted(set(self.model.schemas) - set(self.cfg.actions))
         if unknown and self.nl_source is not None:
             raise PlanningError(f"{self.nl_source}: no English template for action(s) {unknown}")
@@ -184,14 +193,14 @@ class PlanningDomain:
         task = self.task(instance)
         examples = instance.data.get("examples", [])
         if style == "refine":
-            return prompts.refine_messages(self.domain_pddl, instance.data["problem"])
+            return plan_prompts.refine_messages(self.domain_pddl, instance.data["problem"], self.prompts)
         if style == "pddl":
             count = self.shots if shots is None else shots
             chosen = [(e["problem"], self._plan(e["problem"], e["id"], e.get("plan"))) for e in examples[:count]]
-            text = prompts.pddl_prompt(self.domain_pddl, instance.data["problem"], chosen[::-1])
+            text = plan_prompts.pddl_prompt(self.domain_pddl, instance.data["problem"], chosen[::-1], self.prompts)
             return [{"role": "user", "content": text}]  # no system message: the paper gives none
         if style not in ("nl", "nl_legacy"):
-            raise PlanningError(f"unknown prompt style {style!r}; known: {prompts.PROMPT_STYLES}")
+            raise PlanningError(f"unknown prompt style {style!r}; known: {plan_prompts.PROMPT_STYLES}")
         self._require_nl(style)
         known = self.example_plans or {}
         shots_nl = [
@@ -202,7 +211,9 @@ class PlanningDomain:
             for e in examples[:1]
         ]
         intro = None if self.intro is None else getattr(self.cfg, INTROS[self.intro])
-        return prompts.messages(prompts.nl_prompt(self.cfg, task, shots_nl, legacy=style == "nl_legacy", intro=intro))
+        legacy = style == "nl_legacy"
+        text = plan_prompts.nl_prompt(self.cfg, task, shots_nl, legacy=legacy, intro=intro, prompts=self.prompts)
+        return plan_prompts.messages(text, self.prompts)
 
     def read(self, instance: Instance, text: str) -> ParsedPlan | None:
         """The plan committed to in `text`, or None when it holds none (a malformed answer, a verdict). The reader
@@ -230,13 +241,13 @@ class PlanningDomain:
     def _verdict(self, instance: Instance, parsed: ParsedPlan | None) -> Verdict:
         task = self.task(instance)
         if parsed is None:
-            errors = error_sentences(self.cfg, task, check_plan(task, []))
-            return Verdict("malformed", errors or (NO_PLAN,), None)
+            errors = error_sentences(self.cfg, task, check_plan(task, []), self.texts)
+            return Verdict("malformed", errors or (self.texts.text("feedback.no-plan"),), None)
         answer = [_pddl(s) for s in parsed.steps]
         check = check_plan(task, parsed.steps)
-        errors = error_sentences(self.cfg, task, check)
+        errors = error_sentences(self.cfg, task, check, self.texts)
         if self.strict and parsed.skipped:
-            unread = tuple(f"The following line could not be read as an action:\n{line}" for line in parsed.skipped)
+            unread = tuple(self.texts.render("feedback.unread-line", line=line) for line in parsed.skipped)
             return Verdict("invalid", unread + errors, answer, parsed.unread)
         return Verdict("valid" if check.valid else "invalid", errors, answer, parsed.unread)
 
@@ -262,8 +273,8 @@ class PlanningDomain:
             if verdict.valid:
                 return ""
             steps = None if verdict.answer is None else [_step(line) for line in verdict.answer]
-            return refinement_request(self.task(instance), steps, verdict.unread)
-        return render(verdict.errors, level, verdict.valid)
+            return refinement_request(self.task(instance), steps, verdict.unread, self.prompts)
+        return render(verdict.errors, level, verdict.valid, self.texts)
 
     def canonical(self, instance: Instance, text: str) -> str | None:
         parsed = self.parse(instance, text)
@@ -278,20 +289,21 @@ class PlanningDomain:
     def answer_text(self, steps: list[Step], style: str | None = None) -> str:
         """`steps` written as a model in this prompt style would answer."""
         if (style or self.prompt_style) in ("refine", "pddl"):  # both prompts show bare PDDL action lines
-            return prompts.pddl_plan_text(steps)
-        return prompts.plan_text(self.cfg, steps) + "[PLAN END]"
+            return plan_prompts.pddl_plan_text(steps)
+        return plan_prompts.plan_text(self.cfg, steps) + "[PLAN END]"
 
     def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> list[dict[str, str]]:
         if cot:
-            raise Unsupported(prompts.NO_COT_VERIFICATION)
+            raise Unsupported(plan_prompts.NO_COT_VERIFICATION)
         if self.prompt_style in PDDL_STYLES:
             # No study published a PDDL verification prompt in PlanBench's verdict form; the intrinsic
             # self-critique paper's critic prompt (A.2) is the published one for PDDL plans.
             return self.critic_messages(instance, text)
         task = self.task(instance)
         parsed = self.read(instance, text)
-        block = "\n" + (prompts.plan_text(self.cfg, parsed.steps) if parsed else (text or "").strip() + "\n")
-        return prompts.messages(prompts.verification_prompt(self.cfg, task, block + "[PLAN END]\n"))
+        block = "\n" + (plan_prompts.plan_text(self.cfg, parsed.steps) if parsed else (text or "").strip() + "\n")
+        text = plan_prompts.verification_prompt(self.cfg, task, block + "[PLAN END]\n", self.prompts)
+        return plan_prompts.messages(text, self.prompts)
 
     def reference_plan(self, instance: Instance) -> list[Step]:
         """A valid plan for the instance: its known plan, else our planner's (shortest where `optimal`)."""
@@ -303,7 +315,7 @@ class PlanningDomain:
         """The intrinsic self-critique paper's critic prompt for the answer `text` (see `critique`): the plan
         as PDDL lines when it can be read, else as written; `shots` verified example plans (A.1)."""
         parsed = self.read(instance, text)
-        plan = prompts.pddl_plan_text(parsed.steps) if parsed else (text or "").strip()
+        plan = plan_prompts.pddl_plan_text(parsed.steps) if parsed else (text or "").strip()
         solved = (
             [
                 (
@@ -316,8 +328,11 @@ class PlanningDomain:
             if shots
             else []
         )
-        examples = [(x.problem, x.plan, x.trace) for x in make_examples(solved, shots, instance.id)]
-        prompt = critic_prompt(self.domain_pddl, instance.data["problem"], plan, examples, domain_definition)
+        critic_texts = self.prompts["intrinsic_self_critique"]
+        examples = [(x.problem, x.plan, x.trace) for x in make_examples(solved, shots, instance.id, critic_texts)]
+        prompt = critic_prompt(
+            self.domain_pddl, instance.data["problem"], plan, examples, domain_definition, self.prompts
+        )
         return [{"role": "user", "content": prompt}]
 
     def parse_llm_verdict(self, text: str) -> LLMVerdict:
@@ -326,11 +341,12 @@ class PlanningDomain:
         return parse_llm_verdict(text)
 
     def backprompt(self, instance: Instance, critique: str) -> str:
-        text = (critique or "").strip()
-        if is_sound_feedback(text) or (self.reading is not None and critique == NO_ADVICE):
-            return critique
-        request = REVISE_PDDL if self.prompt_style in PDDL_STYLES else REVISE_NL
-        return (text or INVALID) + request
+        """Our own feedback verbatim (PlanBench's backprompting); an LLM critique, or none (then the binary
+        verdict), followed by the plan self-critique study's request for the next plan."""
+        return self.handback(critique)
+
+    def _own_feedback(self, text: str) -> bool:
+        return is_sound_feedback(text) or (self.reading is not None and text == NO_ADVICE)
 
 
 def _step(line: str) -> Step:

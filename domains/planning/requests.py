@@ -24,10 +24,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from critiquebench.domains.planning.strips import Fact, GroundAction, State, Task
+from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
 
 Step = tuple[str, tuple[str, ...]]
 
-REQUEST = "The plan you provided is invalid. {reason}. Please provide a corrected plan."
+SET = "validator_refinement"  # the texts (`request`, `reason.*`): domains/prompts/validator_refinement.toml
 
 
 def _atom(name: str, args: Sequence[str]) -> str:
@@ -60,13 +61,14 @@ def _goal_unmet(task: Task, state: State) -> tuple[list[Fact], list[Fact]]:
 
 
 def refinement_reason(
-    task: Task, steps: Sequence[Step] | None, unread: Sequence[tuple[int, str]] = ()
+    task: Task, steps: Sequence[Step] | None, unread: Sequence[tuple[int, str]] = (), texts: PromptSet | None = None
 ) -> str | None:
-    """Why the plan fails, as the `reason` of `REQUEST`; None when the plan is valid. `unread` holds
+    """Why the plan fails, as the `reason` of the `request`; None when the plan is valid. `unread` holds
     (step, line) of answer lines that read as no action of the problem (VAL: "No matching action")."""
+    texts = texts or DEFAULT[SET]
     first_unread = min(unread, default=None)
     if not steps and first_unread is None:
-        return "Unknown or malformed action: no action could be read from your answer at step 1"
+        return texts.text("reason.nothing-read")
     state = task.init
     history: list[tuple[State, GroundAction]] = []
     goal_after: int | None = 0 if not any(_goal_unmet(task, state)) else None
@@ -76,38 +78,38 @@ def refinement_reason(
         atom = _atom(name, args)
         action = task.ground(name, args)
         if action is None:
-            return f"Unknown or malformed action: {atom} is not an action of this problem at step {i}"
+            return texts.render("reason.unknown-action", action=atom, step=i)
         if not action.applicable(state):
             missing, present = action.unmet(state)
             for fact, negated in [(f, False) for f in sorted(missing)] + [(f, True) for f in sorted(present)]:
                 k = _culprit(history, fact, negated)
                 if k is not None:
                     earlier = _atom(history[k - 1][1].name, history[k - 1][1].args)
-                    return (
-                        f"Unreachable sequence: {atom} needs {_fact(fact, negated)}, which step {k} {earlier} "
-                        f"made false, at step {i}"
+                    return texts.render(
+                        "reason.unreachable", action=atom, fact=_fact(fact, negated), culprit=k, earlier=earlier, step=i
                     )
-            return f"Precondition violation: {atom} needs {_facts(sorted(missing), sorted(present))} at step {i}"
+            return texts.render(
+                "reason.precondition", action=atom, facts=_facts(sorted(missing), sorted(present)), step=i
+            )
         history.append((state, action))
         state = action.apply(state)
         if not any(_goal_unmet(task, state)):
             goal_after = i
     if first_unread is not None:
         line = " ".join(first_unread[1].split())
-        return f"Unknown or malformed action: {line} is not an action of this problem at step {first_unread[0]}"
+        return texts.render("reason.unknown-action", action=line, step=first_unread[0])
     missing_goals, present_goals = _goal_unmet(task, state)
     if not missing_goals and not present_goals:
         return None
     unmet = _facts(missing_goals, present_goals)
     if goal_after is not None:
-        return (
-            f"Redundant steps: the goal holds after step {goal_after}, but the steps after it undo it: "
-            f"{unmet} does not hold at step {len(steps)}"
-        )
-    return f"Missing steps: the goal {unmet} does not hold after the last action at step {len(steps)}"
+        return texts.render("reason.redundant", after=goal_after, facts=unmet, step=len(steps))
+    return texts.render("reason.missing", facts=unmet, step=len(steps))
 
 
-def refinement_request(task: Task, steps: Sequence[Step] | None, unread: Sequence[tuple[int, str]] = ()) -> str:
+def refinement_request(task: Task, steps: Sequence[Step] | None, unread: Sequence[tuple[int, str]] = (),
+                       prompts: Prompts = DEFAULT) -> str:  # fmt: skip
     """The user turn that hands the failure back ("" for a valid plan)."""
-    reason = refinement_reason(task, steps, unread)
-    return "" if reason is None else REQUEST.format(reason=reason)
+    texts = prompts[SET]
+    reason = refinement_reason(task, steps, unread, texts)
+    return "" if reason is None else texts.render("request", reason=reason)

@@ -22,11 +22,13 @@ from dataclasses import dataclass
 
 from critiquebench.domains.planning.strips import Fact, Task
 from critiquebench.domains.planning.templates import NLConfig
+from critiquebench.domains.prompts import DEFAULT, PromptSet
 
 Step = tuple[str, tuple[str, ...]]
 
-INVALID = "The above plan is invalid."
-VALID = "The above plan is valid."
+SET = "planbench"  # the wording (`feedback.*`): domains/prompts/planbench.toml
+INVALID = DEFAULT[SET].text("feedback.invalid")  # the built-in binary verdicts
+VALID = DEFAULT[SET].text("feedback.valid")
 
 
 @dataclass(frozen=True)
@@ -79,43 +81,31 @@ def _sorted(facts: frozenset[Fact]) -> tuple[Fact, ...]:
     return tuple(sorted(facts, key=lambda f: "_".join(f)))
 
 
-def error_sentences(cfg: NLConfig, task: Task, check: PlanCheck) -> tuple[str, ...]:
+def error_sentences(cfg: NLConfig, task: Task, check: PlanCheck, texts: PromptSet | None = None) -> tuple[str, ...]:
     """One sentence per error, in PlanBench's words, without the leading "The above plan is invalid."."""
-    out = [_step_sentence(cfg, e) for e in check.step_errors]
+    texts = texts or DEFAULT[SET]
+    out = [_step_sentence(cfg, e, texts) for e in check.step_errors]
     if check.unmet_goals:
         goals = [f for f in check.unmet_goals if f in task.goal]
         negated = [f for f in check.unmet_goals if f not in task.goal]
-        text = _facts(cfg, goals, negated)
-        head = (
-            "These are the unmet goal conditions:"
-            if len(check.unmet_goals) > 1
-            else ("This is the unmet goal condition:")
-        )
-        out.append(f"{head}\n{text}")
+        key = "feedback.unmet-goals" if len(check.unmet_goals) > 1 else "feedback.unmet-goal"
+        out.append(texts.render(key, facts=_facts(cfg, goals, negated, texts)))
     return tuple(out)
 
 
-def _step_sentence(cfg: NLConfig, err: StepError) -> str:
+def _step_sentence(cfg: NLConfig, err: StepError, texts: PromptSet) -> str:
     action = cfg.action_text(*err.action)
     if err.not_an_action:
-        return f"The following action at step {err.step} is not a valid action of this problem:\n{action}"
+        return texts.render("feedback.not-an-action", step=err.step, action=action)
     n = len(err.unmet) + len(err.unmet_negative)
-    facts = _facts(cfg, err.unmet, err.unmet_negative)
-    if n > 1:
-        return (
-            f"The following action at step {err.step} has unmet preconditions:\n{action}\n"
-            f"The unmet preconditions are:\n{facts}"
-        )
-    return (
-        f"The following action at step {err.step} has an unmet precondition:\n{action}\n"
-        f"The unmet precondition is:\n{facts}"
-    )
+    key = "feedback.unmet-preconditions" if n > 1 else "feedback.unmet-precondition"
+    return texts.render(key, step=err.step, action=action, facts=_facts(cfg, err.unmet, err.unmet_negative, texts))
 
 
-def _facts(cfg: NLConfig, positive: Sequence[Fact], negative: Sequence[Fact]) -> str:
+def _facts(cfg: NLConfig, positive: Sequence[Fact], negative: Sequence[Fact], texts: PromptSet) -> str:
     text = cfg.state_facts(positive) if positive else ""
     if negative:
-        neg = " and ".join(f"it is not the case that {cfg.state_facts([f])}" for f in negative)
+        neg = " and ".join(texts.render("feedback.negated-fact", fact=cfg.state_facts([f])) for f in negative)
         text = f"{text} and {neg}" if text else neg
     return text
 
@@ -133,14 +123,16 @@ def is_sound_feedback(text: str) -> bool:
     return bool(_SOUND_FEEDBACK.match(text.strip()))
 
 
-def render(errors: Sequence[str], level: str, valid: bool) -> str:
+def render(errors: Sequence[str], level: str, valid: bool, texts: PromptSet | None = None) -> str:
     """The backprompt for `errors` at feedback `level` (binary, first, all)."""
+    texts = texts or DEFAULT[SET]
     if valid:
-        return VALID
+        return texts.text("feedback.valid")
+    invalid = texts.text("feedback.invalid")
     if level == "binary" or not errors:
-        return INVALID
+        return invalid
     chosen = errors[:1] if level == "first" else errors
-    return "\n".join([INVALID + _glue(chosen[0]) + chosen[0], *chosen[1:]])
+    return "\n".join([invalid + _glue(chosen[0]) + chosen[0], *chosen[1:]])
 
 
 def _glue(sentence: str) -> str:

@@ -23,6 +23,7 @@ from critiquebench.domains.planning.prompts import plan_text
 from critiquebench.domains.planning.strips import Fact, PlanningError, State, Task
 from critiquebench.domains.planning.templates import NLConfig
 from critiquebench.domains.planning.validator import check_plan, error_sentences
+from critiquebench.domains.prompts import DEFAULT
 
 if TYPE_CHECKING:
     from critiquebench.domains.planning.tasks.domain import TaskDomain
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 Step = tuple[str, tuple[str, ...]]
 Params = dict[str, Any]
 STATEMENT = "\n[STATEMENT]\n"
-NO_PLAN = "No plan could be read from the answer."
+NO_PLAN = DEFAULT["planbench"].text("feedback.no-plan")
 
 
 class PlanTask:
