@@ -30,7 +30,7 @@ from typing import IO, Any
 
 import sqlite_utils
 from critiquebench.store.claims import CLAIM_SCHEMA, drop_lease, process_owner, take_lease
-from critiquebench.store.db import connect, ensure_tables
+from critiquebench.store.db import connect, ensure_tables, table_names
 from critiquebench.store.postgres import is_postgres
 
 log = logging.getLogger(__name__)
@@ -195,6 +195,10 @@ class CallCache:
     def get(self, key: str) -> CallRecord | None:
         rows = self._rows("SELECT * FROM llm_calls WHERE key = ?", [key])
         return rows[0] if rows else None
+
+    def count(self) -> int:
+        """How many answers the cache holds."""
+        return int(self.db.execute("SELECT COUNT(*) FROM llm_calls").fetchone()[0])
 
     def put(self, record: CallRecord) -> bool:
         """Store an answered call; returns False when the key was already there (the first answer is kept)."""
@@ -364,6 +368,13 @@ class CallCache:
             else:
                 present += 1
         return added, present
+
+
+def has_call(db: Any, key: str) -> bool:
+    """Whether the store's cache (opened as `db`, read-only or not) holds an answer for `key`."""
+    if "llm_calls" not in table_names(db):
+        return False
+    return db.execute("SELECT 1 FROM llm_calls WHERE key = ?", [key]).fetchone() is not None
 
 
 def _record(row: Mapping[str, Any]) -> CallRecord:

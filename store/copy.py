@@ -18,6 +18,7 @@ from typing import Any
 from critiquebench.store.checkpoints import open_saver
 from critiquebench.store.db import Locator, opened
 from critiquebench.store.postgres import is_postgres
+from critiquebench.store.verify import SCHEMA as VERIFY_SCHEMA
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +104,7 @@ def copy_store(source: Locator, destination: Locator, schema: Iterable[str] = ()
     report = CopyReport()
     with opened(source) as src, opened(destination) as dst:
         present = _tables(src, source)
-        _ensure_destination(dst, schema)
+        _ensure_destination(dst, [*schema, VERIFY_SCHEMA])
         for table in TABLES:
             if table in present:
                 report.rows[table] = _copy_table(src, dst, table)

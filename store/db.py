@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import sqlite_utils
@@ -27,6 +27,18 @@ Locator = str | os.PathLike[str]  # a SQLite file path, or a postgresql:// URL
 
 STORE_ENV = "CRITIQUEBENCH_STORE"
 DEFAULT_STORE = "critiquebench.sqlite"
+
+
+class Store(Protocol):
+    """An open store, SQLite (a sqlite-utils Database) or Postgres (`PgDatabase`): statements in the dialect
+    both share (see `store.postgres`). The app layer never writes SQL itself: it calls the named queries of
+    `store/` (results, reads, memo, budgets, verify, cache, claims), which take a `Store`."""
+
+    def execute(self, sql: str, params: Any = ...) -> Any: ...
+
+    def query(self, sql: str, params: Any = ...) -> Any: ...
+
+    def close(self) -> None: ...
 
 
 class ReadOnlyConnection(sqlite3.Connection):
@@ -168,6 +180,26 @@ def opened(path: Locator | None = None, *, readonly: bool = False) -> Iterator[A
         yield db
     finally:
         db.close()
+
+
+@contextmanager
+def transaction(db: Store) -> Iterator[Store]:
+    """One write transaction around the block (taken at once: SQLite's BEGIN IMMEDIATE), rolled back if the
+    block raises."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def query_only(path: str | os.PathLike[str]) -> sqlite_utils.Database:
+    """A SQLite store opened so that no statement can write to it (the viewer's)."""
+    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    conn.execute("PRAGMA query_only = ON")
+    return sqlite_utils.Database(conn)
 
 
 def table_names(db: Any) -> set[str]:

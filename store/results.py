@@ -127,6 +127,17 @@ def upsert_attempt(db: sqlite_utils.Database, thread_id: str, round_: int, **fie
     )
 
 
+def run_status(db: sqlite_utils.Database, thread_id: str) -> str | None:
+    """A run's status (pending, running, done, failed), or None when it has no row yet."""
+    row = db.execute("SELECT status FROM runs WHERE thread_id = ?", [thread_id]).fetchone()
+    return None if row is None else str(row[0])
+
+
+def run_row(db: sqlite_utils.Database, thread_id: str) -> dict[str, Any] | None:
+    """A run's `runs` row, or None."""
+    return next(iter(db.query("SELECT * FROM runs WHERE thread_id = ?", [thread_id])), None)
+
+
 def attempts(db: sqlite_utils.Database, thread_id: str) -> list[dict[str, Any]]:
     """A run's rounds in order."""
     return list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [thread_id]))

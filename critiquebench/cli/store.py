@@ -9,7 +9,6 @@ import typer
 
 from critiquebench.store.copy import copy_store
 from critiquebench.store.db import store_locator, store_name
-from critiquebench.store.verify import SCHEMA as VERIFY_SCHEMA
 
 store_app = typer.Typer(no_args_is_help=True, help=__doc__)
 
@@ -25,7 +24,7 @@ def copy_cmd(
         typer.echo(f"error: no store at {src}", err=True)
         raise typer.Exit(2)
     try:
-        report = copy_store(src, dst, schema=[VERIFY_SCHEMA])
+        report = copy_store(src, dst)
     except (ValueError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

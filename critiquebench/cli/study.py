@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,9 +19,8 @@ from critiquebench.reports.export import export_rounds, list_studies
 from critiquebench.reports.metrics import ReportError, study_config, table1, table2
 from critiquebench.reports.tables import FORMATS, Grid, render, rich_text
 from critiquebench.store.db import StoreError, default_store_path, opened, resolve_store, store_exists, store_name
-from critiquebench.store.results import delete_study, ensure_schema
 from critiquebench.studies.config import ConfigError, StudyConfig
-from critiquebench.studies.define import stored_study, study_for_run
+from critiquebench.studies.define import delete_study, reading, stored_study, study_for_run
 from critiquebench.studies.estimate import DEFAULT_STOP_RATE, Estimate, estimate_study
 from critiquebench.studies.main_job import Recorded, run_main_job
 from critiquebench.studies.session import (
@@ -82,15 +80,6 @@ RayAddressOpt = Annotated[
 ]
 def _store(path: str | None) -> Path | str:
     return resolve_store(path)
-
-
-@contextmanager
-def _reader(path: Path | str) -> Iterator[Any]:
-    """The store opened read-only for a `with` block (reading commands never create or change it, and close it
-    when they end); StoreError when unusable."""
-    with opened(path, readonly=True) as db:
-        ensure_schema(db)
-        yield db
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
@@ -249,7 +238,7 @@ def register(app: typer.Typer) -> None:
                      max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
                      budget_tokens=budget_tokens)  # fmt: skip
         try:  # nothing is written until the definition and its data are known to be good (_execute)
-            with _reader(path) if store_exists(path) else nullcontext() as db:
+            with reading(path) if store_exists(path) else nullcontext() as db:
                 request = study_for_run(db, name, config, flags)
             for line in request.notes:
                 err.print(line, markup=False)
@@ -281,7 +270,7 @@ def register(app: typer.Typer) -> None:
         execution = _execution(executor, workers, ray_address)
         path = _store(store)
         try:
-            with _reader(path) as db:
+            with reading(path) as db:
                 study = stored_study(db, name, concurrency=concurrency, budget_tokens=budget_tokens)
         except (ReportError, StoreError, ConfigError) as exc:
             raise _fail(str(exc)) from exc
@@ -306,7 +295,7 @@ def register(app: typer.Typer) -> None:
             raise _fail(f"--table must be one of {', '.join(TABLES)}")
         with ExitStack() as held:  # the store is closed when the command ends
             try:
-                db = held.enter_context(_reader(_store(store)))
+                db = held.enter_context(reading(_store(store)))
                 rows = report_rows(db, name, table, compare_to)
             except (ReportError, StoreError) as exc:
                 raise _fail(str(exc)) from exc
@@ -334,7 +323,7 @@ def register(app: typer.Typer) -> None:
         if ctx.invoked_subcommand is not None:
             return
         try:
-            with _reader(_store(store)) as db:
+            with reading(_store(store)) as db:
                 rows = list_studies(db)
         except StoreError as exc:
             raise _fail(str(exc)) from exc
@@ -357,10 +346,7 @@ def register(app: typer.Typer) -> None:
         """Delete a study with its runs, rounds and checkpoints; the shared LLM call cache stays."""
         path = _store(store)
         try:
-            with _reader(path) as db:
-                study_config(db, name)  # names the known studies when there is no such one
-            with opened(path) as db:
-                removed = delete_study(db, name)
+            removed = delete_study(path, name)
         except (ReportError, StoreError) as exc:
             raise _fail(str(exc)) from exc
         err.print(
@@ -381,7 +367,7 @@ def register(app: typer.Typer) -> None:
         """One JSON line per round of every run of the study (or, with --features, the attempt dataset)."""
         with ExitStack() as held:  # the store is closed when the command ends
             try:
-                db = held.enter_context(_reader(_store(store)))
+                db = held.enter_context(reading(_store(store)))
                 study_config(db, name)
             except (ReportError, StoreError) as exc:
                 raise _fail(str(exc)) from exc

@@ -14,12 +14,12 @@ from critiquebench.cli.study import DryRunOpt, PriceInOpt, PriceOutOpt, print_es
 from critiquebench.cli.terminal import stop_on_ctrl_c
 from critiquebench.reports.catalog import report_rows
 from critiquebench.reports.tables import render
-from critiquebench.store.db import StoreError, is_readonly, opened, resolve_store, store_exists
-from critiquebench.store.verify import ensure_verify_schema
+from critiquebench.store.db import StoreError, opened, resolve_store, store_exists
 from critiquebench.studies.config import VERIFY, ConfigError, build_config, read_toml
 from critiquebench.studies.verification import (
     estimate_verify,
     from_study_defaults,
+    ready_store,
     resolve_config,
     run_verify,
 )
@@ -85,8 +85,7 @@ def verify_study_cmd(
                                         else closing(sqlite_utils.Database(memory=True)))  # fmt: skip
             else:
                 db = held.enter_context(opened(path))
-            if not is_readonly(db):
-                ensure_verify_schema(db)
+            ready_store(db)
             file = read_toml(config_file) if config_file else {}
             flags = dict(domains=domains, instances=instances, kinds=kinds, per_kind=per_kind, from_study=from_study,
                          llm_instances=llm_instances, llm_per_instance=llm_per_instance, cot=cot, seed=seed,

@@ -28,6 +28,7 @@ from typing import IO, Any
 import sqlite_utils
 
 from critiquebench.domains.base import Instance
+from critiquebench.store.reads import study_rounds
 
 FEATURES: tuple[str, ...] = ("valid_share", "valid_prefix", "violations", "unmet_goals", "plan_length")
 COLUMNS: tuple[str, ...] = (
@@ -117,12 +118,8 @@ def study_rows(db: sqlite_utils.Database, study: str) -> list[dict[str, Any]]:
     found = {(t.domain.name, t.instance.id): t for t in tasks if _is_planning(t.domain)}
     if not found:
         raise FeatureError(f"study {study!r} has no planning domain (domains: {', '.join(config.domains)})")
-    sql = """SELECT r.thread_id, r.study, r.domain, r.scheme, r.params, r.instance_id, r.trial, r.correct,
-                    a.round, a.answer
-             FROM runs r JOIN attempts a ON a.thread_id = r.thread_id
-             WHERE r.study = ? AND r.status = 'done' ORDER BY r.thread_id, a.round"""
     rows, outcome = [], {}
-    for rec in db.query(sql, [study]):
+    for rec in study_rounds(db, study, done_only=True):
         task = found.get((rec["domain"], rec["instance_id"]))
         if task is None:
             continue

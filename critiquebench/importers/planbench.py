@@ -270,10 +270,10 @@ def import_planbench(
             config = _merged(StudyConfig.from_dict(existing), config)
         cache = CallCache(db)
         params = sampling_params(temperature=temperature, max_tokens=max_tokens)
-        before = cache.db.execute("SELECT count(*) FROM llm_calls").fetchone()[0]
+        before = cache.count()
         for call in run.calls:
             cache.put_recorded(run.model, RECORDED_ENDPOINT, call.messages, call.response, sample=0, params=params)
-        added = cache.db.execute("SELECT count(*) FROM llm_calls").fetchone()[0] - before
+        added = cache.count() - before
         save_study(db, study, config.to_dict())
     return config, added
 

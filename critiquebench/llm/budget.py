@@ -20,13 +20,8 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from critiquebench.store.db import connect, ensure_tables
-
-SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS budgets (study TEXT PRIMARY KEY, limit_tokens INTEGER NOT NULL,
-        spent_tokens INTEGER NOT NULL DEFAULT 0, reserved_tokens INTEGER NOT NULL DEFAULT 0)""",
-)
-
+from critiquebench.store import budgets
+from critiquebench.store.db import connect
 
 _POLL_S = 0.05  # how often a waiting call looks again (other processes sharing the store do not notify)
 
@@ -91,7 +86,7 @@ class StudyBudget:
         self._conn = connect(store)  # SQLite or Postgres, like the rest of the store
         self._lock = threading.Lock()  # one statement at a time on the shared connection
         self._changed = threading.Condition()  # a call of this process settled
-        ensure_tables(self._conn, SCHEMA)
+        budgets.ensure_budgets(self._conn)
 
     @classmethod
     def open(cls, store: str | os.PathLike[str], study: str, limit: int | None) -> StudyBudget | None:
@@ -101,15 +96,7 @@ class StudyBudget:
         """
         budget = cls(store, study)
         with budget._lock:
-            if limit is not None:
-                budget._conn.execute(
-                    "INSERT INTO budgets (study, limit_tokens) VALUES (?, ?) "
-                    "ON CONFLICT(study) DO UPDATE SET limit_tokens = excluded.limit_tokens",
-                    [study, limit],
-                )
-            found = budget._conn.execute(
-                "UPDATE budgets SET reserved_tokens = 0 WHERE study = ?", [study]
-            ).rowcount
+            found = budgets.open_budget(budget._conn, study, limit)
         if not found:
             budget.close()
             return None
@@ -118,13 +105,7 @@ class StudyBudget:
     def reserve(self, tokens: int) -> bool:
         def take() -> bool:
             with self._lock:
-                return bool(
-                    self._conn.execute(
-                        "UPDATE budgets SET reserved_tokens = reserved_tokens + ? "
-                        "WHERE study = ? AND spent_tokens + reserved_tokens < limit_tokens",
-                        [tokens, self.study],
-                    ).rowcount
-                )
+                return budgets.try_reserve(self._conn, self.study, tokens)
 
         def spent_out() -> bool:
             limit, spent = self.state()
@@ -134,20 +115,13 @@ class StudyBudget:
 
     def settle(self, reserved: int, spent: int) -> None:
         with self._lock:
-            self._conn.execute(
-                "UPDATE budgets SET reserved_tokens = MAX(0, reserved_tokens - ?), "
-                "spent_tokens = spent_tokens + ? WHERE study = ?",
-                [reserved, spent, self.study],
-            )
+            budgets.settle(self._conn, self.study, reserved, spent)
         with self._changed:
             self._changed.notify_all()
 
     def state(self) -> tuple[int, int]:
         with self._lock:
-            row = self._conn.execute(
-                "SELECT limit_tokens, spent_tokens FROM budgets WHERE study = ?", [self.study]
-            ).fetchone()
-        return (int(row[0]), int(row[1])) if row else (0, 0)
+            return budgets.budget_state(self._conn, self.study)
 
     def close(self) -> None:
         self._conn.close()

@@ -8,14 +8,8 @@ from typing import IO, Any
 import sqlite_utils
 
 from critiquebench.reports.metrics import spec_of
+from critiquebench.store.reads import run_counts, study_configs, study_rounds
 from critiquebench.store.results import ensure_schema
-
-EXPORT_SQL = """
-SELECT r.study, r.domain, r.thread_id, r.instance_id, r.trial, r.scheme, r.params, a.round, a.prompt_tokens,
-       a.completion_tokens, a.llm_calls, a.cache_hits, a.answer, a.canonical, a.sound_status, a.sound_valid,
-       a.llm_verdict, a.llm_critique, a.feedback, a.stopped
-FROM attempts a JOIN runs r ON r.thread_id = a.thread_id WHERE r.study = ? ORDER BY r.thread_id, a.round
-"""
 
 
 def _flag(value: Any) -> bool | None:
@@ -25,7 +19,7 @@ def _flag(value: Any) -> bool | None:
 def export_rounds(db: sqlite_utils.Database, study: str, fp: IO[str]) -> int:
     """Write one JSON line per round of every run of `study`; return how many lines."""
     count = 0
-    for row in db.query(EXPORT_SQL, [study]):
+    for row in study_rounds(db, study):
         line = {
             "study": row["study"],
             "domain": row["domain"],
@@ -54,15 +48,9 @@ def export_rounds(db: sqlite_utils.Database, study: str, fp: IO[str]) -> int:
 def list_studies(db: sqlite_utils.Database) -> list[dict[str, Any]]:
     """name, kind, domains, schemes, done, failed, total (planned runs; None before the first run)."""
     ensure_schema(db)
-    counts = {
-        row[0]: (row[1] or 0, row[2] or 0)
-        for row in db.execute(
-            "SELECT study, SUM(status = 'done'), SUM(status = 'failed') FROM runs GROUP BY study"
-        ).fetchall()
-    }
+    counts = run_counts(db)
     out = []
-    for name, raw in db.execute("SELECT name, config FROM studies ORDER BY name").fetchall():
-        config = json.loads(raw)
+    for name, config in study_configs(db):
         done, failed = counts.get(name, (0, 0))
         if config.get("kind") == "verify":
             from critiquebench.store.verify import verify_counts

@@ -21,6 +21,7 @@ import sqlite_utils
 
 from critiquebench.graphs import parse_spec
 from critiquebench.reports.metrics import budget_curve, ordered_keys, ratio, spec_of, study_config, table1
+from critiquebench.store.reads import study_rounds
 
 SCHEME = "intrinsic"
 
@@ -95,15 +96,10 @@ class CriticPoint:
 def critic_by_step(db: sqlite_utils.Database, study: str) -> list[CriticPoint]:
     """Figure 4: the critic's accuracy, precision and recall at each step of each intrinsic configuration."""
     config = study_config(db, study)
-    sql = (
-        "SELECT r.domain, r.thread_id, r.scheme, r.params, r.study, r.instance_id, r.trial, a.round, "
-        "a.llm_verdict, a.sound_valid FROM attempts a JOIN runs r ON r.thread_id = a.thread_id "
-        "WHERE r.study = ? AND a.llm_verdict IS NOT NULL AND a.sound_valid IS NOT NULL"
-    )
     counts: dict[tuple[str, str], dict[int, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0, 0]))
-    for domain, tid, scheme, params, st, inst, trial, rnd, said, valid in db.execute(sql, [study]).fetchall():
-        row = {"thread_id": tid, "study": st, "domain": domain, "instance_id": inst, "trial": trial}
-        spec = spec_of({**row, "scheme": scheme, "params": params})
+    for row in study_rounds(db, study, judged=True):
+        domain, rnd, said, valid = row["domain"], row["round"], row["llm_verdict"], row["sound_valid"]
+        spec = spec_of(row)
         if not _is_intrinsic(spec):
             continue
         per_run = int(parse_spec(spec).params["steps"]) + 1

@@ -23,6 +23,7 @@ from typing import Any
 
 import sqlite_utils
 
+from critiquebench.store.reads import study_names, study_rounds, study_runs
 from critiquebench.store.results import ensure_schema, load_study
 
 Z95 = 1.959963984540054
@@ -140,7 +141,7 @@ def study_config(db: sqlite_utils.Database, study: str) -> dict[str, Any]:
     ensure_schema(db)
     config = load_study(db, study)
     if config is None:
-        known = [r[0] for r in db.execute("SELECT name FROM studies ORDER BY name").fetchall()]
+        known = study_names(db)
         hint = f"; known studies: {', '.join(known)}" if known else "; the store has no studies"
         raise ReportError(f"no study named {study!r} in this store{hint}")
     return config
@@ -176,7 +177,7 @@ def ordered_keys(keys: Iterable[tuple[str, str]], config: dict[str, Any]) -> lis
 
 
 def _runs(db: sqlite_utils.Database, study: str) -> list[dict[str, Any]]:
-    rows = list(db.query("SELECT * FROM runs WHERE study = ? ORDER BY thread_id", [study]))
+    rows = study_runs(db, study)
     for row in rows:
         row["spec"] = spec_of(row)
     return rows
@@ -224,13 +225,9 @@ def table2(db: sqlite_utils.Database, study: str) -> list[Table2Row]:
     config = study_config(db, study)
     specs = {r["thread_id"]: (r["domain"], r["spec"]) for r in _runs(db, study)}
     counts: dict[tuple[str, str], Confusion] = defaultdict(Confusion)
-    sql = (
-        "SELECT a.thread_id, a.llm_verdict, a.sound_valid FROM attempts a "
-        "JOIN runs r ON r.thread_id = a.thread_id "
-        "WHERE r.study = ? AND a.llm_verdict IS NOT NULL AND a.sound_valid IS NOT NULL"
-    )
-    for tid, said, valid in db.execute(sql, [study]).fetchall():
-        domain, spec = specs[tid]
+    for row in study_rounds(db, study, judged=True):
+        said, valid = row["llm_verdict"], row["sound_valid"]
+        domain, spec = specs[row["thread_id"]]
         for key in ((domain, spec), (domain, "all")):
             counts[key].add(said, valid)
     per_domain: dict[str, list[str]] = defaultdict(list)
@@ -255,12 +252,8 @@ def budget_curve(db: sqlite_utils.Database, study: str) -> list[BudgetPoint]:
         if r["status"] == "done" and r["spec"].partition(":")[0] not in NON_ITERATIVE
     ]
     rounds: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
-    sql = (
-        "SELECT a.thread_id, a.round, COALESCE(a.sound_valid, 0), a.stopped FROM attempts a "
-        "JOIN runs r ON r.thread_id = a.thread_id WHERE r.study = ? ORDER BY a.thread_id, a.round"
-    )
-    for tid, rnd, valid, stopped in db.execute(sql, [study]).fetchall():
-        rounds[tid].append((rnd, int(valid), int(stopped)))
+    for row in study_rounds(db, study):
+        rounds[row["thread_id"]].append((row["round"], int(row["sound_valid"] or 0), int(row["stopped"])))
     series: dict[tuple[str, str], list[list[int]]] = defaultdict(list)  # per run: correctness at budget 1..
     for run in runs:
         att = rounds.get(run["thread_id"], [])

@@ -22,6 +22,7 @@ import sqlite_utils
 from critiquebench.graphs import parse_spec
 from critiquebench.reports.metrics import Confusion, ordered_keys, spec_of, study_config, table1
 from critiquebench.reports.tables import GRIDS, Grid, pct
+from critiquebench.store.reads import final_judged_rounds
 
 FEEDBACK_OF = {
     "standard": "no feedback",
@@ -66,15 +67,8 @@ class FeedbackRow:
 def final_verifier(db: sqlite_utils.Database, study: str) -> list[FinalVerifierRow]:
     """Table 2: the LLM's verdict on each finished run's final judged answer, per domain x scheme."""
     config = study_config(db, study)
-    sql = (
-        "SELECT r.thread_id, r.study, r.domain, r.scheme, r.params, r.instance_id, r.trial, a.llm_verdict, "
-        "a.sound_valid FROM runs r JOIN attempts a "
-        "ON a.thread_id = r.thread_id WHERE r.study = ? AND r.status = 'done' AND a.llm_verdict IS NOT NULL "
-        "AND a.sound_valid IS NOT NULL AND a.round = (SELECT MAX(b.round) FROM attempts b "
-        "WHERE b.thread_id = r.thread_id AND b.llm_verdict IS NOT NULL)"
-    )
     counts: dict[tuple[str, str], Confusion] = defaultdict(Confusion)
-    for row in db.query(sql, [study]):
+    for row in final_judged_rounds(db, study):
         counts[(row["domain"], spec_of(row))].add(row["llm_verdict"], row["sound_valid"])
     out = []
     for domain, scheme in ordered_keys(counts, config):

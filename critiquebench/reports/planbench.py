@@ -17,6 +17,7 @@ import sqlite_utils
 from critiquebench.domains.planning.tasks import TASKS
 from critiquebench.reports.metrics import ratio, study_config, wilson
 from critiquebench.reports.tables import GRIDS, Grid, pct
+from critiquebench.store.reads import study_rounds, study_runs
 
 LEVELS = ("binary", "type", "explanation")
 
@@ -61,7 +62,7 @@ def task_rows(db: sqlite_utils.Database, study: str) -> list[TaskRow]:
     model = str(config.get("model", ""))
     tasks = {d: t for d in config.get("domains", []) if (t := split_task(d, config))}
     runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for run in db.query("SELECT * FROM runs WHERE study = ? AND status = 'done'", [study]):
+    for run in study_runs(db, study, done_only=True):
         if run["domain"] in tasks:
             runs[run["domain"]].append(run)
     order = list(TASKS)
@@ -83,11 +84,8 @@ def _row(study: str, domain: str, task: str, model: str, level: str, correct: in
 
 
 def _verifier_rows(db: sqlite_utils.Database, study: str, domain: str, model: str) -> list[TaskRow]:
-    sql = (
-        "SELECT a.canonical FROM attempts a JOIN runs r ON r.thread_id = a.thread_id "
-        "WHERE r.study = ? AND r.domain = ? AND r.status = 'done' AND a.stopped = 1"
-    )
-    judged = [json.loads(c) for (c,) in db.execute(sql, [study, domain]).fetchall() if c]
+    stopped = study_rounds(db, study, done_only=True, stopped_only=True, domain=domain)
+    judged = [json.loads(r["canonical"]) for r in stopped if r["canonical"]]
     n = len(judged)
     invalid = [j for j in judged if not j["truth"]["valid"]]
     valid = [j for j in judged if j["truth"]["valid"]]

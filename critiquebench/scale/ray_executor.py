@@ -49,7 +49,7 @@ class _RunWorker:
     """One worker process: executes runs with its own store connections and LLM client."""
 
     def __init__(self, store: Locator, settings: LLMSettings, domain_options: Mapping[str, Any]) -> None:
-        from critiquebench.studies.session import worker_client
+        from critiquebench.studies.clients import worker_client
 
         self.store = store
         self.llm = worker_client(store, settings)

@@ -8,12 +8,15 @@ settings may not.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from critiquebench.store.results import load_study
+from critiquebench.store import results
+from critiquebench.store.db import Locator, Store, opened
+from critiquebench.store.results import ensure_schema, load_study
 from critiquebench.studies.config import ConfigError, StudyConfig, build_config, read_toml
 from critiquebench.studies.main_job import Recorded, generated_fallback, missing_data, read_recorded, sources_note
 
@@ -68,6 +71,26 @@ def stored_study(db: Any, name: str, **flags: Any) -> StudyConfig:
     if study.kind == "verify":
         raise ConfigError(f"{name} is a verification-only study: run `critiquebench verify-study {name}` again")
     return study
+
+
+@contextmanager
+def reading(store: Locator) -> Iterator[Store]:
+    """The store opened read-only for a `with` block (reading commands never create or change it, and close it
+    when they end); StoreError when unusable."""
+    with opened(store, readonly=True) as db:
+        ensure_schema(db)
+        yield db
+
+
+def delete_study(store: Locator, name: str) -> dict[str, int]:
+    """Delete study `name` with its runs, rounds, checkpoints and budget (the call cache stays); rows removed
+    per table. ReportError (naming the known studies) when there is no such study."""
+    from critiquebench.reports.metrics import study_config
+
+    with reading(store) as db:
+        study_config(db, name)
+    with opened(store) as db:
+        return results.delete_study(db, name)
 
 
 def operational(config: StudyConfig, flags: Mapping[str, Any]) -> StudyConfig:

@@ -26,8 +26,9 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.graphs import parse_spec
-from critiquebench.store.cache import cache_key, normalise_messages
-from critiquebench.store.db import opened
+from critiquebench.store.cache import cache_key, has_call, normalise_messages
+from critiquebench.store.db import opened, store_exists
+from critiquebench.store.reads import study_runs
 
 CHARS_PER_TOKEN = 4
 FEEDBACK_TOKENS = 60  # a backprompt's feedback sentence(s) and request, added to the history per round
@@ -101,9 +102,7 @@ class _Tally:
             self.known[key] = (probability, tokens(messages))
 
     def _cached(self, key: str) -> bool:
-        if self.cache is None or "llm_calls" not in self.cache.table_names():
-            return False
-        return self.cache.execute("SELECT 1 FROM llm_calls WHERE key = ?", [key]).fetchone() is not None
+        return self.cache is not None and has_call(self.cache, key)
 
     def unknown_calls(self, count: float, expected: float, prompt_tokens: float) -> None:
         """`count` calls (at most) whose prompts depend on answers, `expected` of them on average."""
@@ -124,15 +123,15 @@ class _Tally:
 
 def _reader(store: Path) -> AbstractContextManager[sqlite_utils.Database | None]:
     """The store read-only for a `with` block, or None: a dry run never creates or changes one."""
-    return opened(store, readonly=True) if store.exists() else nullcontext()
+    return opened(store, readonly=True) if store_exists(store) else nullcontext()
 
 
 def _finished(db: sqlite_utils.Database | None, study: str) -> dict[tuple[str, str, str, int], str]:
     from critiquebench.reports.metrics import spec_of
 
-    if db is None or "runs" not in db.table_names():
+    if db is None:
         return {}
-    rows = db.query("SELECT * FROM runs WHERE study = ?", [study])
+    rows = study_runs(db, study)
     return {(r["domain"], spec_of(r), r["instance_id"], r["trial"]): r["status"] for r in rows}
 
 

@@ -20,15 +20,25 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.domains.base import Domain, Instance
-from critiquebench.graphs import Spec, compiled, normalize_spec, parse_spec
+from critiquebench.graphs import Spec, compiled, parse_spec
 from critiquebench.graphs.state import initial_state, recursion_limit
 from critiquebench.llm.client import BudgetExceeded, EndpointUnreachable, LLMError
 from critiquebench.nodes.context import PAST_KEYS, USAGE_KEYS, ChatLLM, RunContext
 from critiquebench.store.checkpoints import open_saver
 from critiquebench.store.claims import holder, leases_for
 from critiquebench.store.db import connect
-from critiquebench.store.results import attempts, ensure_schema, load_study, upsert_attempt, upsert_run
-from critiquebench.studies.reuse import copy_finished, remember, run_key
+from critiquebench.store.memo import remember
+from critiquebench.store.results import (
+    attempts,
+    ensure_schema,
+    load_study,
+    run_row,
+    run_status,
+    upsert_attempt,
+    upsert_run,
+)
+from critiquebench.studies.reuse import copy_finished, run_key
+from critiquebench.studies.threads import thread_id_for
 
 log = logging.getLogger(__name__)
 
@@ -48,11 +58,6 @@ class RunOutcome:
     resumed: bool = False  # continued from an earlier checkpoint
     skipped: bool = False  # already done before this call; nothing ran
     error: str | None = None
-
-
-def thread_id_for(study: str, domain: str, spec: str, instance_id: str, trial: int) -> str:
-    """The thread (and `runs` row) id of one run; `spec` is written in its canonical form."""
-    return f"{study}/{domain}/{normalize_spec(spec)}/{instance_id}/{trial}"
 
 
 def execute_run(
@@ -81,8 +86,7 @@ def execute_run(
     db = connect(store_path)
     try:
         ensure_schema(db)
-        row = db.execute("SELECT status FROM runs WHERE thread_id = ?", [tid]).fetchone()
-        if row is not None and row[0] == "done":
+        if run_status(db, tid) == "done":
             return _outcome(db, tid, skipped=True)
         leases = leases_for(str(store_path), lambda: connect(store_path))
         if not leases.claim(db, tid):
@@ -109,8 +113,7 @@ def _claimed_run(
 ) -> RunOutcome:
     """The body of `execute_run` once this process holds the run's claim."""
     label = parsed.label
-    row = db.execute("SELECT status FROM runs WHERE thread_id = ?", [tid]).fetchone()
-    if row is not None and row[0] == "done":  # finished by the previous holder just before we claimed it
+    if run_status(db, tid) == "done":  # finished by the previous holder just before we claimed it
         return _outcome(db, tid, skipped=True)
     reuse = run_key(load_study(db, study), domain, instance, label, trial, llm)
     if reuse and copy_finished(db, reuse, tid, dict(study=study, domain=domain.name, scheme=label,
@@ -214,7 +217,8 @@ def _fail(
 
 
 def _outcome(db: sqlite_utils.Database, tid: str, resumed: bool = False, skipped: bool = False) -> RunOutcome:
-    row = next(iter(db.query("SELECT * FROM runs WHERE thread_id = ?", [tid])))
+    row = run_row(db, tid)
+    assert row is not None  # every caller wrote it first
     correct = None if row["correct"] is None else bool(row["correct"])
     return RunOutcome(
         thread_id=tid,

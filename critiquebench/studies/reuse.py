@@ -23,20 +23,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from critiquebench.domains.base import Domain, Instance
-from critiquebench.store.db import ensure_tables
-from critiquebench.store.results import upsert_run
+from critiquebench.store.db import Store, transaction
+from critiquebench.store.memo import copy_run, finished_with
 
-SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS run_memo (key TEXT NOT NULL, thread_id TEXT NOT NULL, PRIMARY KEY (key, thread_id))",
-)
-_ATTEMPT_COLUMNS = ("answer", "canonical", "sound_status", "sound_valid", "feedback", "llm_verdict", "llm_critique",
-                    "stopped", "prompt_tokens", "completion_tokens", "llm_calls")  # fmt: skip
-_RUN_RESULTS = ("final_round", "final_answer", "correct", "rounds", "prompt_tokens", "completion_tokens",
-                "llm_calls")  # fmt: skip
-_CHUNK = 500  # keys per lookup (SQLite allows 999 parameters in older builds)
 # Settings of a study that do not change what a run computes (or are already part of the run's identity).
 _NOT_IDENTITY = frozenset({"name", "domains", "instances", "schemes", "trials", "planned_runs", "concurrency",
                            "timeout", "budget_tokens", "replay", "kind"})  # fmt: skip
@@ -103,59 +93,26 @@ def _identity_hash(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def copy_finished(db: sqlite_utils.Database, key: str, thread_id: str, ident: dict[str, Any]) -> bool:
+def copy_finished(db: Store, key: str, thread_id: str, ident: dict[str, Any]) -> bool:
     """Give `thread_id` the rows of a finished run with the same key; False when there is none."""
     return bool(copy_runs(db, [(key, thread_id, ident)]))
 
 
-def copy_runs(db: sqlite_utils.Database, wanted: list[tuple[str, str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+def copy_runs(db: Store, wanted: list[tuple[str, str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
     """For each (key, thread id, identity columns) whose key a finished run has, give the thread that run's rows,
     all in one transaction. Returns the copied threads' `runs` rows by thread id."""
-    ensure_tables(db, SCHEMA)
-    sources: dict[str, dict[str, Any]] = {}
-    keys = list(dict.fromkeys(key for key, _, _ in wanted))
-    for i in range(0, len(keys), _CHUNK):
-        chunk = keys[i : i + _CHUNK]
-        found = db.execute(
-            "SELECT m.key, r.* FROM run_memo m JOIN runs r ON r.thread_id = m.thread_id "
-            f"WHERE r.status = 'done' AND m.key IN ({', '.join('?' * len(chunk))})",
-            chunk,
-        )
-        names = [d[0] for d in found.description]
-        for values in found.fetchall():
-            row = dict(zip(names, values, strict=True))
-            sources.setdefault(row.pop("key"), row)
+    sources = finished_with(db, [key for key, _, _ in wanted])
     todo = [(key, tid, ident) for key, tid, ident in wanted if key in sources and sources[key]["thread_id"] != tid]
     if not todo:
         return {}
-    cols = ", ".join(_ATTEMPT_COLUMNS)
     copied: dict[str, dict[str, Any]] = {}
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(db):
         for key, tid, ident in todo:
             row = sources[key]
-            db.execute("DELETE FROM attempts WHERE thread_id = ?", [tid])
-            db.execute(  # every call of the copy counts as a cache hit, as a replay would count it
-                f"INSERT INTO attempts (thread_id, round, {cols}, cache_hits) "
-                f"SELECT ?, round, {cols}, llm_calls FROM attempts WHERE thread_id = ?",
-                [tid, row["thread_id"]],
-            )
-            results = {k: row[k] for k in _RUN_RESULTS}
-            upsert_run(db, tid, **ident, status="done", error=None, cache_hits=row["llm_calls"], **results)
-            db.execute("INSERT OR IGNORE INTO run_memo (key, thread_id) VALUES (?, ?)", [key, tid])
+            results = copy_run(db, key, row, tid, ident)
             copied[tid] = {**row, **ident, **results, "thread_id": tid, "status": "done",
                            "cache_hits": row["llm_calls"]}  # fmt: skip
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
     return copied
-
-
-def remember(db: sqlite_utils.Database, key: str, thread_id: str) -> None:
-    """Record that `thread_id` finished with identity `key`."""
-    ensure_tables(db, SCHEMA)
-    db.execute("INSERT OR IGNORE INTO run_memo (key, thread_id) VALUES (?, ?)", [key, thread_id])
 
 
 def reuse_pending(store_path: str | os.PathLike[str], study: str, tasks: Iterable[Any], llm: Any) -> dict[Any, Any]:
@@ -164,7 +121,7 @@ def reuse_pending(store_path: str | os.PathLike[str], study: str, tasks: Iterabl
     from critiquebench.graphs import parse_spec
     from critiquebench.store.db import connect
     from critiquebench.store.results import ensure_schema, load_study
-    from critiquebench.studies.execute import thread_id_for
+    from critiquebench.studies.threads import thread_id_for
 
     tasks = list(tasks)
     if not tasks:

@@ -33,7 +33,8 @@ from critiquebench.domains.base import Domain, Instance
 from critiquebench.llm.errors import EndpointUnreachable
 from critiquebench.reports.metrics import spec_of
 from critiquebench.store.db import connect
-from critiquebench.store.results import ensure_schema, upsert_run
+from critiquebench.store.reads import study_runs
+from critiquebench.store.results import ensure_schema, run_row, upsert_run
 from critiquebench.studies.config import StudyConfig
 
 log = logging.getLogger(__name__)
@@ -157,13 +158,12 @@ def finished_keys(store_path: Path, study: str) -> dict[tuple[str, str, str, int
     """Status of every run the study already has, keyed like `Task.key`."""
     with _store(store_path) as db:
         ensure_schema(db)
-        rows = db.query("SELECT * FROM runs WHERE study = ?", [study])
-        return {(r["domain"], spec_of(r), r["instance_id"], r["trial"]): r["status"] for r in rows}
+        return {(r["domain"], spec_of(r), r["instance_id"], r["trial"]): r["status"] for r in study_runs(db, study)}
 
 
 def _row_by_id(store_path: Path, thread_id: str) -> dict[str, Any] | None:
     with _store(store_path) as db:
-        return next(iter(db.query("SELECT * FROM runs WHERE thread_id = ?", [thread_id])), None)
+        return run_row(db, thread_id)
 
 
 def run_study(
@@ -302,7 +302,7 @@ def _due(deferred: list[tuple[float, Task]], lock: threading.Lock) -> Task | Non
 
 
 def thread_id_for_task(study: str, task: Task) -> str:
-    from critiquebench.studies.execute import thread_id_for  # langgraph loads only when something runs
+    from critiquebench.studies.threads import thread_id_for
 
     return thread_id_for(study, task.domain.name, task.spec, task.instance.id, task.trial)
 

@@ -9,7 +9,7 @@ KeyboardInterrupt through after releasing this process's run claims, so a resume
 
 The caller decides how to show it: the CLI (`critiquebench.cli.study`) passes its Ctrl-C event and progress
 bars (`critiquebench.cli.terminal`) and prints the summary; a Python caller passes nothing. A Ray worker
-(`critiquebench.scale.ray_executor`) builds its client with `worker_client` below.
+(`critiquebench.scale.ray_executor`) builds its client with `studies.clients.worker_client`.
 """
 
 from __future__ import annotations
@@ -22,17 +22,14 @@ from typing import Any
 
 from critiquebench.store.db import Locator, opened
 from critiquebench.store.results import ensure_schema, save_study
-from critiquebench.studies.config import ConfigError, StudyConfig, with_endpoint_secrets
+from critiquebench.studies.clients import StudyError, llm_settings
+from critiquebench.studies.config import StudyConfig
 from critiquebench.studies.runner import ProgressFn, Skipped, StudySummary, finished_keys, plan_matrix, run_study
 
 log = logging.getLogger(__name__)
 
 EXECUTORS = ("local", "ray")
 EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_INTERRUPTED = 1, 2, 3, 130
-
-
-class StudyError(RuntimeError):
-    """The study cannot run (bad definition or data, endpoint unreachable, ...); the message is one line."""
 
 
 @dataclass(frozen=True)
@@ -68,38 +65,6 @@ class Session:
     def budget(self) -> tuple[int, int] | None:
         """(limit, tokens spent over all sessions) of a study with a token budget."""
         return self.usage.get("budget")
-
-
-def llm_settings(config: StudyConfig, replay: bool = False) -> Any:
-    """The LLM client's settings for the study (endpoint secrets taken from the environment unless replaying)."""
-    from critiquebench.llm.client import LLMSettings
-
-    replay = replay or config.replay
-    if not replay:
-        try:
-            config = with_endpoint_secrets(config)
-        except ConfigError as exc:
-            raise StudyError(str(exc)) from exc
-    return LLMSettings(
-        model=config.model,
-        base_url=config.base_url,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        timeout=config.timeout,
-        concurrency=config.concurrency,
-        budget_tokens=config.budget_tokens,
-        replay=replay,
-        endpoint_id=config.endpoint_id,
-    )
-
-
-def worker_client(store: Locator, settings: Any) -> Any:
-    """An LLM client over the store's call cache, for a process that executes runs handed to it (a Ray worker):
-    the driver's session owns the budget, the embedded server and the summary."""
-    from critiquebench.llm.client import LLMClient
-    from critiquebench.store.cache import CallCache
-
-    return LLMClient(settings, CallCache(store))
 
 
 def run_session(

@@ -33,7 +33,8 @@ from critiquebench.domains.base import (
     verification_messages,
 )
 from critiquebench.reports.critique_quality import classify_critique
-from critiquebench.store.db import connect, table_names
+from critiquebench.store.db import Store, connect, is_readonly, table_names
+from critiquebench.store.reads import study_rounds
 from critiquebench.store.results import load_study, save_study
 from critiquebench.store.verify import ensure_verify_schema, judged_keys, save_verify_result
 from critiquebench.studies.config import VERIFY, ConfigError, StudyConfig, split_list
@@ -52,6 +53,12 @@ class Item:
     source: str
     text: str
     variant: VerifyVariant = "default"
+
+
+def ready_store(db: Store) -> None:
+    """Make the tables a verification study uses (a read-only store stays as it is)."""
+    if not is_readonly(db):
+        ensure_verify_schema(db)
 
 
 def study_kinds(config: StudyConfig, domain: Domain) -> list[tuple[str, str, VerifyVariant]]:
@@ -198,12 +205,8 @@ def answer_counts(items: list[Item]) -> list[str]:
 def _earlier_answers(db: sqlite_utils.Database, study: str) -> dict[tuple[str, str], list[str]]:
     """Every answer of every round of `study`, per (domain, instance), in run and round order."""
     out: dict[tuple[str, str], list[str]] = defaultdict(list)
-    sql = (
-        "SELECT r.domain, r.instance_id, a.answer FROM attempts a JOIN runs r ON r.thread_id = a.thread_id "
-        "WHERE r.study = ? AND a.answer IS NOT NULL ORDER BY r.domain, r.instance_id, r.thread_id, a.round"
-    )
-    for domain, instance_id, answer in db.execute(sql, [study]).fetchall():
-        out[(domain, instance_id)].append(answer)
+    for row in study_rounds(db, study, answered=True):  # by thread id: a run's rounds stay in order
+        out[(row["domain"], row["instance_id"])].append(row["answer"])
     return out
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -21,22 +20,14 @@ import sqlite_utils
 
 from critiquebench.reports.export import list_studies
 from critiquebench.reports.metrics import budget_curve, row_dict, spec_of, study_config, table1, table2
+from critiquebench.store.db import query_only, table_names
+from critiquebench.store.reads import calls_answered_with, run_by_id, run_flags, run_rounds, runs_with_ids
 from critiquebench.studies.config import NAME_RE
 
 FLAGS = ("fp", "worse", "critic")
 
 RUN_COLUMNS = ("id", "domain", "scheme", "instance", "trial", "status", "correct", "rounds", "tokens", "calls",
                "hits", *FLAGS)  # fmt: skip
-
-_FLAGS_SQL = """
-SELECT a.thread_id,
-       MAX(a.llm_verdict = 1 AND a.sound_valid = 0),
-       MAX(a.sound_valid = 1 AND EXISTS (SELECT 1 FROM attempts b WHERE b.thread_id = a.thread_id
-                                         AND b.round = a.round + 1 AND b.sound_valid = 0)),
-       MAX(a.stopped = 1 AND a.llm_verdict = 1)
-FROM attempts a JOIN runs r ON r.thread_id = a.thread_id WHERE r.study = ? GROUP BY a.thread_id
-"""
-
 
 class StoreMissing(FileNotFoundError):
     """The store file to view does not exist."""
@@ -46,9 +37,7 @@ def open_readonly(path: Path) -> sqlite_utils.Database:
     """The store, opened so that nothing the viewer does can write to it."""
     if not Path(path).is_file():
         raise StoreMissing(f"no store at {path} (run a study first, or pass --store PATH)")
-    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-    conn.execute("PRAGMA query_only = ON")
-    return sqlite_utils.Database(conn)
+    return query_only(path)
 
 
 def _clean(value: Any) -> Any:
@@ -110,10 +99,9 @@ def study(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
 def runs(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
     """Every run of a study as compact rows (`columns` names the fields), flags included."""
     study_config(db, name)
-    flags = {tid: (fp or 0, worse or 0, critic or 0) for tid, fp, worse, critic in db.execute(_FLAGS_SQL, [name])}
+    flags = run_flags(db, name)
     rows = []
-    sql = "SELECT rowid AS id, * FROM runs WHERE study = ? ORDER BY domain, scheme, instance_id, trial"
-    for r in db.query(sql, [name]):
+    for r in runs_with_ids(db, name):
         rows.append([r["id"], r["domain"], spec_of(r), r["instance_id"], r["trial"], r["status"],
                      r["correct"], r["rounds"], r["prompt_tokens"] + r["completion_tokens"], r["llm_calls"],
                      r["cache_hits"], *flags.get(r["thread_id"], (0, 0, 0))])  # fmt: skip
@@ -132,11 +120,10 @@ def run(db: sqlite_utils.Database, rowid: int, prompts: Prompts | None = None, s
     """One run with its rounds in order; each round carries the chat messages that produced its answer when the
     call cache still has them (`prompts`: answer text -> messages, looked up when not given). With `studies`,
     only a run of one of them is shown."""
-    found = list(db.query("SELECT rowid AS id, * FROM runs WHERE rowid = ?", [rowid])) if rowid <= MAX_ROWID else []
-    if not found or (studies is not None and found[0]["study"] not in studies):
+    row = run_by_id(db, rowid) if rowid <= MAX_ROWID else None
+    if row is None or (studies is not None and row["study"] not in studies):
         raise LookupError(f"no run {rowid}")
-    row = found[0]
-    rounds = list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [row["thread_id"]]))
+    rounds = run_rounds(db, row["thread_id"])
     if prompts is None:
         prompts = prompts_for(db, [a["answer"] for a in rounds if a["answer"]]) if has_cache(db) else {}
     earlier: list[str] = []
@@ -163,16 +150,10 @@ def _best_prompt(candidates: list[Messages], earlier: list[str]) -> Messages | N
 def prompts_for(db: sqlite_utils.Database, answers: list[str]) -> Prompts:
     """Message lists of cached calls whose response is one of `answers` (the generation calls of those rounds)."""
     out: Prompts = {}
-    wanted = list(dict.fromkeys(answers))
-    for start in range(0, len(wanted), 500):  # SQLite's bound-parameter limit
-        chunk = wanted[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for response, messages in db.execute(
-            f"SELECT response, messages FROM llm_calls WHERE response IN ({marks})", chunk
-        ):
-            out.setdefault(response, []).append(json.loads(messages))
+    for response, messages in calls_answered_with(db, answers):
+        out.setdefault(response, []).append(json.loads(messages))
     return out
 
 
 def has_cache(db: sqlite_utils.Database) -> bool:
-    return bool(db.execute("SELECT 1 FROM sqlite_master WHERE name = 'llm_calls'").fetchone())
+    return "llm_calls" in table_names(db)

@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from critiquebench.store.reads import study_rounds
 from critiquebench.viewer import data
 
 log = logging.getLogger(__name__)
@@ -197,9 +198,7 @@ def _payloads(db: Any, idx: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         runs = data.runs(db, name)
         yield f"runs/{key}", runs
         ids = [row[0] for row in runs["rows"]]
-        answers = [r[0] for r in db.execute(
-            "SELECT a.answer FROM attempts a JOIN runs r ON r.thread_id = a.thread_id "
-            "WHERE r.study = ? AND a.answer IS NOT NULL", [name])]  # fmt: skip
+        answers = [r["answer"] for r in study_rounds(db, name, answered=True)]
         prompts = data.prompts_for(db, answers) if cache else {}
         for rowid in ids:
             yield f"run/{int(rowid)}", data.run(db, rowid, prompts)

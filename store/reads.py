@@ -1,0 +1,129 @@
+"""Named read queries over studies, runs and attempts: what reports, exports, estimates and the viewer read.
+
+Every query the app layer needs is a function here, so the SQL (in the dialect both backends share; see
+`store.postgres`) lives in `store/` only. Rows come back as dicts keyed by column name.
+
+`study_rounds` is the one join of a study's runs with their rounds: each row holds the run's identity
+(`RUN_KEYS`) and the round's columns (`attempts`), filtered as asked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from critiquebench.store.db import Store, table_names
+
+# The run columns a round row carries beside the attempt's own (`thread_id` is the attempt's).
+RUN_KEYS = ("study", "domain", "scheme", "params", "instance_id", "trial", "status", "correct", "final_round")
+_CHUNK = 500  # values per IN (...) lookup (SQLite allows 999 parameters in older builds)
+
+
+def study_names(db: Store) -> list[str]:
+    return [str(r[0]) for r in db.execute("SELECT name FROM studies ORDER BY name").fetchall()]
+
+
+def study_configs(db: Store) -> list[tuple[str, dict[str, Any]]]:
+    """(name, definition) of every study, by name."""
+    return [(name, json.loads(raw)) for name, raw in
+            db.execute("SELECT name, config FROM studies ORDER BY name").fetchall()]  # fmt: skip
+
+
+def run_counts(db: Store) -> dict[str, tuple[int, int]]:
+    """Per study: (runs done, runs failed)."""
+    rows = db.execute("SELECT study, SUM(status = 'done'), SUM(status = 'failed') FROM runs GROUP BY study")
+    return {row[0]: (row[1] or 0, row[2] or 0) for row in rows.fetchall()}
+
+
+def study_runs(db: Store, study: str, *, done_only: bool = False) -> list[dict[str, Any]]:
+    """The `runs` rows of `study` by thread id (only finished ones with `done_only`); none from a store that
+    has no runs table yet."""
+    if "runs" not in table_names(db):
+        return []
+    status = " AND status = 'done'" if done_only else ""
+    return list(db.query(f"SELECT * FROM runs WHERE study = ?{status} ORDER BY thread_id", [study]))
+
+
+def study_rounds(
+    db: Store,
+    study: str,
+    *,
+    done_only: bool = False,
+    judged: bool = False,
+    stopped_only: bool = False,
+    answered: bool = False,
+    domain: str | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Every round of every run of `study`, in run and round order: `done_only` runs that finished, `judged`
+    rounds both the LLM and the sound verifier judged, `stopped_only` the round each run stopped on,
+    `answered` rounds with an answer, `domain` one domain's runs."""
+    where, args = ["r.study = ?"], [study]
+    if done_only:
+        where.append("r.status = 'done'")
+    if judged:
+        where.append("a.llm_verdict IS NOT NULL AND a.sound_valid IS NOT NULL")
+    if stopped_only:
+        where.append("a.stopped = 1")
+    if answered:
+        where.append("a.answer IS NOT NULL")
+    if domain is not None:
+        where.append("r.domain = ?")
+        args.append(domain)
+    run = ", ".join(f"r.{k}" for k in RUN_KEYS)
+    yield from db.query(
+        f"SELECT {run}, a.* FROM attempts a JOIN runs r ON r.thread_id = a.thread_id "
+        f"WHERE {' AND '.join(where)} ORDER BY r.thread_id, a.round",
+        args,
+    )
+
+
+def final_judged_rounds(db: Store, study: str) -> Iterator[dict[str, Any]]:
+    """Of each finished run of `study`: its last round an LLM verifier judged (and the sound one too)."""
+    run = ", ".join(f"r.{k}" for k in RUN_KEYS)
+    yield from db.query(
+        f"SELECT {run}, a.* FROM runs r JOIN attempts a ON a.thread_id = r.thread_id "
+        "WHERE r.study = ? AND r.status = 'done' AND a.llm_verdict IS NOT NULL AND a.sound_valid IS NOT NULL "
+        "AND a.round = (SELECT MAX(b.round) FROM attempts b WHERE b.thread_id = r.thread_id "
+        "AND b.llm_verdict IS NOT NULL) ORDER BY r.thread_id",
+        [study],
+    )
+
+
+def run_flags(db: Store, study: str) -> dict[str, tuple[int, int, int]]:
+    """Per run of `study` (thread id): (a false positive: some round the LLM called valid was invalid; worse:
+    a valid answer followed by an invalid one; stopped by the critic: it stopped on a round the LLM called
+    valid), each 0 or 1 (see `critiquebench.viewer.data`)."""
+    sql = """
+SELECT a.thread_id,
+       MAX(a.llm_verdict = 1 AND a.sound_valid = 0),
+       MAX(a.sound_valid = 1 AND EXISTS (SELECT 1 FROM attempts b WHERE b.thread_id = a.thread_id
+                                         AND b.round = a.round + 1 AND b.sound_valid = 0)),
+       MAX(a.stopped = 1 AND a.llm_verdict = 1)
+FROM attempts a JOIN runs r ON r.thread_id = a.thread_id WHERE r.study = ? GROUP BY a.thread_id
+"""
+    return {tid: (fp or 0, worse or 0, critic or 0) for tid, fp, worse, critic in db.execute(sql, [study])}
+
+
+def runs_with_ids(db: Store, study: str) -> Iterator[dict[str, Any]]:
+    """The `runs` rows of `study` with their SQLite row id as `id` (the viewer's address of a run)."""
+    yield from db.query("SELECT rowid AS id, * FROM runs WHERE study = ? ORDER BY domain, scheme, instance_id, trial",
+                        [study])  # fmt: skip
+
+
+def run_by_id(db: Store, rowid: int) -> dict[str, Any] | None:
+    return next(iter(db.query("SELECT rowid AS id, * FROM runs WHERE rowid = ?", [rowid])), None)
+
+
+def run_rounds(db: Store, thread_id: str) -> list[dict[str, Any]]:
+    """A run's rounds in order."""
+    return list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [thread_id]))
+
+
+def calls_answered_with(db: Store, responses: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """(response, messages JSON) of the cached calls whose response is one of `responses`."""
+    wanted = list(dict.fromkeys(responses))
+    for i in range(0, len(wanted), _CHUNK):
+        chunk = wanted[i : i + _CHUNK]
+        marks = ", ".join("?" * len(chunk))
+        yield from db.execute(f"SELECT response, messages FROM llm_calls WHERE response IN ({marks})", chunk)
