@@ -25,6 +25,7 @@ from critiquebench.domains.base import (
     Verdict,
 )
 from critiquebench.domains.datasets import Generated, parse_selection, resolve_data_path
+from critiquebench.domains.prompts import Prompts
 from critiquebench.domains.registry import BUILTIN, PLANNING
 
 ENTRY_POINT_GROUP = "critiquebench.domains"  # a package's domains: name = "module:factory"
@@ -49,9 +50,12 @@ __all__ = [
 def get_domain(name: str, **options: Any) -> Domain:
     """The domain called `name`, or the PDDL domain in folder `name` (domain.pddl + config.yaml).
 
-    Options go to the domain's factory, e.g. `prompt_style="pddl"` for planning domains; None values are
-    dropped so callers can pass optional CLI flags straight through."""
+    Options go to the domain's factory, e.g. `prompt_style="pddl"` for planning domains, `prompts=[...]` (prompt
+    set names or files over the built-in sets); None values are dropped so callers can pass optional CLI flags
+    straight through."""
     options = {key: value for key, value in options.items() if value is not None}
+    if "prompts" in options and not isinstance(options["prompts"], Prompts):  # set names or files (a study's)
+        options["prompts"] = Prompts.of(options["prompts"])
     if name in BUILTIN:
         factory = BUILTIN[name].factory
         return _load(factory)(name, **options) if factory == PLANNING else _load(factory)(**options)

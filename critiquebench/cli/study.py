@@ -217,6 +217,9 @@ def register(app: typer.Typer) -> None:
         max_tokens: Annotated[int | None, typer.Option()] = None,
         concurrency: ConcurrencyOpt = None,
         timeout: Annotated[float | None, typer.Option(help="Seconds per LLM call.")] = None,
+        prompts: Annotated[
+            str | None, typer.Option(help="Prompt files (TOML/YAML) over the built-in sets, comma-separated.")
+        ] = None,
         budget_tokens: BudgetOpt = None,
         figure: FigureOpt = None,
         replay: ReplayOpt = False,
@@ -236,7 +239,7 @@ def register(app: typer.Typer) -> None:
         flags = dict(domains=domains, instances=instances, schemes=schemes, model=model, base_url=base_url,
                      dataset=str(dataset) if dataset else None, trials=trials, temperature=temperature,
                      max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
-                     budget_tokens=budget_tokens)  # fmt: skip
+                     budget_tokens=budget_tokens, prompts=prompts)  # fmt: skip
         try:  # nothing is written until the definition and its data are known to be good (_execute)
             with reading(path) if store_exists(path) else nullcontext() as db:
                 request = study_for_run(db, name, config, flags)

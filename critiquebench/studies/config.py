@@ -17,6 +17,9 @@ TOML keys (all optional except domains and, for a loop study, schemes; see studi
     [kinds] coloring = ["correct", "llm"],  [from_study] coloring = "loops"   # the same, per domain
     llm_instances = "1-100" | [llm_instances] game24 = "1-100",  llm_per_instance = 1   # (with from_study)
     [domain_options.blocksworld] prompt_style = "pddl"
+    prompts = ["self_verification.toml"]       # prompt files over the built-in sets (domains/prompts/), for every
+                                                # domain (or per domain: [domain_options.game24] prompts = [...])
+A study records the label (name@version, and a file's digest) of every prompt set it used as `prompt_sets`.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ _OPERATIONAL = frozenset({"concurrency", "timeout", "budget_tokens", "replay"})
 LOOP, VERIFY = "loop", "verify"
 # The settings only one kind of study has; a study stores (and compares) the shared ones and its own.
 # Settings added later are stored only when set, so the definitions of older studies stay as they were.
-_STORED_WHEN_SET = {"llm_instances": {}, "llm_per_instance": 0}
+_STORED_WHEN_SET = {"llm_instances": {}, "llm_per_instance": 0, "prompt_sets": {}}
 _ONLY = {
     LOOP: frozenset({"schemes", "trials", "budget_tokens", "endpoint_id", "replay"}),
     VERIFY: frozenset({"kinds", "per_kind", "from_study", "llm_instances", "llm_per_instance", "cot", "seed"}),
@@ -81,6 +84,8 @@ class StudyConfig:
     kind: str = LOOP
     endpoint_id: str | None = None  # loop: cache identity of a recorded endpoint (e.g. "recorded:planbench")
     replay: bool = False  # loop: answer every call from the cache (recorded studies); never contact an endpoint
+    # set name -> label ("self_verification@1", "+sha256:..." for a user's file) of the prompt sets the study used
+    prompt_sets: Mapping[str, str] = field(default_factory=dict)
 
     def kinds_for(self, domain: str) -> tuple[str, ...]:
         """The kinds a verification study judges in `domain` (empty: every kind the domain makes)."""
@@ -123,6 +128,8 @@ class StudyConfig:
 
     def differences(self, other: StudyConfig) -> list[str]:
         mine, theirs = self.identity(), other.identity()
+        if "prompt_sets" not in theirs:  # stored before studies recorded their prompt sets
+            mine.pop("prompt_sets", None)
         return [
             f"{k}: stored {theirs.get(k)!r}, given {mine.get(k)!r}" for k in mine if mine[k] != theirs.get(k)
         ]
@@ -280,6 +287,7 @@ _TOML_TYPES: dict[str, tuple[Any, str]] = {
     "llm_per_instance": (_is_int, "an integer"),
     "cot": (lambda v: isinstance(v, bool), "true or false"),
     "seed": (_is_int, "an integer"),
+    "prompts": (_is_names, 'a list of prompt set names or files, e.g. ["my_prompts.toml"]'),
     "domain_options": (
         lambda v: isinstance(v, dict) and all(isinstance(x, dict) for x in v.values()),
         "a table of tables, e.g. [domain_options.blocksworld]",
@@ -312,7 +320,45 @@ def read_toml(path: Path) -> dict[str, Any]:
     for key in ("dataset", "figure"):  # paths in the file are relative to the file, wherever it is run from
         if isinstance(data.get(key), str):
             data[key] = str((path.parent / data[key]).resolve())
+    if "prompts" in data:
+        data["prompts"] = prompt_paths(data["prompts"], path.parent)
+    for options in (data.get("domain_options") or {}).values():
+        if "prompts" in options:
+            options["prompts"] = prompt_paths(options["prompts"], path.parent)
     return data
+
+
+def prompt_paths(value: str | list[str], base: Path) -> list[str]:
+    """Prompt set specs with files made absolute relative to `base` (built-in set names stay names)."""
+    from critiquebench.domains.prompts import SETS
+
+    names = split_list(value) if isinstance(value, str) else list(value)
+    return [n if n in SETS else str((base / n).expanduser().resolve()) for n in names]
+
+
+def with_prompts(merged: dict[str, Any], domains: tuple[str, ...]) -> None:
+    """Resolve the study's prompt files: `prompts` (every domain) goes into each domain's options, every
+    domain's sets are read now (a bad file is a ConfigError before anything runs), and the labels of the sets
+    used become `prompt_sets`."""
+    from critiquebench.domains.prompts import Prompts
+
+    common = prompt_paths(merged.pop("prompts", None) or [], Path.cwd())
+    options = {d: dict(v) for d, v in (merged.get("domain_options") or {}).items()}
+    labels: dict[str, str] = {}
+    for domain in domains:
+        specs = [*common, *prompt_paths(options.get(domain, {}).get("prompts") or [], Path.cwd())]
+        if specs:
+            options.setdefault(domain, {})["prompts"] = specs
+        try:
+            used = Prompts.of(specs)
+        except ValueError as exc:
+            raise ConfigError(f"prompts of domain {domain!r}: {exc}") from None
+        for name, label in used.labels().items():
+            if labels.setdefault(name, label) != label:
+                raise ConfigError(f"two domains use different {name!r} prompt sets; run them as two studies")
+    if options:
+        merged["domain_options"] = options
+    merged["prompt_sets"] = labels
 
 
 def build_config(
@@ -327,7 +373,7 @@ def build_config(
     if merged.pop("kind", kind) != kind:
         other = VERIFY if kind == LOOP else LOOP
         raise ConfigError(f"this is a {other} study's definition: use `critiquebench {_COMMAND[other]}`")
-    allowed = set(settings_of(kind)) - {"kind"}
+    allowed = (set(settings_of(kind)) - {"kind", "prompt_sets"}) | {"prompts"}
     if other_kind := sorted(set(merged) & _ONLY[VERIFY if kind == LOOP else LOOP]):
         raise ConfigError(f"{', '.join(other_kind)}: not a setting of `{_COMMAND[kind]}` studies")
     if unknown := sorted(set(merged) - allowed):
@@ -355,6 +401,7 @@ def build_config(
         merged["schemes"] = canonical_schemes(schemes)
     if merged.get("dataset"):
         merged["dataset"] = str(Path(merged["dataset"]).expanduser().resolve())
+    with_prompts(merged, domains)
     if merged.get("base_url") is None and os.environ.get("OPENAI_BASE_URL"):
         # Resolved once and stored, so a resume talks to the same endpoint whatever the environment then is.
         merged["base_url"] = os.environ["OPENAI_BASE_URL"]

@@ -1,0 +1,79 @@
+"""A user's prompt file over a built-in prompt set, through a study run against the scripted server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from critiquebench.domains.prompts import builtin
+from critiquebench.store.db import connect
+from critiquebench.store.results import load_study
+
+from tests.scripted_server import ScriptedServer
+from tests.test_study_cli import DATASETS, NUMBERS, game24_reply, invoke, run_args
+
+MINE = """\
+extends = "self_verification"
+version = "7"
+
+[game24.generate]
+source = "ours"
+note = "a shorter request"
+text = '''
+Make 24 from the numbers below; end with [ANSWER END].
+Input: ${numbers}
+Answer: '''
+"""
+
+
+def test_a_prompt_file_changes_what_a_study_sends_and_is_recorded(tmp_path: Path) -> None:
+    mine = tmp_path / "mine.toml"
+    mine.write_text(MINE)
+    study = tmp_path / "study.toml"
+    study.write_text('prompts = ["mine.toml"]\n')  # relative to the study file
+    store = tmp_path / "store.sqlite"
+    with ScriptedServer(reply=game24_reply) as server:
+        invoke(*run_args("mine", store, server, instances="901", schemes="sound-first:rounds=2"),
+               "--config", str(study))  # fmt: skip
+        numbers = " ".join(map(str, NUMBERS["901"]))
+        first = server.calls[0][0]
+        assert first == [{"role": "user", "content": f"Make 24 from the numbers below; end with [ANSWER END].\n"
+                                                     f"Input: {numbers}\nAnswer: "}]  # fmt: skip
+        if len(server.calls) > 1:  # the texts the file leaves alone stay the built-in ones (the backprompt)
+            end = builtin("self_verification").render("game24.backprompt.end", numbers=numbers)
+            assert server.calls[1][0][-1]["content"].endswith(end)
+        with connect(store) as db:
+            stored = load_study(db, "mine")
+        assert stored is not None
+        assert stored["domain_options"]["game24"]["prompts"] == [str(mine)]
+        label = stored["prompt_sets"]["self_verification"]
+        assert label.startswith("self_verification@7+sha256:")
+        assert stored["prompt_sets"]["planbench"] == f"planbench@{builtin('planbench').version}"
+
+        calls = server.requests
+        mine.write_text(MINE.replace("shorter", "changed"))  # another file: another definition, nothing runs
+        changed = invoke(*run_args("mine", store, server, instances="901", schemes="sound-first:rounds=2"),
+                         "--config", str(study), check=2)  # fmt: skip
+        assert "prompt_sets" in changed.stderr and server.requests == calls
+
+
+def test_a_bad_prompt_file_is_one_clear_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("extends: self_verification\ngame24:\n  genrate:\n    text: hi\n    source: ours\n")
+    with ScriptedServer(reply=game24_reply) as server:
+        done = invoke(*run_args("bad", tmp_path / "s.sqlite", server, instances="901", schemes="standard"),
+                      "--prompts", str(bad), check=2)  # fmt: skip
+        assert server.requests == 0
+    assert done.stderr.count("\n") == 1 and "game24.genrate" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_yaml_file_with_the_same_keys(tmp_path: Path) -> None:
+    from critiquebench.domains import get_domain, load_instances
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text('extends: self_verification\ngame24:\n  feedback:\n    binary:\n      text: "Wrong."\n'
+                    "      source: ours\n      note: shorter\n")  # fmt: skip
+    game24 = get_domain("game24", prompts=[str(mine)])
+    [instance] = load_instances(game24, "901", DATASETS)
+    verdict = game24.verify(instance, "1+2+3+4")
+    assert game24.feedback(instance, verdict, "binary") == "Wrong."
+    assert game24.backprompt(instance, "Wrong.").startswith("Feedback: This is not correct. Using the numbers")
