@@ -2,7 +2,8 @@
 
 `get_domain(name, **options)` builds a domain by name: a built-in one (`BUILTIN` in `domains.registry`, the one
 table of them),
-one a package adds through the entry-point group `critiquebench.domains`, or a PDDL domain folder path;
+one a package adds through the entry-point group `critiquebench.domains`, a factory in the user's own module
+("my_module:make_domain"), or a PDDL domain folder path;
 "NAME:TASK" asks a planning domain one of PlanBench's tasks, e.g. "blocksworld:t3"; `load_instances`
 turns a selection ("901-1000", "1,5,9-12", "all", "gen:N:SEED") into instances. Domain modules are imported
 lazily, so importing this package stays cheap and the planning subpackage can import `base` freely.
@@ -16,10 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.base import (
+from critiquebench.domains.contract import (
     FEEDBACK_LEVELS,
     Domain,
     FeedbackLevel,
+    FromFolder,
     Instance,
     LLMVerdict,
     Verdict,
@@ -72,12 +74,14 @@ def get_domain(name: str, **options: Any) -> Domain:
         except Exception as exc:  # a broken plug-in must not look like our bug
             raise ValueError(f"domain plug-in {name!r} ({plugins[name].value}) failed to load: {exc}") from exc
         return make(**options)
+    if ":" in name and not Path(name).exists():  # "package.module:factory": a domain in the user's own code
+        return _imported(name)(**options)
     if Path(name).is_dir():
         from critiquebench.domains.planning import load_planning_domain
 
         return load_planning_domain(name, **options)
     known = ", ".join([*DOMAIN_NAMES, *sorted(plugins)])
-    raise ValueError(f"unknown domain {name!r}: use one of {known} or a PDDL domain folder")
+    raise ValueError(f"unknown domain {name!r}: use one of {known}, module:factory, or a PDDL domain folder")
 
 
 def available_domains() -> list[tuple[str, str]]:
@@ -86,6 +90,18 @@ def available_domains() -> list[tuple[str, str]]:
     for name, ep in sorted(_entry_points().items()):
         if name not in BUILTIN:
             found.append((name, f"{ep.value} ({ep.dist.name if ep.dist is not None else '?'})"))
+    return found
+
+
+def _imported(target: str) -> Callable[..., Domain]:
+    """The factory `module:factory` names (the user's own module, on the Python path); ValueError if none."""
+    module, _, factory = target.rpartition(":")
+    try:
+        found = getattr(importlib.import_module(module), factory)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ValueError(f"unknown domain {target!r}: cannot import {factory!r} from {module!r} ({exc})") from None
+    if not callable(found):
+        raise ValueError(f"domain {target!r}: {factory} is not a factory")
     return found
 
 
@@ -111,9 +127,9 @@ def load_instances(domain: Domain, selection: str | None, dataset: Path | None =
 
 
 def _has_own_instances(domain: Domain) -> bool:
-    folder = getattr(domain, "folder", None)  # planning domains built from a folder
-    if folder is None:
+    if not isinstance(domain, FromFolder):  # planning domains built from a folder
         return False
+    folder = domain.folder
     from critiquebench.domains.planning.instances import problem_folder
 
     return problem_folder(Path(folder)) is not None

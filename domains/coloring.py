@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from critiquebench.domains.coloring_graphs import (
     generate_planar,
     read_col,
 )
+from critiquebench.domains.contract import PURPOSES, Judgement, Messages, Unsupported, verify_variant
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
 from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
 
@@ -126,6 +128,10 @@ class Coloring:
 
     name = "coloring"
     candidate_kinds = CANDIDATE_KINDS
+    purposes: Mapping[str, str | None] = {
+        **dict.fromkeys(PURPOSES),
+        "verify-no-info": "coloring has no no-info verification prompt (only game24 does)",
+    }
 
     def __init__(self, vertices: tuple[int, int] = DEFAULT_VERTICES, prompts: Prompts = DEFAULT) -> None:
         self.vertices = vertices
@@ -150,7 +156,7 @@ class Coloring:
     def generate(self, n: int, seed: int) -> list[Instance]:
         return generate_planar(n, seed, self.vertices)
 
-    def prompt(self, instance: Instance, style: str | None = None) -> list[dict[str, str]]:
+    def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> Messages:
         content = self.texts.render(
             "coloring.generate",
             k=instance.data["k"],
@@ -206,7 +212,20 @@ class Coloring:
             raise ValueError(f"unknown coloring candidate kind {kind!r}: use {', '.join(CANDIDATE_KINDS)}")
         return "".join(f"{v}: Color {c}\n" for v, c in enumerate(colors))
 
-    def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> list[dict[str, str]]:
+
+    # ---- Judged: the study's LLM-verifier prompts (`domains.contract.Judged`) ----
+    def judge_prompt(self, instance: Instance, purpose: str, answer: str) -> Messages:
+        if why := self.purposes.get(purpose, f"no {purpose!r} prompt"):
+            raise Unsupported(why)
+        if purpose.startswith("verify"):
+            return self.verification_prompt(instance, answer, verify_variant(purpose))
+        return self.verifier_prompt(instance, answer, cot=purpose == "critique-cot")
+
+    def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
+        return Judgement(self.parse_llm_verdict(reply))
+
+    def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> Messages:
+        """The loop's verifier prompt (`judge_prompt` for "critique" / "critique-cot")."""
         key = "coloring.critique-cot" if cot else "coloring.critique"
         return [{"role": "user", "content": self.texts.render(key, intro=self._intro(instance), coloring=text)}]
 
@@ -219,7 +238,7 @@ class Coloring:
         `generate_cot_prompt`, which the study's `generate` calls without the colouring: a bug we do not
         copy). The study has no no-info prompt for colouring."""
         if variant == "no-info":
-            raise ValueError("coloring has no no-info verification prompt (only game24 does)")
+            raise Unsupported(str(self.purposes["verify-no-info"]))
         key = "coloring.critique-cot" if variant == "cot" else "coloring.verify"
         content = self.texts.render(key, intro=self._intro(instance), coloring=" " + (text or ""))
         return [{"role": "user", "content": content}]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import random
 import re
+from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from critiquebench.domains.base import (
     VerifyVariant,
     leveled_feedback,
 )
+from critiquebench.domains.contract import PURPOSES, Messages, verify_variant
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
 from critiquebench.domains.llm_json import json_objects
 from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
@@ -94,6 +96,7 @@ class Game24:
 
     name = "game24"
     candidate_kinds = CANDIDATE_KINDS
+    purposes: Mapping[str, str | None] = dict.fromkeys(PURPOSES)  # the study has every judge prompt
 
     def __init__(self, prompts: Prompts = DEFAULT) -> None:
         self.prompts = prompts
@@ -121,7 +124,7 @@ class Game24:
                 out.append(Instance(self.name, f"gen-{seed}-{len(out) + 1}", {"numbers": numbers}))
         return out
 
-    def prompt(self, instance: Instance, style: str | None = None) -> list[dict[str, str]]:
+    def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> Messages:
         return [{"role": "user", "content": self.texts.render("game24.generate", numbers=_text(instance))}]
 
     def parse(self, instance: Instance, text: str) -> str | None:
@@ -169,11 +172,25 @@ class Game24:
             return text
         raise ValueError(f"unknown game24 candidate kind {kind!r}: use one of {', '.join(CANDIDATE_KINDS)}")
 
-    def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> list[dict[str, str]]:
+
+    # ---- Judged: the study's LLM-verifier prompts (`domains.contract.Judged`) ----
+    def judge_prompt(self, instance: Instance, purpose: str, answer: str) -> Messages:
+        if purpose.startswith("verify"):
+            return self.verification_prompt(instance, answer, verify_variant(purpose))
+        return self.verifier_prompt(instance, answer, cot=purpose == "critique-cot")
+
+    def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
+        if purpose.startswith("verify"):
+            return self.read_verification(instance, answer, reply, verify_variant(purpose))
+        return Judgement(parse_json_verdict(reply))
+
+    def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> Messages:
+        """The loop's verifier prompt (`judge_prompt` for "critique" / "critique-cot")."""
         key = "game24.critique-cot" if cot else "game24.critique"
         return [{"role": "user", "content": self.texts.render(key, numbers=_text(instance), answer=text)}]
 
     def parse_llm_verdict(self, text: str) -> LLMVerdict:
+        """The loop verifier's verdict (`judge_reply` for "critique")."""
         return parse_json_verdict(text)
 
     def verification_prompt(self, instance: Instance, text: str, variant: VerifyVariant = "default"

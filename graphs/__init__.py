@@ -18,6 +18,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any, NamedTuple
 
+from critiquebench.domains.contract import Need, unmet
 from critiquebench.graphs import intrinsic, llm_llm, refine, sampling, self_consistency, sound, standard
 from critiquebench.graphs.params import Param, resolve, text, with_defaults
 from critiquebench.graphs.state import RunContext, initial_state, recursion_limit
@@ -164,25 +165,21 @@ def build_graph(spec: str) -> StateGraph:
     return parse_spec(spec).build()
 
 
-def unsupported(spec: str, domain: Any) -> str | None:
-    """Why scheme `spec` cannot run on `domain` (its critic has no published prompt there, e.g. llm-llm-cot on
-    a planning domain), or None. Asked before a study starts, so the combination is left out, not failed."""
-    from critiquebench.domains.base import Unsupported
-    from critiquebench.nodes.critics import make_critic  # the critics import the graph state
+def needs(spec: str) -> tuple[Need, ...]:
+    """What scheme `spec` needs of a domain beyond the core contract, as alternatives (one is enough): its
+    critic's needs (`nodes.critics.NEEDS`); nothing for schemes without a critic."""
+    from critiquebench.nodes.critics import critic_needs
 
     parsed = parse_spec(spec)
-    if not parsed.scheme.has_critic:
-        return None
-    params = parsed.params
-    n = len(CRITIC_PARAM_PREFIX)
-    extra = {k[n:]: v for k, v in params.items() if k.startswith(CRITIC_PARAM_PREFIX)}
-    try:
-        make_critic(params["critic"], None, domain, **extra)  # factories only build a closure: no call is made
-    except Unsupported as exc:
-        return str(exc)
-    except Exception:  # noqa: BLE001 - anything else (a plug-in needing its LLM) surfaces when the run starts
-        return None
-    return None
+    return critic_needs(parsed.params["critic"]) if parsed.scheme.has_critic else ()
+
+
+def unsupported(spec: str, domain: Any) -> str | None:
+    """Why scheme `spec` cannot run on `domain`, in the domain's words (e.g. llm-llm-cot on a planning domain:
+    no published chain-of-thought verification prompt), or None. It compares what the scheme needs with the
+    capabilities the domain declares (`domains.contract`); asked before a study starts, so the combination is
+    left out, not failed."""
+    return unmet(domain, needs(spec))
 
 
 @lru_cache(maxsize=256)
@@ -201,6 +198,7 @@ __all__ = [
     "build_graph",
     "compiled",
     "format_spec",
+    "needs",
     "initial_state",
     "normalize_spec",
     "parse_spec",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from critiquebench.domains.contract import Judged, SelfCritiqued
 from critiquebench.domains.prompts import DEFAULT
 from critiquebench.graphs.params import Param, critic, style, temperature, votes
 from critiquebench.graphs.state import RunContext, route
@@ -102,10 +103,12 @@ def build(
         return make_critic(critic, llm, ctx.domain, **options), llm
 
     def critic_messages(ctx: RunContext, answer: str) -> list[dict[str, str]]:
-        make = getattr(ctx.domain, "critic_messages", None)
-        if make is None:
-            return ctx.domain.verifier_prompt(ctx.instance, answer)
-        return make(ctx.instance, answer, shots=critique_shots, domain_definition=domain_definition)
+        if isinstance(ctx.domain, SelfCritiqued):
+            return ctx.domain.critic_messages(
+                ctx.instance, answer, shots=critique_shots, domain_definition=domain_definition
+            )
+        assert isinstance(ctx.domain, Judged)  # the study left the scheme out of domains with neither
+        return ctx.domain.judge_prompt(ctx.instance, "critique", answer)
 
     def handback(critique: str) -> str:
         return critique.strip() or DEFAULT["intrinsic_self_critique"].text("handback-empty")

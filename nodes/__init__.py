@@ -19,7 +19,7 @@ _EXPORTS = {
     "make_generator": "generator",
     "make_sound_verifier": "sound_verifier",
     "make_critic_node": "llm_verifier",
-    "make_llm_critic": "llm_verifier",
+    "make_llm_critic": "critics",
     "majority": "voting",
     "make_consistency_vote": "voting",
     "Critic": "critics",

@@ -9,6 +9,10 @@ built-in table, then the entry-point group `critiquebench.critics`, so a package
     partial = "my_package.critics:make_critic"
 
 and a scheme selects it as `llm-llm:critic=partial` (extra factory arguments as `critic_<name>=value`).
+
+What a critic needs of a domain is declared (`NEEDS`; a plug-in factory may carry a `needs` attribute): a
+study compares it with the domain's capabilities (`domains.contract`) before anything runs, and leaves the
+scheme out of a domain that lacks them, with the domain's reason.
 """
 
 from __future__ import annotations
@@ -19,9 +23,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from critiquebench.domains.base import Domain, FeedbackLevel, Instance, LLMVerdict
-from critiquebench.domains.planning.critique import parse_critic_verdict
-from critiquebench.nodes.llm_verifier import make_llm_critic
+from critiquebench.domains.contract import (
+    Domain,
+    FeedbackLevel,
+    Instance,
+    Judged,
+    LLMVerdict,
+    Need,
+    SelfCritiqued,
+    Unsupported,
+    unmet,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +51,23 @@ def make_sound_critic(llm: Any, domain: Domain, level: FeedbackLevel = "first") 
     """An oracle critic: the sound verifier with its feedback at `level` as the critique (no LLM call)."""
 
     def critic(instance: Instance, answer: str, sample: int = 0) -> LLMVerdict:
-        verdict = domain.verify(instance, answer)
+        verdict = domain.assess(instance, answer)[0]
         return LLMVerdict(verdict.valid, "" if verdict.valid else domain.feedback(instance, verdict, level))
+
+    return critic
+
+
+def make_llm_critic(llm: Any, domain: Domain, cot: bool = False) -> Critic:
+    """The LLM verifier with the domain's verification prompt (`cot` selects the chain-of-thought variant;
+    `Unsupported`, with the domain's reason, when the domain has none)."""
+    purpose = "critique-cot" if cot else "critique"
+    if why := unmet(domain, (Need(Judged, purpose),)):
+        raise Unsupported(why)
+    assert isinstance(domain, Judged)
+
+    def critic(instance: Instance, answer: str, sample: int = 0) -> LLMVerdict:
+        reply = llm.complete(domain.judge_prompt(instance, purpose, answer), sample=sample).text
+        return domain.judge_reply(instance, purpose, answer, reply).verdict
 
     return critic
 
@@ -52,15 +79,14 @@ def make_llm_cot_critic(llm: Any, domain: Domain) -> Critic:
 
 def make_intrinsic_critic(llm: Any, domain: Domain, shots: int = 0, domain_definition: bool = True) -> Critic:
     """The intrinsic self-critique paper's critic: step-by-step verification against the domain definition,
-    concluding "the plan is correct" / "the plan is wrong" / "goal not reached" (planning domains; others use
-    their own verification prompt)."""
-    messages = getattr(domain, "critic_messages", None)
+    concluding "the plan is correct" / "the plan is wrong" / "goal not reached" (domains with that critic,
+    `SelfCritiqued`; others use their own verification prompt)."""
+    if not isinstance(domain, SelfCritiqued):
+        return make_llm_critic(llm, domain)
 
     def critic(instance: Instance, answer: str, sample: int = 0) -> LLMVerdict:
-        if messages is None:
-            return domain.parse_llm_verdict(llm.complete(domain.verifier_prompt(instance, answer), sample=sample).text)
-        prompt = messages(instance, answer, shots=shots, domain_definition=domain_definition)
-        return parse_critic_verdict(llm.complete(prompt, sample=sample).text)
+        prompt = domain.critic_messages(instance, answer, shots=shots, domain_definition=domain_definition)
+        return domain.read_critique(llm.complete(prompt, sample=sample).text)
 
     return critic
 
@@ -71,6 +97,22 @@ BUILTIN_CRITICS: dict[str, CriticFactory] = {
     "llm-cot": make_llm_cot_critic,
     "sound": make_sound_critic,
 }
+
+
+# What each built-in critic needs of a domain: one of these (none: nothing beyond the core contract).
+NEEDS: dict[str, tuple[Need, ...]] = {
+    "llm": (Need(Judged, "critique"),),
+    "llm-cot": (Need(Judged, "critique-cot"),),
+    "intrinsic": (Need(SelfCritiqued), Need(Judged, "critique")),
+    "sound": (),
+}
+
+
+def critic_needs(name: str) -> tuple[Need, ...]:
+    """What critic `name` needs of a domain (a plug-in's factory may declare `needs`; else nothing known)."""
+    if name in NEEDS:
+        return NEEDS[name]
+    return tuple(getattr(get_critic_factory(name), "needs", ()))
 
 
 @dataclass(frozen=True)

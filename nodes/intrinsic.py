@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Annotated, Any
 
-from critiquebench.domains.base import LLMVerdict
+from critiquebench.domains.contract import LLMVerdict, Prompted, SelfCritiqued
 from critiquebench.domains.prompts import DEFAULT, Prompts
 from critiquebench.nodes.context import PAST_KEYS, RunContext, RunState, add_usage, past_entry, rounds_before
 from critiquebench.nodes.sound_verifier import finish, sound_fields
@@ -99,8 +99,10 @@ def make_planner(
         round_ = state.get("round", 0) + 1
         run, first, _last = run_of(round_, per_run)
         earlier = [r for r in rounds_before(ctx, state, round_) if r["round"] >= first]
-        messages = list(planning_prompt(ctx, style, shots))
-        wrap = (lambda text: text) if is_planning(ctx) else partial(ctx.domain.backprompt, ctx.instance)
+        messages = list(ctx.domain.prompt(ctx.instance, style, shots=shots))
+        # the paper's Revise-Prompt hands the critique back as it is; other domains use their study's wrapper
+        own = isinstance(ctx.domain, SelfCritiqued)
+        wrap = (lambda text: text) if own else partial(ctx.domain.backprompt, ctx.instance)
         for row in earlier:
             messages.append({"role": "assistant", "content": row["answer"] or ""})
             messages.append({"role": "user", "content": wrap(row["feedback"] or "")})
@@ -117,18 +119,7 @@ def make_planner(
 
 
 def _prompts(ctx: RunContext) -> Prompts:
-    return getattr(ctx.domain, "prompts", None) or DEFAULT
-
-
-def is_planning(ctx: RunContext) -> bool:
-    return hasattr(ctx.domain, "critic_messages")
-
-
-def planning_prompt(ctx: RunContext, style: str | None, shots: int) -> list[dict[str, str]]:
-    """The planning domain's prompt with `shots` examples; other domains' own prompt (they have no shots)."""
-    if is_planning(ctx):
-        return ctx.domain.prompt(ctx.instance, style, shots=shots)  # type: ignore[call-arg]
-    return ctx.domain.prompt(ctx.instance, style)
+    return ctx.domain.prompts if isinstance(ctx.domain, Prompted) else DEFAULT
 
 
 def make_self_critic(

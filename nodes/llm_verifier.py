@@ -1,27 +1,14 @@
-"""The LLM verifier / critic: the built-in LLM critic and the critic node of the LLM-verification schemes."""
+"""The critic node of the LLM-verification schemes (the critics themselves are in `nodes.critics`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from critiquebench.domains.base import Domain, Instance, LLMVerdict, Unsupported, unsupported_variant
-from critiquebench.nodes.context import ChatLLM, RunContext, RunState, add_usage, past_entry
+from critiquebench.nodes.context import RunContext, RunState, add_usage, past_entry
+from critiquebench.nodes.critics import make_critic
 from critiquebench.nodes.sound_verifier import finish, sound_fields
 from langgraph.runtime import Runtime
-
-
-def make_llm_critic(llm: ChatLLM, domain: Domain, cot: bool = False) -> Callable[..., LLMVerdict]:
-    """The LLM verifier with the domain's verification prompt (`cot` selects the chain-of-thought variant;
-    `Unsupported` when the domain has none, so a study leaves the domain out before anything runs)."""
-    if cot and (why := unsupported_variant(domain, "cot")):
-        raise Unsupported(why)
-
-    def critic(instance: Instance, answer: str, sample: int = 0) -> LLMVerdict:
-        messages = domain.verifier_prompt(instance, answer, cot)
-        return domain.parse_llm_verdict(llm.complete(messages, sample=sample).text)
-
-    return critic
 
 
 def make_critic_node(
@@ -39,7 +26,6 @@ def make_critic_node(
     The critic's verdict is kept next to the sound verdict so LLM-verifier FP/FN rates can be computed; both are
     judged in this one step, so a round takes two checkpoints (generator, critic).
     """
-    from critiquebench.nodes.critics import make_critic  # the registry imports this module
     from critiquebench.nodes.voting import majority
 
     def critic_node(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from critiquebench.domains.base import FEEDBACK_LEVELS, FeedbackLevel, assess
+from critiquebench.domains.contract import FEEDBACK_LEVELS, FeedbackLevel
 from critiquebench.nodes.context import RunContext, RunState, past_entry
 from langgraph.graph import END
 from langgraph.runtime import Runtime
@@ -28,7 +28,7 @@ def sound_fields(ctx: RunContext, answer: str, level: FeedbackLevel | None) -> d
 
 def judge(ctx: RunContext, answer: str, level: FeedbackLevel | None) -> tuple[dict[str, Any], bool]:
     """`sound_fields`, and whether the verdict ends the loop whatever its rounds left (`Verdict.final`)."""
-    verdict, canonical = assess(ctx.domain, ctx.instance, answer)
+    verdict, canonical = ctx.domain.assess(ctx.instance, answer)
     fields: dict[str, Any] = {
         "canonical": canonical,
         "sound_status": verdict.status,

@@ -15,7 +15,8 @@ from typing import Annotated, Any
 import typer
 
 from critiquebench.domains import get_domain, load_instances
-from critiquebench.domains.base import Domain, Instance, verification_messages
+from critiquebench.domains.base import verification_messages
+from critiquebench.domains.contract import Domain, Instance, Judged, Need, Unsupported, unmet
 
 PURPOSES = ("generate", "verify", "verify-cot", "verify-no-info", "critique", "critique-cot")
 
@@ -28,7 +29,9 @@ def messages_for(domain: Domain, instance: Instance, purpose: str, answer: str) 
         variant = purpose.removeprefix("verify").removeprefix("-") or "default"
         return verification_messages(domain, instance, answer, variant)  # type: ignore[arg-type]
     if purpose.startswith("critique"):
-        return domain.verifier_prompt(instance, answer, cot=purpose == "critique-cot")
+        if why := unmet(domain, (Need(Judged, purpose),)):
+            raise Unsupported(why)
+        return domain.judge_prompt(instance, purpose, answer)  # type: ignore[attr-defined]
     raise ValueError(f"--purpose must be one of {', '.join(PURPOSES)}")
 
 

@@ -100,7 +100,7 @@ def score_lines(
             result.update(truncated=True, response_chars=len(response))
             response = response[:max_chars]
         try:
-            verdict = domain.verify(instance, response)
+            verdict = domain.assess(instance, response)[0]
             feedback = domain.feedback(instance, verdict, level)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001 - a verifier bug must not lose the other lines
             log.exception("verifying line %d failed", number)

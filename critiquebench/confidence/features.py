@@ -72,13 +72,15 @@ def measure(domain: Any, instance: Instance, text: str) -> Attempt:
         valid_prefix=prefix,
         violations=failing,
         unmet_goals=len(check.unmet_goals),
-        success=domain.verify(instance, text or "").valid,
+        success=domain.assess(instance, text or "")[0].valid,
         plan="\n".join("(" + " ".join((name, *args)) + ")" for name, args in steps),
     )
 
 
 def _is_planning(domain: Any) -> bool:
-    return callable(getattr(domain, "task", None)) and callable(getattr(domain, "read", None))
+    from critiquebench.domains.planning import PlanningDomain
+
+    return isinstance(domain, PlanningDomain)
 
 
 def _row(source: str, domain: str, scheme: str, instance: Instance, trial: int, run: str, iteration: int,

@@ -225,18 +225,20 @@ def import_planbench(
     options: dict[str, Any] = {}
     if run.task == "t1":
         from critiquebench.domains import get_domain
+        from critiquebench.domains.planning import PlanningDomain
 
         try:
-            domain = get_domain(run.domain)
-            cfg = domain.cfg  # type: ignore[attr-defined]
-        except (ValueError, AttributeError):
-            domain, cfg = None, None
+            found = get_domain(run.domain)
+        except ValueError:
+            found = None
+        domain = found if isinstance(found, PlanningDomain) else None
+        cfg = domain.cfg if domain is not None else None
         options["prompt_style"] = run.prompt_style(cfg.domain_intro if cfg else "")
         # GPT-4's Logistics backprompting run was sent PlanBench's intro that gives an example of each action.
         zero_shot = cfg.domain_intro_zero_shot if cfg else None
         if zero_shot and all(q.startswith(zero_shot) for q in run.queries()):
             options["intro"] = "zero_shot"
-        pddl_name = getattr(getattr(domain, "model", None), "name", None)
+        pddl_name = domain.model.name if domain is not None else None
         if pddl_name in _READ_BY_PLANBENCH:  # PlanBench read these answers with its own reader and VAL
             options["reading"] = "planbench"
         if domain is not None and run.example_plans:

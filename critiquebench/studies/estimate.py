@@ -25,6 +25,7 @@ from typing import Any
 
 import sqlite_utils
 
+from critiquebench.domains.contract import Domain, Instance, Judged
 from critiquebench.graphs import parse_spec
 from critiquebench.store.cache import cache_key, has_call, normalise_messages
 from critiquebench.store.db import opened, store_exists
@@ -171,7 +172,7 @@ def _estimate_tasks(tally: _Tally, tasks: list[Any], status: Mapping[Any, str], 
         critic = params.get("critic")
         votes = int(params.get("votes", 1)) if critic and critic != "sound" else 0
         if votes:
-            critique = tokens(task.domain.verifier_prompt(task.instance, "")) + tally.max_tokens
+            critique = tokens(critic_prompt(task.domain, task.instance)) + tally.max_tokens
             tally.unknown_calls(votes * rounds, votes * sum(reach), critique)
         for r in range(1, rounds):
             prompt = base + r * (tally.max_tokens + FEEDBACK_TOKENS)
@@ -191,3 +192,10 @@ def estimate_calls(calls: Iterable[list[dict[str, str]]], model: str, endpoint: 
         for messages in unknown:
             tally.unknown_calls(1, 1.0, tokens(messages))
         return tally.estimate(runs, done, unit="answers to judge", notes=notes)
+
+
+def critic_prompt(domain: Domain, instance: Instance) -> list[dict[str, str]]:
+    """The loop verifier's prompt for an empty answer (its size), or none for a domain without one."""
+    if isinstance(domain, Judged) and domain.purposes.get("critique", "") is None:
+        return domain.judge_prompt(instance, "critique", "")
+    return []

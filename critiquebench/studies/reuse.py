@@ -23,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.base import Domain, Instance
+from critiquebench.domains.contract import Domain, FromFolder, Instance
 from critiquebench.store.db import Store, transaction
 from critiquebench.store.memo import copy_run, finished_with
 
@@ -73,11 +73,10 @@ def _identity_hash(
     study_config: dict[str, Any], domain: Domain, instance: Instance, spec: str, trial: int, settings: Any,
     endpoint: str,
 ) -> str:
-    folder = getattr(domain, "folder", None)  # a PDDL folder domain: its files are part of what it computes
     files = {}
-    if isinstance(folder, str | os.PathLike):
+    if isinstance(domain, FromFolder):  # a PDDL folder domain: its files are part of what it computes
         for name in ("domain.pddl", "config.yaml"):
-            path = Path(folder) / name
+            path = Path(domain.folder) / name
             files[name] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
     identity = {
         "code": code_fingerprint(),

@@ -212,7 +212,7 @@ def _earlier_answers(db: sqlite_utils.Database, study: str) -> dict[tuple[str, s
 
 def judge(item: Item, llm: Any) -> dict[str, Any]:
     """One answer through the LLM verifier and the sound verifier; the row to store."""
-    sound = item.domain.verify(item.instance, item.text)
+    sound = item.domain.assess(item.instance, item.text)[0]
     row: dict[str, Any] = {
         "candidate": item.text,
         "sound_status": sound.status,

@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import ClassVar
 
 from critiquebench.domains.backprompt import Backprompt
-from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Unsupported, Verdict
+from critiquebench.domains.contract import (
+    FeedbackLevel,
+    Instance,
+    Judgement,
+    LLMVerdict,
+    Messages,
+    Unsupported,
+    Verdict,
+)
 from critiquebench.domains.planning import prompts as plan_prompts
 from critiquebench.domains.planning.candidates import CANDIDATE_KINDS, make_candidate
 from critiquebench.domains.planning.critique import critic_prompt, make_examples, parse_critic_verdict
@@ -88,8 +96,14 @@ class PlanningDomain:
     reading: str | None = None
     # The prompt sets this domain reads (domains/prompts/): the built-in ones unless a study overrides them.
     prompts: Prompts = DEFAULT
-    # Verification prompts it cannot ask, and why (`domains.base.unsupported_variant`).
-    unsupported_variants: ClassVar[Mapping[str, str]] = {"cot": plan_prompts.NO_COT_VERIFICATION}
+    # The judge prompts it has (None) and why it lacks the others (`domains.contract.Judged`).
+    purposes: ClassVar[Mapping[str, str | None]] = {
+        "critique": None,
+        "verify": None,
+        "critique-cot": plan_prompts.NO_COT_VERIFICATION,
+        "verify-cot": plan_prompts.NO_COT_VERIFICATION,
+        "verify-no-info": "planning domains have no no-info verification prompt (only game24 does)",
+    }
     model: DomainModel = field(init=False, repr=False)
     cfg: NLConfig = field(init=False, repr=False)
     domain_pddl: str = field(init=False, repr=False)
@@ -292,7 +306,17 @@ class PlanningDomain:
             return plan_prompts.pddl_plan_text(steps)
         return plan_prompts.plan_text(self.cfg, steps) + "[PLAN END]"
 
-    def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> list[dict[str, str]]:
+    # ---- Judged: PlanBench's verification prompt (`domains.contract.Judged`) ----
+    def judge_prompt(self, instance: Instance, purpose: str, answer: str) -> Messages:
+        if why := self.purposes.get(purpose, f"no {purpose!r} prompt"):
+            raise Unsupported(why)
+        return self.verifier_prompt(instance, answer)
+
+    def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
+        return Judgement(self.parse_llm_verdict(reply))
+
+    def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> Messages:
+        """The loop's verifier prompt (`judge_prompt` for "critique")."""
         if cot:
             raise Unsupported(plan_prompts.NO_COT_VERIFICATION)
         if self.prompt_style in PDDL_STYLES:
@@ -335,7 +359,13 @@ class PlanningDomain:
         )
         return [{"role": "user", "content": prompt}]
 
+    # ---- SelfCritiqued: the intrinsic self-critique paper's critic (`domains.contract.SelfCritiqued`) ----
+    def read_critique(self, reply: str) -> LLMVerdict:
+        """The critic prompt's verdict phrases (the last one wins)."""
+        return parse_critic_verdict(reply)
+
     def parse_llm_verdict(self, text: str) -> LLMVerdict:
+        """The loop verifier's verdict (`judge_reply` for "critique")."""
         if self.prompt_style in PDDL_STYLES:  # the critic prompt's verdict phrases (see `verifier_prompt`)
             return parse_critic_verdict(text)
         return parse_llm_verdict(text)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.base import FeedbackLevel, Instance, LLMVerdict, Verdict
+from critiquebench.domains.contract import FeedbackLevel, Instance, Judgement, LLMVerdict, Verdict
 from critiquebench.domains.datasets import resolve_data_path
 from critiquebench.domains.planning import prompts
 from critiquebench.domains.planning.domain import PlanningDomain
@@ -178,7 +178,7 @@ class TaskDomain:
     def generate(self, n: int, seed: int) -> list[Instance]:
         raise PlanningError(f"task {self.task.name} runs on PlanBench-style instance folders, not generated ones")
 
-    def prompt(self, instance: Instance, style: str | None = None) -> list[dict[str, str]]:
+    def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> list[dict[str, str]]:
         return prompts.messages(self.task.prompt(self, instance, instance.data.get("params") or {}))
 
     def verify(self, instance: Instance, text: str) -> Verdict:
@@ -186,6 +186,10 @@ class TaskDomain:
             return self.task.evaluate(self, instance, instance.data.get("params") or {}, text or "")
         except PlanningError as err:
             return Verdict("malformed", (str(err),), None)
+
+    def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
+        verdict = self.verify(instance, text)
+        return verdict, None if verdict.answer is None else json.dumps(verdict.answer, sort_keys=True)
 
     def parse(self, instance: Instance, text: str) -> Any:
         return self.verify(instance, text).answer
@@ -201,8 +205,14 @@ class TaskDomain:
         raise PlanningError(f"task {self.task.name} has no candidate answers")
 
     @property
-    def unsupported_variants(self) -> Mapping[str, str]:
-        return self.base.unsupported_variants
+    def purposes(self) -> Mapping[str, str | None]:
+        return self.base.purposes
+
+    def judge_prompt(self, instance: Instance, purpose: str, answer: str) -> list[dict[str, str]]:
+        return self.base.judge_prompt(instance, purpose, answer)
+
+    def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
+        return self.base.judge_reply(instance, purpose, answer, reply)
 
     def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> list[dict[str, str]]:
         return self.base.verifier_prompt(instance, text, cot)

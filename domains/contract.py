@@ -1,0 +1,229 @@
+"""The domain contract: a small core every scheme needs, and capabilities a domain opts into.
+
+A domain implements `Domain` (seven members). What some schemes need beyond it is a capability, a
+runtime-checkable protocol the domain implements or not, checked with `isinstance` (as unified-planning's
+engines declare `supports(...)` through mixins):
+
+- `Judged`: an LLM can judge its answers. `purposes` says, for each purpose a scheme or study may ask
+  (`PURPOSES`), None when the domain has the prompt, or why not; `judge_prompt` / `judge_reply` build the
+  prompt and read the reply.
+- `SelfCritiqued`: intrinsic self-critique's critic prompt and verdict reader (planning domains); a domain
+  that has it is handed its critique back as it is, with no wrapper of its own.
+- `Candidates`: answers of known kinds, for verification-only studies.
+- `Prompted`: its texts come from prompt sets (`domains/prompts/`), which a study may override.
+- `FromFolder`: it is read from a folder of files (PDDL domains), part of a run's identity.
+
+A scheme says what it needs as `Need`s (`graphs.unsupported` compares them with the domain), so a study leaves
+a scheme out of a domain with the domain's own reason before anything runs.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from critiquebench.domains.prompts import Prompts
+
+Messages = list[dict[str, str]]
+# "request": the first error reformulated into a request to correct it (Merola et al.'s refinement loop; planning
+# domains word it per error class, the others hand back their first error).
+FeedbackLevel = Literal["binary", "first", "all", "request"]
+FEEDBACK_LEVELS: tuple[FeedbackLevel, ...] = ("binary", "first", "all", "request")
+# Prompt styles a scheme may ask for (`style=`); planning domains have all four, the others one prompt.
+PROMPT_STYLES: tuple[str, ...] = ("nl", "nl_legacy", "pddl", "refine")
+Status = Literal["valid", "invalid", "malformed"]
+
+# What an LLM judge may be asked: the verifier inside the llm-llm loops ("critique", with chain of thought
+# "critique-cot") and the verification-only study's prompts ("verify", "verify-cot", "verify-no-info": Game of
+# 24's "just evaluate this expression").
+PURPOSES = ("critique", "critique-cot", "verify", "verify-cot", "verify-no-info")
+VerifyVariant = Literal["default", "cot", "no-info"]
+VERIFY_VARIANTS: tuple[VerifyVariant, ...] = ("default", "cot", "no-info")
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One problem. `data` is JSON-serialisable so instances can live in checkpoints and the store."""
+
+    domain: str
+    id: str
+    data: dict[str, Any] = field(hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A sound verifier's judgement of one answer.
+
+    `errors` are the domain's own error sentences in the order the verifier found them, so `first` feedback is
+    `errors[0]` and `all` feedback joins them. `answer` is the parsed answer as JSON-serialisable data (None
+    when nothing could be parsed). `unread` lists (position, line) of answer lines that looked like part of the
+    answer but could not be read (planning: an action the problem does not have), for feedback that names them.
+    `final` ends a feedback loop at this answer whatever its rounds left (PlanBench's replay protocol stops
+    where its reader failed).
+    """
+
+    status: Status
+    errors: tuple[str, ...] = ()
+    answer: Any = None
+    unread: tuple[tuple[int, str], ...] = ()
+    final: bool = False
+
+    @property
+    def valid(self) -> bool:
+        return self.status == "valid"
+
+
+@dataclass(frozen=True)
+class LLMVerdict:
+    """What an LLM verifier said about an answer: its verdict (False when it gave none) and its critique."""
+
+    says_valid: bool
+    critique: str
+    parsed: bool = True
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """An LLM's reply to a judge prompt: its verdict and, where the prompt asked for the answer's value (Game of
+    24's verification study), whether it computed that value right (None when it was not asked or not given)."""
+
+    verdict: LLMVerdict
+    evaluation_correct: bool | None = None
+
+
+class Unsupported(ValueError):
+    """The domain has no published prompt for what was asked (e.g. chain-of-thought verification of plans).
+
+    Never a made-up substitute: asking is an error, and a study leaves the combination out and says so."""
+
+
+@runtime_checkable
+class Domain(Protocol):
+    """What every scheme needs of a problem domain."""
+
+    name: str
+
+    def load(self, selection: str | None = None, path: Path | None = None) -> list[Instance]:
+        """Instances from a dataset. `selection` is e.g. "901-1000", "1,5,9" or None for all;
+        `path` is a user dataset (file or folder) or None for the default data."""
+        ...
+
+    def generate(self, n: int, seed: int) -> list[Instance]:
+        """`n` fresh, solvable instances, the same for the same seed."""
+        ...
+
+    def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> Messages:
+        """The generation prompt as chat messages. `shots`: how many solved examples it shows, for domains
+        whose prompt shows examples (others ignore it)."""
+        ...
+
+    def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
+        """The sound verdict on a free-text answer, and the answer's canonical form (equal answers compare
+        equal: self-consistency's vote), from one parse. Never raises on bad text."""
+        ...
+
+    def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
+        """What goes back for `verdict` at `level` (binary, first, all, request), in the studies' wording."""
+        ...
+
+    def backprompt(self, instance: Instance, critique: str) -> str:
+        """The user turn that hands a critique (sound feedback or an LLM's critique) back to the generator."""
+        ...
+
+
+@runtime_checkable
+class Judged(Protocol):
+    """Capability: an LLM can judge this domain's answers (the llm-llm critic, verification-only studies)."""
+
+    # purpose -> None when the domain has its prompt, else why not (shown where a study leaves it out)
+    purposes: Mapping[str, str | None]
+
+    def judge_prompt(self, instance: Instance, purpose: str, answer: str) -> Messages:
+        """The prompt asking an LLM to judge `answer` for `purpose` (`Unsupported` when the domain has none)."""
+        ...
+
+    def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
+        """The judge's reply read robustly; no verdict at all counts as "wrong" (`parsed=False`)."""
+        ...
+
+
+@runtime_checkable
+class SelfCritiqued(Protocol):
+    """Capability: intrinsic self-critique's critic (Bohnet et al.): its prompt and its verdict phrases. The
+    critique goes back to the planner as it is (the paper's Revise-Prompt), not in a wrapper of the domain's."""
+
+    def critic_messages(self, instance: Instance, answer: str, shots: int = 0, domain_definition: bool = True
+                        ) -> Messages:  # fmt: skip
+        ...
+
+    def read_critique(self, reply: str) -> LLMVerdict:
+        ...
+
+
+@runtime_checkable
+class Candidates(Protocol):
+    """Capability: answers of known kinds (correct, ablated, random, ...) for verification-only studies."""
+
+    candidate_kinds: tuple[str, ...]
+
+    def candidate(self, instance: Instance, kind: str, rng: random.Random) -> str:
+        ...
+
+
+@runtime_checkable
+class Prompted(Protocol):
+    """Capability: the domain's texts come from prompt sets (domains/prompts/) a study may override."""
+
+    prompts: Prompts
+
+
+@runtime_checkable
+class FromFolder(Protocol):
+    """Capability: the domain is read from a folder of files (a PDDL domain), which are part of what it
+    computes (a run's identity includes them) and may hold its own instances."""
+
+    folder: Path
+
+
+@dataclass(frozen=True)
+class Need:
+    """What a scheme needs of a domain: a capability, and for `Judged` the purpose it asks."""
+
+    capability: type
+    purpose: str | None = None
+
+    def missing(self, domain: Any) -> str | None:
+        """Why `domain` cannot serve this need (the domain's own reason for a purpose it lacks), or None."""
+        if not isinstance(domain, self.capability):
+            return f"{domain.name} does not implement {self.capability.__name__} ({_WHAT[self.capability]})"
+        if self.purpose is not None:
+            return dict(domain.purposes).get(self.purpose, f"{domain.name} has no {self.purpose!r} prompt")
+        return None
+
+
+_WHAT = {
+    Judged: "an LLM judge's prompts",
+    SelfCritiqued: "intrinsic self-critique's critic prompt",
+    Candidates: "answers of known kinds",
+    Prompted: "prompt sets",
+    FromFolder: "a folder of files",
+}
+
+
+def unmet(domain: Any, alternatives: Sequence[Need]) -> str | None:
+    """None when `domain` serves one of `alternatives` (or there are none), else the first one's reason."""
+    reasons = [need.missing(domain) for need in alternatives]
+    return None if not reasons or None in reasons else reasons[0]
+
+
+def verify_variant(purpose: str) -> VerifyVariant:
+    """A "verify*" purpose as the verification-only study's prompt variant: "verify-cot" -> "cot"."""
+    return "default" if purpose == "verify" else purpose.removeprefix("verify-")  # type: ignore[return-value]
+
+
+def verify_purpose(variant: VerifyVariant) -> str:
+    """The verification-only study's prompt variant as a judge purpose: "default" -> "verify"."""
+    return "verify" if variant == "default" else f"verify-{variant}"
