@@ -3,6 +3,11 @@
 Purposes: `generate` (the generation prompt), `verify` / `verify-cot` / `verify-no-info` (the verification-only
 study's prompts, as `verify-study` sends them), `critique` / `critique-cot` (the verifier prompt inside the
 llm-llm loops). The answer under review is `--answer`, else a candidate of `--kind` (default: correct).
+
+`--scheme SPEC` instead shows what that scheme sends: its graph runs with a stand-in model (`graphs.preview`)
+that answers with `--replies` (a JSON list of texts, in the order the scheme calls) and stops at call `--call`,
+whose messages are printed: `intrinsic:shots=16` call 1 is its 16-shot planner prompt, call 2 its critic's,
+`llm-llm --call 3` the second generation with the first answer and its critique in the history.
 """
 
 from __future__ import annotations
@@ -35,6 +40,29 @@ def messages_for(domain: Domain, instance: Instance, purpose: str, answer: str) 
     raise ValueError(f"--purpose must be one of {', '.join(PURPOSES)}")
 
 
+def scheme_messages(spec: str, domain: Domain, instance: Instance, replies: list[str], call: int
+                    ) -> list[dict[str, str]]:  # fmt: skip
+    """The messages of call `call` of scheme `spec` on `instance` (ValueError when the run makes fewer)."""
+    from critiquebench.graphs import unsupported
+    from critiquebench.graphs.preview import scheme_calls
+
+    if why := unsupported(spec, domain):
+        raise ValueError(f"{spec} is left out of {domain.name}: {why}")
+    made = scheme_calls(spec, domain, instance, replies, call)
+    if len(made) < call:
+        raise ValueError(f"{spec} makes {len(made)} call(s) with these replies, not {call}")
+    return made[call - 1].messages
+
+
+def _replies(path: Path | None) -> list[str]:
+    if path is None:
+        return []
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+        raise ValueError(f"{path}: --replies must be a JSON list of strings")
+    return data
+
+
 def _as_text(messages: list[dict[str, Any]]) -> str:
     return "\n".join(f"--- {m['role']} ---\n{m['content']}" for m in messages)
 
@@ -57,6 +85,21 @@ def register(app: typer.Typer) -> None:
         fmt: Annotated[str, typer.Option("--format", help="text | json (a list of {role, content}).")] = "text",
         style: Annotated[str | None, typer.Option(help="Planning prompt style: nl | nl_legacy | pddl.")] = None,
         dataset: Annotated[Path | None, typer.Option(help="Datasets root, or the domain's own file/folder.")] = None,
+        scheme: Annotated[
+            str | None, typer.Option(help="Show what this scheme sends (e.g. intrinsic:shots=16), not --purpose.")
+        ] = None,
+        call: Annotated[int, typer.Option(min=1, help="--scheme: which call of the run to show (1: the first).")] = 1,
+        replies: Annotated[
+            Path | None, typer.Option(help="--scheme: a JSON list of the model's replies to the calls before --call.")
+        ] = None,
+        prompts: Annotated[
+            str | None, typer.Option(help="Prompt files (TOML/YAML) over the built-in sets, comma-separated.")
+        ] = None,
+        among: Annotated[
+            str | None,
+            typer.Option(help="Load this selection and show --instance (an id) of it, e.g. --among gen:17:1 "
+                         "--instance gen-1-1: generated instances take their examples from their batch."),
+        ] = None,
     ) -> None:
         """Print the exact chat messages that would be sent: nothing is called."""
         if fmt not in ("text", "json"):
@@ -64,11 +107,18 @@ def register(app: typer.Typer) -> None:
         if purpose not in PURPOSES:
             raise _fail(f"--purpose must be one of {', '.join(PURPOSES)}")
         try:
-            dom = get_domain(domain, prompt_style=style)
-            found = load_instances(dom, instance, dataset)
+            specs = [p.strip() for p in (prompts or "").split(",") if p.strip()] or None
+            dom = get_domain(domain, prompt_style=style, prompts=specs)
+            found = load_instances(dom, among or instance, dataset)
+            if among is not None:
+                found = [i for i in found if i.id == instance]
             if len(found) != 1:
                 raise ValueError(f"--instance must name one instance, {instance!r} names {len(found)}")
             target = found[0]
+            if scheme is not None:
+                messages = scheme_messages(scheme, dom, target, _replies(replies), call)
+                typer.echo(json.dumps(messages, indent=2, ensure_ascii=False) if fmt == "json" else _as_text(messages))
+                return
             text = answer
             if text is None and purpose != "generate":
                 text = dom.candidate(target, kind, random.Random(0))
