@@ -90,25 +90,51 @@ def final_judged_rounds(db: Store, study: str) -> Iterator[dict[str, Any]]:
     )
 
 
-def run_flags(db: Store, study: str) -> dict[str, tuple[int, int, int]]:
-    """Per run of `study` (thread id): (a false positive: some round the LLM called valid was invalid; worse:
-    a valid answer followed by an invalid one; stopped by the critic: it stopped on a round the LLM called
-    valid), each 0 or 1 (see `critiquebench.viewer.data`)."""
+def run_flags(db: Store, study: str) -> dict[str, tuple[int, int, int, int]]:
+    """Per run of `study` (thread id): (a false positive: some round the LLM called valid was invalid; a false
+    negative: some round the LLM called invalid was valid; worse: a valid answer followed by an invalid one;
+    stopped by the critic: it stopped on a round the LLM called valid), each 0 or 1 (see
+    `critiquebench.viewer.data`)."""
     sql = """
 SELECT a.thread_id,
        MAX(a.llm_verdict = 1 AND a.sound_valid = 0),
+       MAX(a.llm_verdict = 0 AND a.sound_valid = 1),
        MAX(a.sound_valid = 1 AND EXISTS (SELECT 1 FROM attempts b WHERE b.thread_id = a.thread_id
                                          AND b.round = a.round + 1 AND b.sound_valid = 0)),
        MAX(a.stopped = 1 AND a.llm_verdict = 1)
 FROM attempts a JOIN runs r ON r.thread_id = a.thread_id WHERE r.study = ? GROUP BY a.thread_id
 """
-    return {tid: (fp or 0, worse or 0, critic or 0) for tid, fp, worse, critic in db.execute(sql, [study])}
+    return {tid: tuple(int(f or 0) for f in rest) for tid, *rest in db.execute(sql, [study])}  # type: ignore[misc]
 
 
-def runs_with_ids(db: Store, study: str) -> Iterator[dict[str, Any]]:
-    """The `runs` rows of `study` with their SQLite row id as `id` (the viewer's address of a run)."""
-    yield from db.query("SELECT rowid AS id, * FROM runs WHERE study = ? ORDER BY domain, scheme, instance_id, trial",
-                        [study])  # fmt: skip
+def runs_with_ids(db: Store, study: str, chars: int | None = None) -> Iterator[dict[str, Any]]:
+    """The `runs` rows of `study` with their SQLite row id as `id` (the viewer's address of a run); with
+    `chars`, `final_answer` and `error` hold only their first `chars` characters (a list of 10,000 runs
+    need not read every long answer whole)."""
+    if chars is None:
+        yield from db.query("SELECT rowid AS id, * FROM runs WHERE study = ? ORDER BY domain, scheme, instance_id, "
+                            "trial", [study])  # fmt: skip
+        return
+    n = int(chars)
+    yield from db.query(
+        "SELECT rowid AS id, thread_id, study, domain, scheme, params, instance_id, trial, status, final_round, "
+        f"correct, rounds, prompt_tokens, completion_tokens, llm_calls, cache_hits, substr(final_answer, 1, {n}) "
+        f"AS final_answer, substr(error, 1, {n}) AS error FROM runs WHERE study = ? "
+        "ORDER BY domain, scheme, instance_id, trial",
+        [study],
+    )
+
+
+def round_texts(db: Store, study: str, chars: int) -> Iterator[tuple[Any, ...]]:
+    """(run row id, error, answer, canonical, LLM critique, feedback) of every round of `study` (a run without
+    rounds once, with None texts), each text cut to its first `chars` characters: what the viewer searches."""
+    n = int(chars)
+    yield from db.execute(
+        f"SELECT r.rowid, substr(r.error, 1, {n}), substr(a.answer, 1, {n}), substr(a.canonical, 1, {n}), "
+        f"substr(a.llm_critique, 1, {n}), substr(a.feedback, 1, {n}) FROM runs r "
+        "LEFT JOIN attempts a ON a.thread_id = r.thread_id WHERE r.study = ?",
+        [study],
+    )
 
 
 def run_by_id(db: Store, rowid: int) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from critiquebench.viewer.site import ViewerServer
+from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -251,3 +252,83 @@ def test_static_export_never_writes_outside_its_folder(store: Path, tmp_path: Pa
     explicit = subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", name, "--store", str(evil),
                                "--output", str(out)], capture_output=True, text=True, timeout=120)  # fmt: skip
     assert explicit.returncode == 2 and len(explicit.stderr.strip().splitlines()) == 1, explicit.stderr
+
+
+# --- error analysis on GPT-4 as plan verifier (PlanBench t3, its recorded answers replayed from the cache)
+
+T3_FILE = DATASETS / "planbench/tasks/blocksworld/gpt-4/task_3_plan_verification.json"
+
+
+@pytest.fixture(scope="module")
+def t3_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    assert T3_FILE.is_file(), f"needs PlanBench's GPT-4 task files in {T3_FILE.parent} (../shared/datasets)"
+    path = tmp_path_factory.mktemp("t3") / "store.sqlite"
+    cli = [sys.executable, "-m", "critiquebench.cli"]
+    subprocess.run([*cli, "import", "planbench", str(T3_FILE), "--study", "gpt4-verify", "--store", str(path)],
+                   check=True, capture_output=True, timeout=300)  # fmt: skip
+    subprocess.run([*cli, "resume", "gpt4-verify", "--replay", "--store", str(path), "--no-progress"],
+                   check=True, capture_output=True, timeout=600)  # fmt: skip
+    return path
+
+
+def test_t3_false_positives_are_listed_with_said_and_truth(t3_store: Path, page: Any) -> None:
+    with ViewerServer(t3_store, []) as server:
+        page.goto(server.url + "#study=gpt4-verify")
+        # the FPR of the tasks table is a link to its runs: GPT-4 called 5 of 345 invalid plans valid
+        fpr = page.locator('#tasks td[data-filter="fp"]')
+        sync_api.expect(fpr).to_have_text("1.4% (5/345)")
+        fpr.click()
+        sync_api.expect(page.locator("#run-count")).to_have_text("5")
+        rows = page.locator("#run-table tbody tr")
+        sync_api.expect(rows).to_have_count(5)
+        instances = sorted(int(t) for t in rows.locator("td:nth-child(3)").all_inner_texts())
+        assert instances == [63, 135, 422, 433, 444]  # the five the reliability audit found by parsing the store
+        for text in rows.locator("td.snippet").all_inner_texts():
+            assert text == "said valid · truth invalid"
+        rows.first.click()
+        verdict = page.locator("#transcript .round .verdict")
+        sync_api.expect(verdict).to_contain_text("The LLM said: the plan is valid. The truth: the plan is invalid")
+        sync_api.expect(verdict).to_contain_text("false positive")
+        sync_api.expect(page.locator("#transcript .round .sound")).to_contain_text("Its verdict is wrong")
+        # GPT-4's own answer, as recorded, says the plan is valid
+        answer = page.locator("#transcript .round .answer").inner_text()
+        assert "plan is valid" in answer.lower(), answer
+        page.click("#filter-fn")
+        sync_api.expect(page.locator("#run-count")).to_have_text("22")
+
+
+def test_search_sort_and_pages_over_the_runs(t3_store: Path, page: Any) -> None:
+    with sqlite3.connect(t3_store) as db:
+        answers = db.execute("SELECT r.instance_id, a.answer FROM runs r JOIN attempts a USING (thread_id) "
+                             "WHERE r.study = 'gpt4-verify'").fetchall()  # fmt: skip
+        most = db.execute("SELECT max(prompt_tokens + completion_tokens) FROM runs").fetchone()[0]
+    seen: dict[str, set[str]] = {}
+    for instance, answer in answers:
+        for word in answer.split():
+            seen.setdefault(word.lower(), set()).add(instance)
+    # a word only one run's answer holds (not in its domain, scheme or verdict columns)
+    word, (instance,) = next((w, ids) for w, ids in sorted(seen.items())
+                             if len(ids) == 1 and w.isalpha() and len(w) > 4)  # fmt: skip
+    with ViewerServer(t3_store, []) as server:
+        page.goto(server.url + "#study=gpt4-verify")
+        sync_api.expect(page.locator("#run-table tbody tr")).to_have_count(100)
+        sync_api.expect(page.locator("#page-info")).to_contain_text("1–100 of 500")
+        page.click("#page-next")
+        sync_api.expect(page.locator("#page-info")).to_contain_text("101–200 of 500")
+        page.select_option("#run-sort", "tokens")
+        sync_api.expect(page.locator("#run-table tbody tr").first.locator("td:nth-child(9)")).to_have_text(str(most))
+        page.fill("#run-search", word.upper())
+        page.press("#run-search", "Enter")
+        sync_api.expect(page.locator("#run-count")).to_have_text("1")
+        sync_api.expect(page.locator("#run-table tbody tr td:nth-child(3)")).to_have_text(instance)
+
+
+def test_report_table_2_of_a_t3_study_is_the_model_as_verifier(t3_store: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "critiquebench.cli", "report", "gpt4-verify", "--table", "2",
+                             "--format", "csv", "--store", str(t3_store)], capture_output=True, text=True)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    binary = next(line for line in result.stdout.splitlines() if ",binary," in line).split(",")
+    header = result.stdout.splitlines()[0].split(",")
+    row = dict(zip(header, binary, strict=True))
+    assert (row["correct"], row["total"], row["false_pos"], row["truth_invalid"]) == ("473", "500", "5", "345")
+    assert (row["false_neg"], row["truth_valid"]) == ("22", "155")

@@ -33,6 +33,17 @@ def _table1(db: Any, study: str) -> Rows:
     return task_rows(db, study) if is_task_study(study_config(db, study)) else table1(db, study)
 
 
+def _table2(db: Any, study: str) -> Rows:
+    """Every round an LLM verifier judged; of a PlanBench plan-verification (t3) study, where the model under
+    test is the verifier, its verdicts against the truth (accuracy, FPR, FNR at PlanBench's levels)."""
+    from critiquebench.reports.metrics import table2
+    from critiquebench.reports.planbench import is_task_study, task_rows
+
+    if is_task_study(study_config(db, study)) and (verifier := [r for r in task_rows(db, study) if r.level]):
+        return verifier
+    return table2(db, study)
+
+
 def _loop(module: str, name: str) -> Callable[[Any, str], Rows]:
     def rows(db: Any, study: str) -> Rows:
         import importlib
@@ -55,10 +66,10 @@ def _verify(name: str) -> Callable[[str, dict[str, Any], list[dict[str, Any]]], 
 # study it is the paper's Table 2, and "critique" its critique-quality table.
 TABLES: dict[str, Table] = {t.name: t for t in (
     Table("1", "accuracy", _table1, _verify("kind_rows")),
-    Table("2", "LLM verifier; of a loop study: verifier-in-the-loop", _loop("metrics", "table2"),
+    Table("2", "LLM verifier; of a loop study: verifier-in-the-loop", _table2,
           _verify("paper_table2_rows")),
     Table("figure", "budget data", _loop("metrics", "budget_curve")),
-    Table("verifier-in-the-loop", "every round an LLM judged", _loop("metrics", "table2")),
+    Table("verifier-in-the-loop", "every round an LLM judged", _table2),
     Table("critique", "critique quality of verification studies", verify=_verify("critique_rows")),
     Table("final-verifier", "plan-critique Table 2", _loop("plan_critique", "final_verifier")),
     Table("feedback", "plan-critique Table 3", _loop("plan_critique", "feedback_table")),

@@ -106,7 +106,7 @@ def task_grids(rows: Sequence[TaskRow]) -> list[Grid]:
         for r in rows
         if not r.level
     ]
-    grids = [
+    grids = [] if not main else [
         Grid(
             f"PlanBench tasks ({study}, {rows[0].model if rows else ''})",
             ["task", "PlanBench task", "domain", "instances correct", "95% interval"],

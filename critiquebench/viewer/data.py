@@ -1,10 +1,13 @@
 """What the viewer shows, read from the store (read-only): studies, a study's tables, its runs, a run's rounds.
 
-Every payload is JSON-ready and addressed by a path (`index`, `study/NAME`, `runs/NAME`, `run/ROWID`), the same
-path the page asks for whether a live server answers it or a static export wrote it to a file.
+Every payload is JSON-ready and addressed by a path (`index`, `study/KEY`, `runs/KEY`, `search/KEY`, `run/ROWID`;
+KEY is a study's position in the index), the same path the page asks for whether a live server answers it or a
+static export wrote it to a file. In a PlanBench plan-verification (t3) domain the model under test is the
+verifier: `fp`/`fn` are its own verdicts against the plan's truth.
 
 Run flags answer the papers' questions:
 - `fp` (false positive): some round's answer was judged valid by the LLM verifier and invalid by the sound one;
+- `fn` (false negative): some round's answer was judged invalid by the LLM verifier and valid by the sound one;
 - `worse` (a critique made it worse): a sound-valid answer was followed by a sound-invalid one in the next round;
 - `critic` (stopped by the critic): the run stopped on a round the LLM verifier called valid.
 """
@@ -20,14 +23,26 @@ import sqlite_utils
 
 from critiquebench.reports.export import list_studies
 from critiquebench.reports.metrics import budget_curve, row_dict, spec_of, study_config, table1, table2
+from critiquebench.reports.planbench import is_task_study, task_rows
 from critiquebench.store.db import query_only, table_names
-from critiquebench.store.reads import calls_answered_with, run_by_id, run_flags, run_rounds, runs_with_ids
+from critiquebench.store.reads import (
+    calls_answered_with,
+    round_texts,
+    run_by_id,
+    run_flags,
+    run_rounds,
+    runs_with_ids,
+    study_rounds,
+)
 from critiquebench.studies.config import NAME_RE
 
-FLAGS = ("fp", "worse", "critic")
+FLAGS = ("fp", "fn", "worse", "critic")
 
 RUN_COLUMNS = ("id", "domain", "scheme", "instance", "trial", "status", "correct", "rounds", "tokens", "calls",
-               "hits", *FLAGS)  # fmt: skip
+               "hits", "answer", *FLAGS)  # fmt: skip
+SNIPPET = 160  # characters of a run's final answer (or error) in the run list
+SEARCH_CHARS = 4000  # characters of each round's texts that the search covers
+
 
 class StoreMissing(FileNotFoundError):
     """The store file to view does not exist."""
@@ -93,19 +108,77 @@ def study(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
         "table1": [row_dict(r) for r in table1(db, name)],
         "table2": [row_dict(r) for r in table2(db, name)],
         "figure": [row_dict(r) for r in budget_curve(db, name)],
+        # PlanBench tasks: accuracy per task and, for plan verification (t3), the model as verifier
+        "tasks": [row_dict(r) for r in task_rows(db, name)] if is_task_study(config) else [],
     }
 
 
+def verifier_tasks(config: dict[str, Any]) -> list[str]:
+    """The study's domains that are PlanBench's plan verification task (t3)."""
+    from critiquebench.reports.planbench import split_task
+
+    return [d for d in config.get("domains", []) if (t := split_task(d, config)) and t[1] == "t3"]
+
+
+def said_and_truth(canonical: str | None) -> tuple[bool | None, bool | None]:
+    """(the verifier said valid, the plan is valid) of a t3 round's parsed answer; None where unknown."""
+    try:
+        parsed = json.loads(canonical or "")
+        said, truth = parsed["said"]["valid"], parsed["truth"]["valid"]
+    except (ValueError, TypeError, KeyError):
+        return None, None
+    return (said if isinstance(said, bool) else None), (truth if isinstance(truth, bool) else None)
+
+
+def _words(valid: bool | None) -> str:
+    return "no verdict" if valid is None else "valid" if valid else "invalid"
+
+
+def _snippet(text: str | None) -> str:
+    return " ".join((text or "").split())[:SNIPPET]
+
+
 def runs(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
-    """Every run of a study as compact rows (`columns` names the fields), flags included."""
-    study_config(db, name)
+    """Every run of a study as compact rows (`columns` names the fields), flags included.
+
+    `fp`/`fn`: some round's LLM verdict was valid on a sound-invalid answer / invalid on a sound-valid one; in a
+    plan verification (t3) domain, the model's own verdict against the plan's truth. `answer` is the start of
+    the final answer (t3: "said X · truth Y"), or of the error of a failed run."""
+    config = study_config(db, name)
     flags = run_flags(db, name)
+    t3: dict[str, tuple[bool | None, bool | None]] = {}
+    for domain in verifier_tasks(config):
+        t3.update((a["thread_id"], said_and_truth(a["canonical"]))
+                  for a in study_rounds(db, name, stopped_only=True, domain=domain))  # fmt: skip
     rows = []
-    for r in runs_with_ids(db, name):
+    for r in runs_with_ids(db, name, chars=4 * SNIPPET):
+        fp, fn, worse, critic = flags.get(r["thread_id"], (0, 0, 0, 0))
+        answer = _snippet(r["error"] if r["status"] == "failed" else r["final_answer"])
+        if r["thread_id"] in t3:
+            said, truth = t3[r["thread_id"]]
+            fp, fn = int(said is True and truth is False), int(said is not True and truth is True)
+            answer = f"said {_words(said)} · truth {_words(truth)}"
         rows.append([r["id"], r["domain"], spec_of(r), r["instance_id"], r["trial"], r["status"],
                      r["correct"], r["rounds"], r["prompt_tokens"] + r["completion_tokens"], r["llm_calls"],
-                     r["cache_hits"], *flags.get(r["thread_id"], (0, 0, 0))])  # fmt: skip
-    return {"study": name, "columns": list(RUN_COLUMNS), "rows": rows}
+                     r["cache_hits"], answer, fp, fn, worse, critic])  # fmt: skip
+    return {"study": name, "columns": list(RUN_COLUMNS), "rows": rows, "verifier_domains": verifier_tasks(config)}
+
+
+def search(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
+    """What the run list's search box looks through: per run, the start (`SEARCH_CHARS`) of each round's answer,
+    parsed answer, critique and feedback and of the run's error; every distinct text once (`texts`), and per
+    run the indices of its texts (`runs`: [[run id, [index, ...]], ...])."""
+    study_config(db, name)
+    texts: dict[str, int] = {}
+    per_run: dict[int, list[int]] = {}
+    for rowid, *found in round_texts(db, name, SEARCH_CHARS):
+        mine = per_run.setdefault(rowid, [])
+        for text in found:
+            if text:
+                index = texts.setdefault(text, len(texts))
+                if index not in mine:
+                    mine.append(index)
+    return {"texts": list(texts), "runs": [[k, v] for k, v in per_run.items()]}
 
 
 Messages = list[dict[str, str]]
@@ -132,6 +205,8 @@ def run(db: sqlite_utils.Database, rowid: int, prompts: Prompts | None = None, s
         earlier.append(attempt["answer"] or "")
     info = {k: _clean(v) for k, v in row.items()}
     info["scheme"] = spec_of(row)
+    # the model under test is a plan verifier: the page shows its verdict against the truth
+    info["verifier_task"] = row["domain"] in verifier_tasks(study_config(db, row["study"]))
     return {"run": info, "rounds": rounds}
 
 

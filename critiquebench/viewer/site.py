@@ -1,8 +1,8 @@
 """The viewer as a local web server (loopback, a free port) or as static files that open from disk.
 
 The page (static/index.html, app.js, style.css, all shipped in the package: no CDN, no network) asks for its
-data by path (`index`, `study/KEY`, `runs/KEY`, `run/ROWID`; see `critiquebench.viewer.data`). Paths hold only
-numbers the viewer made (a study's position in the index, a run's row id), never text read from the store.
+data by path (`index`, `study/KEY`, `runs/KEY`, `search/KEY`, `run/ROWID`; see `critiquebench.viewer.data`).
+Paths hold only numbers the viewer made (a study's position in the index, a run's row id), never stored text.
 
 Two modes, because a page opened from `file://` cannot `fetch` files:
 - served: `critiquebench view` answers `data/PATH.json` as JSON, under a per-launch random token in the URL
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 ASSETS = ("index.html", "app.js", "style.css")
 _TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css",
           ".json": "application/json; charset=utf-8"}  # fmt: skip
-_DATA_RE = re.compile(r"^data/(index|(?:study|runs)/\d{1,9}|run/\d{1,19})\.json$")
+_DATA_RE = re.compile(r"^data/(index|(?:study|runs|search)/\d{1,9}|run/\d{1,19})\.json$")
 # The page needs its own scripts, styles and data only: no inline script, no other origin, no framing.
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")  # fmt: skip
@@ -76,6 +76,8 @@ def payload(db: Any, path: str, names: list[str]) -> Any:
         return data.study(db, data.study_name(db, names, arg))
     if kind == "runs":
         return data.runs(db, data.study_name(db, names, arg))
+    if kind == "search":
+        return data.search(db, data.study_name(db, names, arg))
     shown = [s["name"] for s in data.index(db, names)["studies"]]
     return data.run(db, int(arg), studies=shown)
 
@@ -197,6 +199,7 @@ def _payloads(db: Any, idx: dict[str, Any]) -> Iterator[tuple[str, Any]]:
             continue
         runs = data.runs(db, name)
         yield f"runs/{key}", runs
+        yield f"search/{key}", data.search(db, name)
         ids = [row[0] for row in runs["rows"]]
         answers = [r["answer"] for r in study_rounds(db, name, answered=True)]
         prompts = data.prompts_for(db, answers) if cache else {}

@@ -41,11 +41,25 @@ const CB = (() => {
   return { put, load };
 })();
 
-const FLAGS = {
-  fp: ["false positives", "the LLM verifier said valid, the sound verifier said invalid (some round)"],
-  worse: ["made worse", "a sound-valid answer was followed by a sound-invalid one after the critique"],
-  critic: ["stopped by the critic", "the run stopped on a round the LLM verifier called valid"],
+// The run list's filters: the papers' questions, plus the runs an error analysis starts from.
+const FILTERS = {
+  wrong: ["wrong", "finished with an answer the sound verifier rejects", (r) => r.status === "done" && r.correct === 0],
+  failed: ["failed", "the run failed (its error is shown as its answer)", (r) => r.status === "failed"],
+  fp: ["false positives", "the LLM verifier said valid, the sound verifier said invalid (some round); plan verification: the model called an invalid plan valid", (r) => r.fp],
+  fn: ["false negatives", "the LLM verifier said invalid, the sound verifier said valid (some round); plan verification: the model did not call a valid plan valid", (r) => r.fn],
+  worse: ["made worse", "a sound-valid answer was followed by a sound-invalid one after the critique", (r) => r.worse],
+  critic: ["stopped by the critic", "the run stopped on a round the LLM verifier called valid", (r) => r.critic],
 };
+const FLAG_NAMES = ["fp", "fn", "worse", "critic"];
+const SORTS = {
+  instance: ["instance", null],
+  rounds: ["rounds (most first)", (r) => -r.rounds],
+  tokens: ["tokens (most first)", (r) => -r.tokens],
+  calls: ["LLM calls (most first)", (r) => -r.calls],
+  status: ["status, then answer", (r) => `${r.status} ${r.correct}`],
+  answer: ["answer text", (r) => r.answer],
+};
+const PAGE = 100;
 const COLORS = ["#3b5bdb", "#e8590c", "#2b8a3e", "#ae3ec9", "#c92a2a", "#1098ad", "#f08c00", "#5f3dc4"];
 
 function el(tag, attrs, ...kids) {
@@ -100,8 +114,11 @@ async function start() {
   render();
 }
 
+let GENERATION = 0; // a render that a newer hash change overtook stops adding to the page
 async function render() {
+  const gen = ++GENERATION;
   const p = params(), name = p.get("study"), main = document.getElementById("main");
+  const typing = document.activeElement?.id === "run-search";
   document.querySelectorAll("#studies tr[data-study]").forEach((tr) => tr.classList.toggle("selected", tr.dataset.study === name));
   if (!name) { main.replaceChildren(el("p", { class: "muted", text: "The store has no studies." })); return; }
   const entry = INDEX.studies.find((s) => s.name === name);
@@ -117,10 +134,19 @@ async function render() {
     main.replaceChildren(...parts);
     return;
   }
-  parts.push(table1(study, p), await compareSection(study, p), table2(study), figure2(study), await runsSection(study, p));
-  if (p.get("run")) parts.push(await transcript(p.get("run")));
-  main.replaceChildren(...parts.filter(Boolean));
-  if (p.get("run")) document.getElementById("transcript")?.scrollIntoView({ block: "start" });
+  parts.push(table1(study, p), tasksTable(study), await compareSection(study, p), table2(study), figure2(study));
+  if (gen !== GENERATION) return;
+  const holder = el("section", { id: "runs" }, el("h2", { text: "Runs" }), el("p", { class: "muted", text: "loading…" }));
+  main.replaceChildren(...parts.filter(Boolean), holder);
+  const runs = await runsSection(study, p);
+  if (gen !== GENERATION) return;
+  holder.replaceWith(runs);
+  if (typing) { const box = document.getElementById("run-search"); box.focus(); box.setSelectionRange(box.value.length, box.value.length); }
+  if (!p.get("run")) return;
+  const shown = await transcript(p.get("run"));
+  if (gen !== GENERATION) return;
+  main.append(shown);
+  shown.scrollIntoView({ block: "start" });
 }
 
 function studyHeader(study) {
@@ -243,37 +269,119 @@ async function compareSection(study, p) {
   return section;
 }
 
-// --- the runs of a cell (or of the whole study) with the papers' filters
+// --- the runs of a study (or of a cell): filters, search, sort, pages of PAGE rows
+const ROWS = new WeakMap(); // runs payload -> its rows as objects
+function runRows(data) {
+  if (!ROWS.has(data)) ROWS.set(data, data.rows.map((row) => Object.fromEntries(data.columns.map((c, i) => [c, row[i]]))));
+  return ROWS.get(data);
+}
+
+async function searchIndex(study) {
+  const found = await CB.load("search/" + keyOf(study.name));
+  if (!found.byRun) found.byRun = new Map(found.runs.map(([id, idx]) => [id, idx.map((i) => found.texts[i].toLowerCase()).join("\n")]));
+  return found;
+}
+
 async function runsSection(study, p) {
-  const cellKey = p.get("cell"), flag = p.get("flag");
+  const cellKey = p.get("cell"), flag = p.get("flag"), query = (p.get("q") || "").trim(), sort = SORTS[p.get("sort")] ? p.get("sort") : "instance";
   const section = el("section", { id: "runs" }, el("h2", { text: "Runs" }));
-  const filters = el("div", { class: "filters" }, el("button", { id: "filter-all", class: flag ? "" : "on", onclick: () => go({ flag: null }), text: "all" }),
-    Object.entries(FLAGS).map(([k, [label, help]]) => el("button", { id: "filter-" + k, class: flag === k ? "on" : "", title: help, onclick: () => go({ flag: k }), text: label })),
-    cellKey ? el("button", { id: "all-cells", onclick: () => go({ cell: null }), text: "all cells" }) : null);
+  const search = el("input", { id: "run-search", type: "search", placeholder: "search answers, critiques, errors… (Enter)", value: query,
+    onchange: (ev) => go({ q: ev.target.value.trim(), pg: null, run: null }) });
+  const sorter = el("select", { id: "run-sort", onchange: (ev) => go({ sort: ev.target.value === "instance" ? null : ev.target.value, pg: null }) },
+    Object.entries(SORTS).map(([k, [label]]) => el("option", { value: k, text: "sort: " + label, selected: k === sort })));
+  const filters = el("div", { class: "filters" }, el("button", { id: "filter-all", class: flag ? "" : "on", onclick: () => go({ flag: null, pg: null }), text: "all" }),
+    Object.entries(FILTERS).map(([k, [label, help]]) => el("button", { id: "filter-" + k, class: flag === k ? "on" : "", title: help, onclick: () => go({ flag: k, pg: null }), text: label })),
+    cellKey ? el("button", { id: "all-cells", onclick: () => go({ cell: null, pg: null }), text: "all cells" }) : null, search, sorter);
   section.append(filters);
-  if (!cellKey && !flag) {
-    section.append(el("p", { class: "muted", text: "Click a cell of Table 1, or a filter, to list runs." }));
-    return section;
-  }
-  const data = await CB.load("runs/" + keyOf(study.name));
-  const col = Object.fromEntries(data.columns.map((c, i) => [c, i]));
+  let data;
+  try { data = await CB.load("runs/" + keyOf(study.name)); } catch (e) { section.append(el("p", { class: "error", text: e.message })); return section; }
+  if (data.error) { section.append(el("p", { class: "error", text: data.error })); return section; }
   const [domain, scheme] = cellKey ? cellKey.split("|") : [null, null];
-  const rows = data.rows.filter((r) => (!cellKey || (r[col.domain] === domain && r[col.scheme] === scheme)) && (!flag || r[col[flag]]));
-  rows.sort((a, b) => (a[col.domain] + a[col.scheme]).localeCompare(b[col.domain] + b[col.scheme]) || byInstance(a[col.instance], b[col.instance]) || a[col.trial] - b[col.trial]);
+  let rows = runRows(data).filter((r) => (!cellKey || (r.domain === domain && r.scheme === scheme)) && (!flag || FILTERS[flag]?.[2](r)));
+  if (query) {
+    const words = query.toLowerCase().split(/\s+/), found = await searchIndex(study);
+    const hay = (r) => [r.domain, r.scheme, r.instance, r.status, r.answer].join(" ").toLowerCase() + "\n" + (found.byRun.get(r.id) || "");
+    rows = rows.filter((r) => { const text = hay(r); return words.every((w) => text.includes(w)); });
+  }
+  const byKey = SORTS[sort][1];
+  rows.sort((a, b) => {
+    if (byKey) { const x = byKey(a), y = byKey(b); if (x < y) return -1; if (x > y) return 1; }
+    return (a.domain + a.scheme).localeCompare(b.domain + b.scheme) || byInstance(a.instance, b.instance) || a.trial - b.trial;
+  });
+  const pages = Math.max(1, Math.ceil(rows.length / PAGE)), page = Math.min(pages, Math.max(1, parseInt(p.get("pg") || "1", 10) || 1));
   const where = cellKey ? `${domain} × ${scheme}` : "all cells";
-  section.append(el("p", {}, el("span", { id: "run-count", text: String(rows.length) }), ` run(s): ${where}` + (flag ? `, ${FLAGS[flag][0]}` : "")));
-  const LIMIT = 500;
-  const body = rows.slice(0, LIMIT).map((r) => el("tr", { class: "pick" + (String(r[col.id]) === p.get("run") ? " selected" : ""), "data-run": r[col.id], onclick: () => go({ run: r[col.id] }) },
-    el("td", { text: r[col.domain] }), el("td", { text: r[col.scheme] }), el("td", { text: r[col.instance] }), el("td", { class: "num", text: r[col.trial] }),
-    el("td", { text: r[col.status] }), el("td", { class: r[col.correct] ? "ok" : "bad", text: r[col.correct] === null ? "-" : r[col.correct] ? "correct" : "wrong" }),
-    el("td", { class: "num", text: r[col.rounds] }), el("td", { class: "num", text: r[col.tokens] }), el("td", { class: "num", text: `${r[col.calls]} / ${r[col.hits]}` }),
-    el("td", {}, Object.keys(FLAGS).filter((k) => r[col[k]]).map((k) => el("span", { class: "flag", text: FLAGS[k][0] })))));
-  section.append(el("table", { id: "run-table" }, el("thead", {}, el("tr", {}, ["domain", "scheme", "instance", "trial", "status", "answer", "rounds", "tokens", "calls / cached", "flags"].map((h) => el("th", { text: h })))), el("tbody", {}, body)));
-  if (rows.length > LIMIT) section.append(el("p", { class: "note", text: `showing the first ${LIMIT} of ${rows.length}` }));
+  section.append(el("p", {}, el("span", { id: "run-count", text: String(rows.length) }),
+    ` run(s): ${where}` + (flag ? `, ${FILTERS[flag]?.[0] ?? flag}` : "") + (query ? `, matching “${query}”` : "")));
+  const verifier = new Set(data.verifier_domains || []);
+  const body = rows.slice((page - 1) * PAGE, page * PAGE).map((r) => el("tr", { class: "pick" + (String(r.id) === p.get("run") ? " selected" : ""), "data-run": r.id, onclick: () => go({ run: r.id }) },
+    el("td", { text: r.domain }), el("td", { text: r.scheme }), el("td", { text: r.instance }), el("td", { class: "num", text: r.trial }),
+    el("td", { text: r.status }), el("td", { class: r.correct ? "ok" : "bad", text: r.correct === null ? "-" : verifier.has(r.domain) ? (r.correct ? "right verdict" : "wrong verdict") : r.correct ? "correct" : "wrong" }),
+    el("td", { class: "snippet", text: r.answer }),
+    el("td", { class: "num", text: r.rounds }), el("td", { class: "num", text: r.tokens }), el("td", { class: "num", text: `${r.calls} / ${r.hits}` }),
+    el("td", {}, FLAG_NAMES.filter((k) => r[k]).map((k) => el("span", { class: "flag", text: FILTERS[k][0] })))));
+  const heads = [["domain"], ["scheme"], ["instance", "instance"], ["trial"], ["status", "status"], ["result"], ["answer", "answer"], ["rounds", "rounds"], ["tokens", "tokens"], ["calls / cached", "calls"], ["flags"]];
+  section.append(el("table", { id: "run-table" }, el("thead", {}, el("tr", {}, heads.map(([h, k]) => el("th", k ? { text: h, class: "sortable" + (k === sort ? " sorted" : ""), title: "sort by " + h, onclick: () => go({ sort: k === "instance" ? null : k, pg: null }) } : { text: h })))), el("tbody", {}, body)));
+  if (pages > 1) {
+    section.append(el("div", { class: "pager" },
+      el("button", { id: "page-prev", disabled: page <= 1, onclick: () => go({ pg: page - 1 }), text: "‹ previous" }),
+      el("span", { id: "page-info", text: ` ${(page - 1) * PAGE + 1}–${Math.min(rows.length, page * PAGE)} of ${rows.length} (page ${page} of ${pages}) ` }),
+      el("button", { id: "page-next", disabled: page >= pages, onclick: () => go({ pg: page + 1 }), text: "next ›" })));
+  }
   return section;
 }
 
-// --- a run, round by round
+// --- PlanBench tasks: accuracy per task; plan verification (t3): the model as verifier, its FPs and FNs a click away
+function tasksTable(study) {
+  const rows = study.tasks || [];
+  if (!rows.length) return null;
+  const count = (n, d, flag, domain) => n === null || n === undefined ? el("td", { class: "num", text: "-" })
+    : el("td", { class: "num cell", "data-filter": flag, title: "list these runs", onclick: () => go({ cell: domain + "|standard", flag, pg: null, run: null }) }, pct(n, d));
+  const body = rows.map((r) => el("tr", {}, el("td", { text: r.task }), el("td", { text: r.title }), el("td", { text: r.domain }), el("td", { text: r.level || "task" }),
+    el("td", { class: "num", text: pct(r.correct, r.total) }),
+    r.level === "binary" ? count(r.false_pos, r.truth_invalid, "fp", r.domain) : el("td", { class: "num", text: "-" }),
+    r.level === "binary" ? count(r.false_neg, r.truth_valid, "fn", r.domain) : el("td", { class: "num", text: "-" })));
+  return el("section", { id: "tasks" }, el("h2", { text: "PlanBench tasks" }),
+    el("table", {}, el("thead", {}, el("tr", {}, ["task", "PlanBench task", "domain", "level", "accuracy", "FPR", "FNR"].map((h, i) => el("th", { class: i > 3 ? "num" : "", text: h })))), el("tbody", {}, body)),
+    el("p", { class: "note", text: "Plan verification (t3): the model under test is the verifier. FPR: it called an invalid plan valid; FNR: it did not call a valid plan valid. Click a rate for its runs." }));
+}
+
+// --- a run, round by round: every model call with its prompt, the answer, the parsed answer, the sound verdict
+// with its reason and the critic's verdict
+function messagesBlock(cls, title, messages) {
+  if (!messages) return el("p", { class: "muted " + cls, text: title + ": not in the call cache" });
+  return el("details", { class: "prompt " + cls }, el("summary", { text: `${title} (${messages.length} message${messages.length === 1 ? "" : "s"})` }),
+    messages.map((m) => [el("div", { class: "msg-role", text: m.role }), el("pre", { text: m.content })]));
+}
+
+function parsedAnswer(canonical) {
+  if (canonical === null || canonical === undefined || canonical === "") return el("p", { class: "muted parsed", text: "Parsed answer: nothing could be read" });
+  let shown = canonical;
+  try { shown = JSON.stringify(JSON.parse(canonical), null, 1); } catch (e) { /* not JSON: the text as stored */ }
+  return el("details", { class: "parsed" }, el("summary", { text: "Parsed answer (what the sound verifier judged)" }), el("pre", { text: shown }));
+}
+
+function planVerdict(v) {
+  if (!v || v.valid === null || v.valid === undefined) return "gave no verdict";
+  if (v.valid) return "the plan is valid";
+  const facts = (v.facts || []).map((f) => Array.isArray(f) ? f.join(" ") : String(f)).join(", ");
+  const kind = v.kind === "unmet_precondition" ? `an unmet precondition${v.action ? " of " + v.action : ""}` : v.kind === "unmet_goal" ? "an unmet goal" : (v.kind || "");
+  return "the plan is invalid" + (kind ? ` (${kind}${facts ? ": " + facts : ""})` : "");
+}
+
+function verifierRound(a) {
+  let c = null;
+  try { c = JSON.parse(a.canonical); } catch (e) { c = null; }
+  if (!c || !c.truth) return [el("div", { class: "label verdict" }, "The model's verdict could not be read")];
+  const said = c.said || {}, truth = c.truth;
+  const fp = said.valid === true && truth.valid === false, fn = said.valid !== true && truth.valid === true;
+  return [
+    el("div", { class: "label verdict" }, "The LLM said: ", el("span", { class: "said", text: planVerdict(said) }), ". The truth: ", el("span", { class: "truth", text: planVerdict(truth) }), ".",
+      fp ? el("span", { class: "flag", text: "false positive" }) : null, fn ? el("span", { class: "flag", text: "false negative" }) : null),
+    el("div", { class: "label sound" }, "Its verdict is ", el("span", { class: c.binary ? "ok" : "bad", text: c.binary ? "right" : "wrong" }),
+      ` (PlanBench's levels: binary ${c.binary ? "right" : "wrong"}, type ${c.type ? "right" : "wrong"}, explanation ${c.explanation ? "right" : "wrong"})`),
+  ];
+}
+
 async function transcript(id) {
   const section = el("section", { id: "transcript" });
   let data;
@@ -281,19 +389,24 @@ async function transcript(id) {
   if (data.error) { section.append(el("p", { class: "error", text: data.error })); return section; }
   const r = data.run;
   section.append(el("h2", { text: `Run: ${r.domain} · ${r.scheme} · instance ${r.instance_id} · trial ${r.trial}` }),
-    el("p", { class: "muted", text: `${r.status}; final answer ${r.correct === null ? "not judged" : r.correct ? "correct" : "wrong"} (round ${r.final_round ?? "-"}); ${r.rounds} round(s), ${r.prompt_tokens} prompt + ${r.completion_tokens} completion tokens, ${r.llm_calls} LLM calls, ${r.cache_hits} cache hits` + (r.error ? `; error: ${r.error}` : "") }));
+    el("p", { class: "muted", text: `${r.status}; final answer ${r.correct === null ? "not judged" : r.correct ? "correct" : "wrong"} (round ${r.final_round ?? "-"}); ${r.rounds} round(s), ${r.prompt_tokens} prompt + ${r.completion_tokens} completion tokens, ${r.llm_calls} LLM calls, ${r.cache_hits} cache hits` }));
+  if (r.error) section.append(el("pre", { class: "error run-error", text: r.error }));
   for (const a of data.rounds) {
     const card = el("div", { class: "round" + (a.stopped ? " stopped" : ""), "data-round": a.round }, el("h3", { text: `Round ${a.round}` + (a.stopped ? " · the scheme stopped here" : "") }));
-    const prompt = a.prompt ? el("details", { class: "prompt" }, el("summary", { text: `Prompt (${a.prompt.length} message${a.prompt.length === 1 ? "" : "s"})` }),
-      a.prompt.map((m) => [el("div", { class: "msg-role", text: m.role }), el("pre", { text: m.content })]))
-      : el("p", { class: "muted", text: "Prompt: not in the call cache" });
-    card.append(prompt, el("div", { class: "label", text: "Answer" }), el("pre", { class: "answer", text: a.answer ?? "" }));
-    const sound = a.sound_valid === null ? el("span", { class: "muted", text: "not judged" }) : el("span", { class: a.sound_valid ? "ok" : "bad", text: a.sound_valid ? "valid" : "invalid" });
-    card.append(el("div", { class: "label sound" }, "Sound verifier: ", sound, a.sound_status ? ` (${a.sound_status})` : ""));
+    card.append(messagesBlock("generator-prompt", "Prompt", a.prompt), el("div", { class: "label", text: "Answer" }), el("pre", { class: "answer", text: a.answer ?? "" }));
+    if (r.verifier_task) {
+      card.append(...verifierRound(a));
+    } else {
+      card.append(parsedAnswer(a.canonical));
+      const sound = a.sound_valid === null ? el("span", { class: "muted", text: "not judged" }) : el("span", { class: a.sound_valid ? "ok" : "bad", text: a.sound_valid ? "valid" : "invalid" });
+      card.append(el("div", { class: "label sound" }, "Sound verifier: ", sound, a.sound_status && a.sound_status !== (a.sound_valid ? "valid" : "invalid") ? ` (${a.sound_status})` : ""));
+      if (a.sound_reason) card.append(el("pre", { class: "reason", text: a.sound_reason }));
+    }
     if (a.llm_verdict !== null) {
-      const fp = a.llm_verdict && a.sound_valid === 0;
+      const fp = a.llm_verdict && a.sound_valid === 0, fn = !a.llm_verdict && a.sound_valid === 1;
+      if (a.critic_prompts) a.critic_prompts.forEach((m, i) => card.append(messagesBlock("critic-prompt", a.critic_prompts.length > 1 ? `Critic's prompt, vote ${i + 1}` : "Critic's prompt", m)));
       card.append(el("div", { class: "label llm" }, "LLM verifier: ", el("span", { class: a.llm_verdict ? "ok" : "bad", text: a.llm_verdict ? "said valid" : "said invalid" }),
-        fp ? el("span", { class: "flag", text: "false positive" }) : null));
+        fp ? el("span", { class: "flag", text: "false positive" }) : null, fn ? el("span", { class: "flag", text: "false negative" }) : null));
       if (a.llm_critique) card.append(el("pre", { class: "critique", text: a.llm_critique }));
     }
     if (a.feedback) card.append(el("div", { class: "label", text: "Handed back to the generator" }), el("pre", { class: "feedback", text: a.feedback }));
