@@ -91,6 +91,7 @@ class Meter:
         self.llm = llm
         self._lock = threading.Lock()
         self._usage = dict.fromkeys(USAGE_KEYS, 0)
+        self._keys: list[str] = []
 
     def complete(
         self, messages: Sequence[Mapping[str, str]], sample: int = 0, temperature: float | None = None, **options: Any
@@ -103,9 +104,18 @@ class Meter:
             self._usage["completion_tokens"] += done.completion_tokens
             self._usage["llm_calls"] += 1
             self._usage["cache_hits"] += int(done.cached)
+            if isinstance(key := getattr(done, "key", None), str):
+                self._keys.append(key)
         if done.text == RECORDED_CONTEXT_OVERFLOW:
             raise ContextOverflow("the recorded call failed: the conversation outgrew the context window")
         return done
+
+    def take_keys(self) -> list[str]:
+        """The cache keys of the calls since the previous `take_keys`, in call order, and reset (the app
+        layer records them per node step, so a transcript can show every call of a run)."""
+        with self._lock:
+            keys, self._keys = self._keys, []
+        return keys
 
     def take(self) -> dict[str, int]:
         """The usage since the previous take, and reset."""

@@ -33,6 +33,8 @@ def judge(ctx: RunContext, answer: str, level: FeedbackLevel | None) -> tuple[di
         "canonical": canonical,
         "sound_status": verdict.status,
         "sound_valid": int(verdict.valid),
+        # why, in the domain's own sentences (recorded beside the round, not handed back)
+        "sound_reason": "\n".join(verdict.errors) or None,
     }
     if level is not None and not verdict.valid and not verdict.final:
         fields["feedback"] = ctx.domain.feedback(ctx.instance, verdict, level)

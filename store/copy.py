@@ -23,7 +23,7 @@ from critiquebench.store.verify import SCHEMA as VERIFY_SCHEMA
 log = logging.getLogger(__name__)
 
 # Tables of our own, in an order that keeps every study's definition ahead of its runs.
-TABLES = ("studies", "runs", "attempts", "llm_calls", "llm_events", "verify_results")
+TABLES = ("studies", "runs", "attempts", "round_calls", "llm_calls", "llm_events", "verify_results")
 _NO_KEY = {"llm_events": ("ts", "key", "kind")}  # no primary key: these columns identify an event
 _BATCH = 500
 

@@ -49,6 +49,12 @@ def copy_run(db: Store, key: str, source: dict[str, Any], thread_id: str, ident:
         f"SELECT ?, round, {cols}, llm_calls FROM attempts WHERE thread_id = ?",
         [thread_id, source["thread_id"]],
     )
+    db.execute("DELETE FROM round_calls WHERE thread_id = ?", [thread_id])
+    db.execute(  # the same calls (now cache hits) and sound reasons, for the viewer's transcript
+        "INSERT INTO round_calls (thread_id, round, node, calls, sound_reason) "
+        "SELECT ?, round, node, calls, sound_reason FROM round_calls WHERE thread_id = ?",
+        [thread_id, source["thread_id"]],
+    )
     results = {k: source[k] for k in RUN_RESULTS}
     upsert_run(db, thread_id, **ident, status="done", error=None, cache_hits=source["llm_calls"], **results)
     db.execute("INSERT OR IGNORE INTO run_memo (key, thread_id) VALUES (?, ?)", [key, thread_id])

@@ -36,13 +36,19 @@ def run_counts(db: Store) -> dict[str, tuple[int, int]]:
     return {row[0]: (row[1] or 0, row[2] or 0) for row in rows.fetchall()}
 
 
-def study_runs(db: Store, study: str, *, done_only: bool = False) -> list[dict[str, Any]]:
-    """The `runs` rows of `study` by thread id (only finished ones with `done_only`); none from a store that
-    has no runs table yet."""
+# the `runs` columns but final_answer, for readers that never look at it (a long answer is costly to read)
+_RUN_FACTS = ("thread_id, study, domain, scheme, params, instance_id, trial, status, final_round, correct, rounds, "
+              "prompt_tokens, completion_tokens, llm_calls, cache_hits, error, updated_at")  # fmt: skip
+
+
+def study_runs(db: Store, study: str, *, done_only: bool = False, answers: bool = True) -> list[dict[str, Any]]:
+    """The `runs` rows of `study` by thread id (only finished ones with `done_only`; without `final_answer`
+    unless `answers`); none from a store that has no runs table yet."""
     if "runs" not in table_names(db):
         return []
     status = " AND status = 'done'" if done_only else ""
-    return list(db.query(f"SELECT * FROM runs WHERE study = ?{status} ORDER BY thread_id", [study]))
+    columns = "*" if answers else _RUN_FACTS
+    return list(db.query(f"SELECT {columns} FROM runs WHERE study = ?{status} ORDER BY thread_id", [study]))
 
 
 def study_rounds(
@@ -153,3 +159,21 @@ def calls_answered_with(db: Store, responses: Iterable[str]) -> Iterator[tuple[s
         chunk = wanted[i : i + _CHUNK]
         marks = ", ".join("?" * len(chunk))
         yield from db.execute(f"SELECT response, messages FROM llm_calls WHERE response IN ({marks})", chunk)
+
+
+def round_calls(db: Store, thread_id: str) -> list[tuple[int, str, str, str | None]]:
+    """(round, node, calls JSON, sound reason) of a run's node steps, in round and recording order; none from a
+    store written before `round_calls` existed."""
+    if "round_calls" not in table_names(db):
+        return []
+    return db.execute("SELECT round, node, calls, sound_reason FROM round_calls WHERE thread_id = ? "
+                      "ORDER BY round, rowid", [thread_id]).fetchall()  # fmt: skip
+
+
+def calls_by_key(db: Store, keys: Iterable[str]) -> Iterator[tuple[str, str, str]]:
+    """(key, messages JSON, response) of the cached calls with these keys."""
+    wanted = list(dict.fromkeys(keys))
+    for i in range(0, len(wanted), _CHUNK):
+        chunk = wanted[i : i + _CHUNK]
+        marks = ", ".join("?" * len(chunk))
+        yield from db.execute(f"SELECT key, messages, response FROM llm_calls WHERE key IN ({marks})", chunk)

@@ -11,6 +11,11 @@ Tables
   generation round. `llm_verdict` is 1/0 when an LLM verifier judged this answer (NULL otherwise), so Table 2
   compares it with `sound_valid`; `stopped` is 1 on the round whose answer the scheme output. Rows are upserted,
   so a node re-run after a crash overwrites its own row instead of adding one.
+- `round_calls(thread_id, round, node, calls JSON, sound_reason)` keyed by (thread_id, round, node): the cache
+  keys (`llm_calls.key`) of the calls each graph node made in that round, in order, and the sound verifier's
+  reason (its error sentences), so the viewer shows every call of a run (the critic's prompt too) and why an
+  answer is invalid. Stores written before it have none; the viewer then finds the generator's prompt by its
+  answer.
 """
 
 from __future__ import annotations
@@ -41,12 +46,16 @@ SCHEMA = (
             stopped INTEGER NOT NULL DEFAULT 0, prompt_tokens INTEGER NOT NULL DEFAULT 0,
             completion_tokens INTEGER NOT NULL DEFAULT 0, llm_calls INTEGER NOT NULL DEFAULT 0,
             cache_hits INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (thread_id, round))""",
+    """CREATE TABLE IF NOT EXISTS round_calls (
+            thread_id TEXT NOT NULL, round INTEGER NOT NULL, node TEXT NOT NULL, calls TEXT NOT NULL,
+            sound_reason TEXT, PRIMARY KEY (thread_id, round, node))""",
 )
 # Tables keyed by a run's thread id: a study's rows in them go when the study is deleted. LangGraph's
 # checkpoint tables are made by its saver, so they may be missing from a store that never ran a graph.
 # (checkpoint_blobs and checkpoint_writes are the Postgres checkpointer's)
 _THREAD_TABLES = (
-    "attempts", "checkpoints", "writes", "checkpoint_blobs", "checkpoint_writes", "run_memo", "run_claims"
+    "attempts", "round_calls", "checkpoints", "writes", "checkpoint_blobs", "checkpoint_writes", "run_memo",
+    "run_claims",
 )
 
 
@@ -136,6 +145,19 @@ def run_status(db: sqlite_utils.Database, thread_id: str) -> str | None:
 def run_row(db: sqlite_utils.Database, thread_id: str) -> dict[str, Any] | None:
     """A run's `runs` row, or None."""
     return next(iter(db.query("SELECT * FROM runs WHERE thread_id = ?", [thread_id])), None)
+
+
+def upsert_round_calls(
+    db: sqlite_utils.Database, thread_id: str, round_: int, node: str, keys: list[str], sound_reason: str | None
+) -> None:
+    """Record the calls one node step made in a round (and the sound reason it found); a re-run step
+    (its calls now cache hits with the same keys) overwrites its own row."""
+    db.execute(
+        "INSERT INTO round_calls (thread_id, round, node, calls, sound_reason) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT(thread_id, round, node) DO UPDATE SET calls = excluded.calls, "
+        "sound_reason = excluded.sound_reason",
+        [thread_id, round_, node, json.dumps(keys), sound_reason],
+    )
 
 
 def attempts(db: sqlite_utils.Database, thread_id: str) -> list[dict[str, Any]]:

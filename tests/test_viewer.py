@@ -8,6 +8,7 @@ with CRITIQUE-ONE and accepts the second with CRITIQUE-TWO, a false positive tha
 from __future__ import annotations
 
 import http.client
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -41,6 +42,20 @@ def scripted_reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> st
             return '{"feedback": "CRITIQUE-TWO: every number is used once and it makes 24.", "correct": true}'
         return '{"feedback": "CRITIQUE-ONE: this only makes 4.", "correct": false}'
     return "2*2*2*2" if any(m["role"] == "assistant" for m in messages) else "1+1+1+1"
+
+
+def first_instance(page: Any) -> str:
+    title = page.locator("#transcript h2").inner_text()  # "Run: game24 · scheme · instance ID · trial N"
+    return title.split("instance ")[1].split(" ·")[0]
+
+
+def sound_reason(instance_id: str, answer: str) -> str:
+    """The Game of 24 verifier's own error sentences for `answer` on a generated instance."""
+    from critiquebench.domains import get_domain, load_instances
+
+    domain = get_domain("game24")
+    instance = next(i for i in load_instances(domain, f"gen:{RUNS}:1", None) if i.id == instance_id)
+    return "\n".join(domain.verify(instance, answer).errors)
 
 
 @pytest.fixture(scope="module")
@@ -102,10 +117,18 @@ def test_list_cell_run_transcript_and_false_positive_filter(store: Path, page: A
         sync_api.expect(second.locator(".llm")).to_contain_text("said valid")
         sync_api.expect(second.locator("h3")).to_contain_text("stopped here")
         # the prompt is collapsed until asked for, and it holds the critique handed back
-        prompt = second.locator("details.prompt")
+        prompt = second.locator("details.generator-prompt")
         assert prompt.get_attribute("open") is None
         prompt.locator("summary").click()
         sync_api.expect(prompt).to_contain_text("CRITIQUE-ONE")
+        # every call of the round: the critic's own prompt (the study's verification prompt, holding the answer
+        # it judges) and its reply, and the sound verifier's reason in the domain's words
+        critic = first.locator("details.critic-prompt")
+        critic.locator("summary").click()
+        sync_api.expect(critic).to_contain_text("Please check if the following expression")
+        sync_api.expect(critic).to_contain_text("1+1+1+1")
+        sync_api.expect(critic.locator("pre.reply")).to_contain_text("CRITIQUE-ONE: this only makes 4.")
+        sync_api.expect(first.locator(".reason")).to_have_text(sound_reason(first_instance(page), "1+1+1+1"))
         # the papers' filters: every llm-llm run is a false positive stopped by the critic; none made worse
         page.click("#filter-fp")
         sync_api.expect(page.locator("#run-count")).to_have_text(str(RUNS))
@@ -332,3 +355,45 @@ def test_report_table_2_of_a_t3_study_is_the_model_as_verifier(t3_store: Path) -
     row = dict(zip(header, binary, strict=True))
     assert (row["correct"], row["total"], row["false_pos"], row["truth_invalid"]) == ("473", "500", "5", "345")
     assert (row["false_neg"], row["truth_valid"]) == ("22", "155")
+
+
+# --- big answers: a transcript carries the start of a long text and loads the rest when asked
+
+LONG_ANSWER = "1+1+1+1 " + "and so on " * 6000 + "THE-END"  # 60,015 characters
+
+
+@pytest.fixture(scope="module")
+def long_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("long") / "store.sqlite"
+    with ScriptedServer(reply=LONG_ANSWER) as server:
+        subprocess.run([sys.executable, "-m", "critiquebench.cli", "run", "long", "--domains", "game24",
+                        "--instances", "gen:1:1", "--schemes", "standard", "--base-url", server.base_url, "--model",
+                        "scripted", "--store", str(path), "--no-progress"],
+                       check=True, capture_output=True, timeout=300)  # fmt: skip
+    return path
+
+
+def open_long_answer(page: Any) -> None:
+    page.click('#table1 td.cell[data-scheme="standard"]')
+    page.locator("#run-table tbody tr").first.click()
+    answer = page.locator("#transcript .round pre.answer")
+    sync_api.expect(answer).to_have_class(re.compile(r"\bcut\b"))
+    assert "THE-END" not in answer.inner_text() and answer.inner_text().startswith("1+1+1+1 and so on")
+    page.locator("#transcript .round .long button.more").first.click()
+    sync_api.expect(answer).to_contain_text("THE-END")
+    assert answer.inner_text() == LONG_ANSWER
+
+
+def test_long_texts_load_when_asked_served_and_from_disk(long_store: Path, page: Any, tmp_path: Path) -> None:
+    with ViewerServer(long_store, []) as server:
+        page.goto(server.url + "#study=long")
+        open_long_answer(page)
+    out = tmp_path / "site"
+    result = subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "--store", str(long_store),
+                             "--output", str(out)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    # the long answer is written once, apart from the run's file, which holds only its start
+    assert max(p.stat().st_size for p in (out / "data" / "run").iterdir()) < 20_000
+    assert len(list((out / "data" / "text").iterdir())) == 1
+    page.goto((out / "index.html").as_uri() + "#study=long")
+    open_long_answer(page)

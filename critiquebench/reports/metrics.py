@@ -177,7 +177,8 @@ def ordered_keys(keys: Iterable[tuple[str, str]], config: dict[str, Any]) -> lis
 
 
 def _runs(db: sqlite_utils.Database, study: str) -> list[dict[str, Any]]:
-    rows = study_runs(db, study)
+    # no final_answer: tables never read it, and a long answer would be read for every run
+    rows = study_runs(db, study, answers=False)
     for row in rows:
         row["spec"] = spec_of(row)
     return rows

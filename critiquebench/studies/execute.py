@@ -35,6 +35,7 @@ from critiquebench.store.results import (
     run_row,
     run_status,
     upsert_attempt,
+    upsert_round_calls,
     upsert_run,
 )
 from critiquebench.studies.reuse import copy_finished, run_key
@@ -150,9 +151,10 @@ def _claimed_run(
         try:
             start = None if resumed else initial_state(instance.id)
             for step in graph.stream(start, config, context=ctx, durability=DURABILITY, stream_mode="updates"):
-                for update in step.values():  # the one place where rounds are recorded
+                for node, update in step.items():  # the one place where rounds are recorded
+                    keys = ctx.llm.take_keys()  # the calls this node step made
                     if isinstance(update, dict):
-                        _record(db, tid, update.get("attempt"), None)
+                        _record(db, tid, update.get("attempt"), None, node, keys)
         except EndpointUnreachable as exc:  # the caller stops the study; this run resumes later
             _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
             raise
@@ -169,14 +171,25 @@ def _claimed_run(
     return outcome
 
 
-def _record(db: sqlite_utils.Database, tid: str, attempt: dict[str, Any] | None, round_: int | None) -> None:
-    """Upsert a node's attempt as its round's row (only the fields it holds)."""
+def _record(
+    db: sqlite_utils.Database,
+    tid: str,
+    attempt: dict[str, Any] | None,
+    round_: int | None,
+    node: str | None = None,
+    keys: list[str] | None = None,
+) -> None:
+    """Upsert a node's attempt as its round's row (only the fields it holds), and the calls the node's step
+    made with the sound reason it found as the round's `round_calls` row of that node."""
     if not attempt:
         return
     fields = dict(attempt)
+    reason = fields.pop("sound_reason", None)
     round_ = fields.pop("round", None) or round_
     if round_ and fields:
         upsert_attempt(db, tid, round_, **fields)
+    if round_ and node and (keys or reason):
+        upsert_round_calls(db, tid, round_, node, keys or [], reason)
 
 
 def _legacy_past(db: sqlite_utils.Database, tid: str, values: dict[str, Any]) -> list[dict[str, Any]]:

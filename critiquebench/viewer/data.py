@@ -14,6 +14,7 @@ Run flags answer the papers' questions:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -27,6 +28,8 @@ from critiquebench.reports.planbench import is_task_study, task_rows
 from critiquebench.store.db import query_only, table_names
 from critiquebench.store.reads import (
     calls_answered_with,
+    calls_by_key,
+    round_calls,
     round_texts,
     run_by_id,
     run_flags,
@@ -186,28 +189,104 @@ Prompts = dict[str, list[Messages]]  # answer text -> message lists of the cache
 
 
 MAX_ROWID = 2**63 - 1  # SQLite's
+# A text longer than LONG goes out as its first HEAD characters and a reference (`{"long": REF, "head": ...,
+# "length": N}`); the page loads the whole text (`text/REF`) when asked. A 5 MB answer then costs a transcript
+# 2,000 characters, not 5 MB in every round and every later prompt that repeats it.
+LONG, HEAD = 20_000, 2_000
+_TEXT_FIELDS = ("answer", "canonical", "feedback", "llm_critique", "sound_reason")
 
 
-def run(db: sqlite_utils.Database, rowid: int, prompts: Prompts | None = None, studies: list[str] | None = None
-        ) -> dict[str, Any]:  # fmt: skip
-    """One run with its rounds in order; each round carries the chat messages that produced its answer when the
-    call cache still has them (`prompts`: answer text -> messages, looked up when not given). With `studies`,
-    only a run of one of them is shown."""
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def run(db: sqlite_utils.Database, rowid: int, prompts: Prompts | None = None, studies: list[str] | None = None,
+        texts: dict[str, str] | None = None, full: bool = False) -> dict[str, Any]:  # fmt: skip
+    """One run with its rounds in order: each round's answer, parsed answer, verdicts, feedback, the sound
+    verifier's reason, and every LLM call its graph nodes made (`calls`: node, messages, reply) when recorded;
+    else the generator's messages found by its answer (`prompts`: answer text -> messages, looked up when not
+    given). With `studies`, only a run of one of them is shown.
+
+    Texts longer than `LONG` are cut (see `LONG`): their reference is `ROWID/DIGEST`, or with `texts` (the static
+    export) `DIGEST`, the whole text being added to `texts`. `full` keeps every text whole."""
     row = run_by_id(db, rowid) if rowid <= MAX_ROWID else None
     if row is None or (studies is not None and row["study"] not in studies):
         raise LookupError(f"no run {rowid}")
     rounds = run_rounds(db, row["thread_id"])
+    steps = _round_calls(db, row["thread_id"])
+    missing = [a["answer"] for a in rounds
+               if a["answer"] and not any(c["node"] == "generator" for c in steps.get(a["round"], {}).get("calls", []))]
     if prompts is None:
-        prompts = prompts_for(db, [a["answer"] for a in rounds if a["answer"]]) if has_cache(db) else {}
+        prompts = prompts_for(db, missing) if missing and has_cache(db) else {}
     earlier: list[str] = []
     for attempt in rounds:
-        attempt["prompt"] = _best_prompt(prompts.get(attempt["answer"] or "", []), earlier)
-        earlier.append(attempt["answer"] or "")
+        step = steps.get(attempt["round"], {})
+        attempt["calls"] = calls = step.get("calls", [])
+        attempt["sound_reason"] = step.get("reason")
+        mine = next((c["messages"] for c in calls if c["node"] == "generator" and c["messages"]), None)
+        attempt["prompt"] = mine or _best_prompt(prompts.get(attempt["answer"] or "", []), earlier)
+    earlier.append(attempt["answer"] or "")
     info = {k: _clean(v) for k, v in row.items()}
     info["scheme"] = spec_of(row)
     # the model under test is a plan verifier: the page shows its verdict against the truth
     info["verifier_task"] = row["domain"] in verifier_tasks(study_config(db, row["study"]))
-    return {"run": info, "rounds": rounds}
+    out = {"run": info, "rounds": rounds}
+    return out if full else _shorten(out, rowid, texts)
+
+
+def _round_calls(db: sqlite_utils.Database, thread_id: str) -> dict[int, dict[str, Any]]:
+    """round -> {"calls": [{"node", "messages", "reply"} of every call, in order], "reason": the sound
+    verifier's reason}; a call that left the cache has `messages` and `reply` None."""
+    rows = round_calls(db, thread_id)
+    keys = [k for _, _, calls, _ in rows for k in json.loads(calls)]
+    cached: dict[str, tuple[Any, str]] = {}
+    if keys and has_cache(db):
+        cached.update((k, (json.loads(m), r)) for k, m, r in calls_by_key(db, keys))
+    out: dict[int, dict[str, Any]] = {}
+    for round_, node, calls, reason in rows:
+        step = out.setdefault(round_, {"calls": [], "reason": None})
+        for key in json.loads(calls):
+            messages, reply = cached.get(key, (None, None))
+            step["calls"].append({"node": node, "messages": messages, "reply": reply})
+        step["reason"] = step["reason"] or reason
+    return out
+
+
+def _shorten(payload: dict[str, Any], rowid: int, texts: dict[str, str] | None) -> dict[str, Any]:
+    def cut(text: Any) -> Any:
+        if not isinstance(text, str) or len(text) <= LONG:
+            return text
+        key = digest(text)
+        if texts is not None:
+            texts[key] = text
+        return {"long": key if texts is not None else f"{rowid}/{key}", "head": text[:HEAD], "length": len(text)}
+
+    def cut_messages(messages: Messages | None) -> Any:
+        return None if messages is None else [{**m, "content": cut(m.get("content"))} for m in messages]
+
+    info = payload["run"]
+    info["final_answer"], info["error"] = cut(info.get("final_answer")), cut(info.get("error"))
+    for attempt in payload["rounds"]:
+        for name in _TEXT_FIELDS:
+            attempt[name] = cut(attempt.get(name))
+        attempt["prompt"] = cut_messages(attempt.get("prompt"))
+        for call in attempt["calls"]:
+            call["messages"], call["reply"] = cut_messages(call["messages"]), cut(call["reply"])
+    return payload
+
+
+def text(db: sqlite_utils.Database, rowid: int, key: str, studies: list[str] | None = None) -> str:
+    """The whole text of run `rowid` whose digest is `key` (what `run` cut)."""
+    payload = run(db, rowid, studies=studies, full=True)
+    for attempt in payload["rounds"]:
+        candidates = [attempt.get(name) for name in _TEXT_FIELDS] + [payload["run"].get("error")]
+        for messages in [attempt.get("prompt") or [], *[c["messages"] or [] for c in attempt["calls"]]]:
+            candidates += [m.get("content") for m in messages]
+        candidates += [c["reply"] for c in attempt["calls"]]
+        for found in candidates:
+            if isinstance(found, str) and len(found) > LONG and digest(found) == key:
+                return found
+    raise LookupError(f"no text {key} in run {rowid}")
 
 
 def _best_prompt(candidates: list[Messages], earlier: list[str]) -> Messages | None:

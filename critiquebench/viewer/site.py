@@ -1,7 +1,7 @@
 """The viewer as a local web server (loopback, a free port) or as static files that open from disk.
 
 The page (static/index.html, app.js, style.css, all shipped in the package: no CDN, no network) asks for its
-data by path (`index`, `study/KEY`, `runs/KEY`, `search/KEY`, `run/ROWID`; see `critiquebench.viewer.data`).
+data by path (`index`, `study/KEY`, `runs/KEY`, `search/KEY`, `run/ROWID`, `text/REF`; see `critiquebench.viewer.data`).
 Paths hold only numbers the viewer made (a study's position in the index, a run's row id), never stored text.
 
 Two modes, because a page opened from `file://` cannot `fetch` files:
@@ -37,7 +37,9 @@ log = logging.getLogger(__name__)
 ASSETS = ("index.html", "app.js", "style.css")
 _TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css",
           ".json": "application/json; charset=utf-8"}  # fmt: skip
-_DATA_RE = re.compile(r"^data/(index|(?:study|runs|search)/\d{1,9}|run/\d{1,19})\.json$")
+_DATA_RE = re.compile(
+    r"^data/(index|(?:study|runs|search)/\d{1,9}|run/\d{1,19}|text/(?:\d{1,19}/)?[0-9a-f]{32})\.json$"
+)
 # The page needs its own scripts, styles and data only: no inline script, no other origin, no framing.
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")  # fmt: skip
@@ -79,6 +81,9 @@ def payload(db: Any, path: str, names: list[str]) -> Any:
     if kind == "search":
         return data.search(db, data.study_name(db, names, arg))
     shown = [s["name"] for s in data.index(db, names)["studies"]]
+    if kind == "text":  # a long text of a run, as the run's payload referenced it
+        rowid, _, key = arg.partition("/")
+        return {"text": data.text(db, int(rowid), key, studies=shown)}
     return data.run(db, int(arg), studies=shown)
 
 
@@ -204,7 +209,10 @@ def _payloads(db: Any, idx: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         answers = [r["answer"] for r in study_rounds(db, name, answered=True)]
         prompts = data.prompts_for(db, answers) if cache else {}
         for rowid in ids:
-            yield f"run/{int(rowid)}", data.run(db, rowid, prompts)
+            texts: dict[str, str] = {}  # the run's long texts, each written once under its digest
+            yield f"run/{int(rowid)}", data.run(db, rowid, prompts, texts=texts)
+            for key, text in texts.items():
+                yield f"text/{key}", {"text": text}
 
 
 def _write(path: Path, body: bytes) -> None:

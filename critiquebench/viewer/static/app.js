@@ -166,24 +166,26 @@ function table1(study, p) {
     if (!r) return el("td", {});
     const selected = p.get("cell") === d + "|" + s;
     return el("td", {
-      class: "cell" + (selected ? " selected" : ""), "data-domain": d, "data-scheme": s,
+      class: "cell" + (selected ? " selected" : "") + (r.small_n ? " small-n" : ""), "data-domain": d, "data-scheme": s,
       title: `${r.llm_calls} LLM calls, ${r.cache_hits} cache hits, ${r.mean_rounds?.toFixed(2) ?? "-"} rounds/run; click for the runs`,
       onclick: () => go({ cell: d + "|" + s, run: null }),
-    }, pct(r.correct, r.total), el("small", { text: "95% CI " + (ci(r) || "-") + (r.failed ? ` · ${r.failed} failed` : "") }));
+    }, pct(r.correct, r.total) + (r.small_n ? " *" : ""), el("small", { text: "95% CI " + (ci(r) || "-") + (r.failed ? ` · ${r.failed} failed` : "") }));
   })));
   return el("section", { id: "table1" }, el("h2", { text: "Table 1: accuracy" }),
     el("table", { class: "compact" }, el("thead", {}, head), el("tbody", {}, body)),
-    el("p", { class: "note", text: "Sound-verified final answers / finished runs, with the 95% Wilson interval. Click a cell for its runs." }));
+    el("p", { class: "note", text: "Sound-verified final answers / finished runs, with the 95% Wilson interval. Click a cell for its runs." }),
+    rows.some((r) => r.small_n) ? el("p", { class: "note caution", text: "* small n: too few finished runs to compare schemes; a smoke test of the pipeline, not a finding." }) : null);
 }
 
 function table2(study) {
   if (!study.table2.length) return null;
   const body = study.table2.map((r) => el("tr", {}, el("td", { text: r.domain }), el("td", { text: r.scheme }),
-    el("td", { class: "num", text: pct(r.agree, r.n) }), el("td", { class: "num", text: pct(r.false_pos, r.sound_invalid) }),
+    el("td", { class: "num" + (r.one_class ? " one-class" : ""), text: pct(r.agree, r.n) + (r.one_class ? " †" : "") }), el("td", { class: "num", text: pct(r.false_pos, r.sound_invalid) }),
     el("td", { class: "num", text: pct(r.false_neg, r.sound_valid) })));
   return el("section", { id: "table2" }, el("h2", { text: "Table 2: the LLM as verifier" }),
     el("table", {}, el("thead", {}, el("tr", {}, ["domain", "scheme", "accuracy", "FPR", "FNR"].map((h, i) => el("th", { class: i > 1 ? "num" : "", text: h })))), el("tbody", {}, body)),
-    el("p", { class: "note", text: "Every round an LLM verifier judged. FPR: said valid among sound-invalid answers; FNR: said invalid among sound-valid ones." }));
+    el("p", { class: "note", text: "Every round an LLM verifier judged. FPR: said valid among sound-invalid answers; FNR: said invalid among sound-valid ones." }),
+    study.table2.some((r) => r.one_class) ? el("p", { class: "note caution", text: "† one class: every answer judged was sound-invalid (or every one valid), so accuracy only counts how often the LLM said that class and the other class's error rate is undefined." }) : null);
 }
 
 function genericTable(title, rows) {
@@ -347,17 +349,35 @@ function tasksTable(study) {
 
 // --- a run, round by round: every model call with its prompt, the answer, the parsed answer, the sound verdict
 // with its reason and the critic's verdict
-function messagesBlock(cls, title, messages) {
+// A stored text, or a long one as {long: REF, head, length}: its head and a button that loads the whole text.
+function textBlock(cls, value) {
+  if (value === null || value === undefined || typeof value !== "object") return el("pre", { class: cls, text: value ?? "" });
+  const pre = el("pre", { class: cls + " cut", text: value.head });
+  const note = el("div", { class: "note", text: `the first ${value.head.length.toLocaleString()} of ${value.length.toLocaleString()} characters ` });
+  const more = el("button", { class: "more", text: "show all", onclick: async () => {
+    more.disabled = true;
+    try {
+      const full = await CB.load("text/" + value.long);
+      if (full.error) throw new Error(full.error);
+      pre.textContent = full.text; pre.classList.remove("cut"); note.remove();
+    } catch (e) { more.disabled = false; note.textContent = e.message + " "; }
+  } });
+  note.append(more);
+  return el("div", { class: "long" }, pre, note);
+}
+
+function messagesBlock(cls, title, messages, reply) {
   if (!messages) return el("p", { class: "muted " + cls, text: title + ": not in the call cache" });
   return el("details", { class: "prompt " + cls }, el("summary", { text: `${title} (${messages.length} message${messages.length === 1 ? "" : "s"})` }),
-    messages.map((m) => [el("div", { class: "msg-role", text: m.role }), el("pre", { text: m.content })]));
+    messages.map((m) => [el("div", { class: "msg-role", text: m.role }), textBlock("", m.content)]),
+    reply === undefined ? null : [el("div", { class: "msg-role", text: "reply" }), textBlock("reply", reply)]);
 }
 
 function parsedAnswer(canonical) {
   if (canonical === null || canonical === undefined || canonical === "") return el("p", { class: "muted parsed", text: "Parsed answer: nothing could be read" });
   let shown = canonical;
-  try { shown = JSON.stringify(JSON.parse(canonical), null, 1); } catch (e) { /* not JSON: the text as stored */ }
-  return el("details", { class: "parsed" }, el("summary", { text: "Parsed answer (what the sound verifier judged)" }), el("pre", { text: shown }));
+  try { shown = JSON.stringify(JSON.parse(canonical), null, 1); } catch (e) { /* not JSON (or cut): as stored */ }
+  return el("details", { class: "parsed" }, el("summary", { text: "Parsed answer (what the sound verifier judged)" }), textBlock("", shown));
 }
 
 function planVerdict(v) {
@@ -390,26 +410,32 @@ async function transcript(id) {
   const r = data.run;
   section.append(el("h2", { text: `Run: ${r.domain} · ${r.scheme} · instance ${r.instance_id} · trial ${r.trial}` }),
     el("p", { class: "muted", text: `${r.status}; final answer ${r.correct === null ? "not judged" : r.correct ? "correct" : "wrong"} (round ${r.final_round ?? "-"}); ${r.rounds} round(s), ${r.prompt_tokens} prompt + ${r.completion_tokens} completion tokens, ${r.llm_calls} LLM calls, ${r.cache_hits} cache hits` }));
-  if (r.error) section.append(el("pre", { class: "error run-error", text: r.error }));
+  if (r.error) section.append(textBlock("error run-error", r.error));
   for (const a of data.rounds) {
     const card = el("div", { class: "round" + (a.stopped ? " stopped" : ""), "data-round": a.round }, el("h3", { text: `Round ${a.round}` + (a.stopped ? " · the scheme stopped here" : "") }));
-    card.append(messagesBlock("generator-prompt", "Prompt", a.prompt), el("div", { class: "label", text: "Answer" }), el("pre", { class: "answer", text: a.answer ?? "" }));
+    const calls = a.calls || [], generated = calls.filter((c) => c.node === "generator");
+    card.append(messagesBlock("generator-prompt", "Prompt", a.prompt), el("div", { class: "label", text: "Answer" }), textBlock("answer", a.answer));
+    if (generated.length > 1) {
+      card.append(el("details", { class: "more-calls" }, el("summary", { text: `all ${generated.length} calls of the generator this round` }),
+        generated.map((c, i) => messagesBlock("generator-call", `Call ${i + 1}`, c.messages, c.reply))));
+    }
     if (r.verifier_task) {
       card.append(...verifierRound(a));
     } else {
       card.append(parsedAnswer(a.canonical));
       const sound = a.sound_valid === null ? el("span", { class: "muted", text: "not judged" }) : el("span", { class: a.sound_valid ? "ok" : "bad", text: a.sound_valid ? "valid" : "invalid" });
       card.append(el("div", { class: "label sound" }, "Sound verifier: ", sound, a.sound_status && a.sound_status !== (a.sound_valid ? "valid" : "invalid") ? ` (${a.sound_status})` : ""));
-      if (a.sound_reason) card.append(el("pre", { class: "reason", text: a.sound_reason }));
+      if (a.sound_reason) card.append(textBlock("reason", a.sound_reason));
     }
     if (a.llm_verdict !== null) {
       const fp = a.llm_verdict && a.sound_valid === 0, fn = !a.llm_verdict && a.sound_valid === 1;
-      if (a.critic_prompts) a.critic_prompts.forEach((m, i) => card.append(messagesBlock("critic-prompt", a.critic_prompts.length > 1 ? `Critic's prompt, vote ${i + 1}` : "Critic's prompt", m)));
+      const judged = calls.filter((c) => c.node !== "generator");
+      judged.forEach((c, i) => card.append(messagesBlock("critic-prompt", (c.node === "critic" ? "Critic's prompt" : `${c.node}: prompt`) + (judged.length > 1 ? ` ${i + 1}` : ""), c.messages, c.reply)));
       card.append(el("div", { class: "label llm" }, "LLM verifier: ", el("span", { class: a.llm_verdict ? "ok" : "bad", text: a.llm_verdict ? "said valid" : "said invalid" }),
         fp ? el("span", { class: "flag", text: "false positive" }) : null, fn ? el("span", { class: "flag", text: "false negative" }) : null));
-      if (a.llm_critique) card.append(el("pre", { class: "critique", text: a.llm_critique }));
+      if (a.llm_critique) card.append(textBlock("critique", a.llm_critique));
     }
-    if (a.feedback) card.append(el("div", { class: "label", text: "Handed back to the generator" }), el("pre", { class: "feedback", text: a.feedback }));
+    if (a.feedback) card.append(el("div", { class: "label", text: "Handed back to the generator" }), textBlock("feedback", a.feedback));
     card.append(el("div", { class: "usage", text: `tokens: ${a.prompt_tokens} in, ${a.completion_tokens} out · LLM calls ${a.llm_calls} · cache hits ${a.cache_hits}` }));
     section.append(card);
   }
