@@ -167,6 +167,9 @@ def test_view_errors_are_one_line(tmp_path: Path, store: Path) -> None:
     unknown = subprocess.run([*cli, "nope", "--store", str(store), "--output", str(tmp_path / "o")],
                              capture_output=True, text=True)  # fmt: skip
     assert unknown.returncode == 2 and "no study named nope" in unknown.stderr
+    for port in ("70000", "-1"):  # one line from the option's check, not a traceback from bind()
+        bad = subprocess.run([*cli, "--port", port, "--store", str(store)], capture_output=True, text=True)
+        assert bad.returncode == 2 and "Traceback" not in bad.stderr and "Invalid value for '--port'" in bad.stderr
     with sqlite3.connect(store) as db:  # the failed views wrote nothing
         assert db.execute("SELECT count(*) FROM studies").fetchone()[0] == 2
 
@@ -397,3 +400,41 @@ def test_long_texts_load_when_asked_served_and_from_disk(long_store: Path, page:
     assert len(list((out / "data" / "text").iterdir())) == 1
     page.goto((out / "index.html").as_uri() + "#study=long")
     open_long_answer(page)
+
+
+XSS = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script></pre><b class="injected">x</b>'
+
+
+def test_llm_text_is_shown_as_text(tmp_path: Path, page: Any) -> None:
+    """An answer and a critique holding markup (the reliability audit's payloads) are shown literally, in the
+    run list, the transcript, the search box and the static export."""
+    path = tmp_path / "xss.sqlite"
+
+    def reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+        if "Please check if the following expression" in messages[-1]["content"]:
+            return '{"feedback": "CRIT ' + XSS.replace('"', '\\"') + '", "correct": false}'
+        return XSS
+
+    with ScriptedServer(reply=reply) as server:
+        subprocess.run([sys.executable, "-m", "critiquebench.cli", "run", "xss", "--domains", "game24",
+                        "--instances", "gen:1:1", "--schemes", "llm-llm:rounds=1", "--base-url", server.base_url,
+                        "--model", XSS, "--store", str(path), "--no-progress"],
+                       check=True, capture_output=True, timeout=300)  # fmt: skip
+    out = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "--store", str(path), "--output", str(out)],
+                   check=True, capture_output=True, timeout=120)  # fmt: skip
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    with ViewerServer(path, []) as viewer:
+        for url in (viewer.url, (out / "index.html").as_uri()):
+            page.goto(url + "#study=xss")
+            page.fill("#run-search", "onerror")
+            page.press("#run-search", "Enter")
+            sync_api.expect(page.locator("#run-count")).to_have_text("1")
+            sync_api.expect(page.locator("#run-table td.snippet")).to_have_text(XSS)
+            page.locator("#run-table tbody tr").first.click()
+            sync_api.expect(page.locator("#transcript .round .answer")).to_have_text(XSS)
+            sync_api.expect(page.locator("#transcript .round .critique")).to_contain_text("CRIT <img src=x")
+            assert page.evaluate("() => window.__pwned") is None
+            assert page.locator(".injected").count() == 0 and page.locator("main img").count() == 0
+    assert not dialogs

@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
         output: Annotated[
             Path | None, typer.Option(help="Write static files here (open DIR/index.html from disk); no server.")
         ] = None,
-        port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (default: a free one).")] = 0,
+        port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (default: a free one).", min=0, max=65535)] = 0,
         store: Annotated[
             Path | None, typer.Option("--store", help="Store file (default: $CRITIQUEBENCH_STORE).")
         ] = None,
