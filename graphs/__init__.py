@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from critiquebench.domains.contract import Need, unmet
 from critiquebench.graphs import intrinsic, llm_llm, refine, sampling, self_consistency, sound, standard
+from critiquebench.graphs.cost import Calls, critic_calls
 from critiquebench.graphs.params import Param, resolve, text, with_defaults
 from critiquebench.graphs.state import RunContext, initial_state, recursion_limit
 from langgraph.graph import StateGraph
@@ -37,6 +38,7 @@ class Scheme:
     declared: tuple[Param, ...]
     doc: str
     rounds_of: Callable[[Mapping[str, Any]], int] | None = None
+    calls_of: Callable[[Mapping[str, Any]], Calls] | None = None
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -61,6 +63,14 @@ class Scheme:
             return self.rounds_of(full)
         return int(full.get("rounds", full.get("k", 1)))
 
+    def calls(self, params: Mapping[str, Any]) -> Calls:
+        """The LLM calls one run makes (see `graphs.cost`), from the module's own `calls(params)`; a scheme
+        without one is counted as a loop of `max_rounds` rounds with a critic call each when it has a critic."""
+        full = self.params(params)
+        if self.calls_of is not None:
+            return self.calls_of(full)
+        return Calls(rounds=self.max_rounds(params), critic=critic_calls(full) if self.has_critic else 0)
+
     def __call__(self, **params: Any) -> StateGraph:
         full = self.params(params)
         plain = {k: v for k, v in full.items() if not k.startswith(CRITIC_PARAM_PREFIX)}
@@ -77,7 +87,8 @@ class Scheme:
 def _scheme(name: str, module: ModuleType, **defaults: Any) -> Scheme:
     doc = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split())
     rounds_of = getattr(module, "max_rounds", None)
-    return Scheme(name, module.build, with_defaults(module.PARAMS, **defaults), doc, rounds_of)
+    calls_of = getattr(module, "calls", None)
+    return Scheme(name, module.build, with_defaults(module.PARAMS, **defaults), doc, rounds_of, calls_of)
 
 
 SCHEMES: dict[str, Scheme] = {
@@ -122,6 +133,11 @@ class Spec(NamedTuple):
     @property
     def max_rounds(self) -> int:
         return self.scheme.max_rounds(self.given)
+
+    @property
+    def calls(self) -> Calls:
+        """The LLM calls one run of this configuration makes (`graphs.cost.Calls`)."""
+        return self.scheme.calls(self.given)
 
     def build(self) -> StateGraph:
         return self.scheme(**self.given)
@@ -191,6 +207,7 @@ def compiled(spec: str) -> CompiledStateGraph:
 
 __all__ = [
     "SCHEMES",
+    "Calls",
     "Param",
     "Scheme",
     "Spec",

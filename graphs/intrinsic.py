@@ -19,7 +19,19 @@ from typing import Any
 
 from critiquebench.domains.contract import Judged, SelfCritiqued
 from critiquebench.domains.prompts import DEFAULT
-from critiquebench.graphs.params import Param, critic, style, temperature, votes
+from critiquebench.graphs.cost import Calls, critic_calls
+from critiquebench.graphs.params import (
+    MAX_ROUNDS,
+    MAX_SHOTS,
+    MAX_TEMPERATURE,
+    MAX_TOKENS,
+    MAX_VOTES,
+    Param,
+    critic,
+    style,
+    temperature,
+    votes,
+)
 from critiquebench.graphs.state import RunContext, route
 from critiquebench.nodes.critics import make_critic
 from critiquebench.nodes.intrinsic import (
@@ -37,11 +49,14 @@ from langgraph.graph import END, START, StateGraph
 VOTE_TEMPERATURE = 0.7
 
 PARAMS = (
-    Param("steps", int, 10, "self-critique steps after the first plan: steps 0..N give up to N+1 plans", minimum=0),
+    Param("steps", int, 10, "self-critique steps after the first plan: steps 0..N give up to N+1 plans", minimum=0,
+          maximum=MAX_ROUNDS),
     critic("intrinsic"),
     votes(1),
-    Param("shots", int, 16, "example problems with plans in the planner prompt (planning domains)", minimum=0),
-    Param("critique_shots", int, 0, "verified example plans in the critic prompt: the paper used 0 or 8", minimum=0),
+    Param("shots", int, 16, "example problems with plans in the planner prompt (planning domains)", minimum=0,
+          maximum=MAX_SHOTS),
+    Param("critique_shots", int, 0, "verified example plans in the critic prompt: the paper used 0 or 8", minimum=0,
+          maximum=MAX_SHOTS),
     Param("domain_definition", bool, True, "the domain's PDDL in the critic prompt (a Table 4 ablation)"),
     Param(
         "context_limit",
@@ -49,9 +64,11 @@ PARAMS = (
         None,
         "stop a run early when a prompt would exceed this many tokens (about 4 characters a token)",
         minimum=1,
+        maximum=MAX_TOKENS,
         nullable=True,
     ),
-    Param("runs", int, 1, "independent self-critique runs; with more than one, the most common final plan", minimum=1),
+    Param("runs", int, 1, "independent self-critique runs; with more than one, the most common final plan", minimum=1,
+          maximum=MAX_VOTES),
     style("pddl"),
     temperature(),
     Param(
@@ -60,6 +77,7 @@ PARAMS = (
         VOTE_TEMPERATURE,
         "sampling temperature of the critic's votes when votes > 1, so N votes are N different samples",
         minimum=0.0,
+        maximum=MAX_TEMPERATURE,
     ),
     Param(
         "max_tokens",
@@ -67,9 +85,17 @@ PARAMS = (
         None,
         "longest reply of the planner and the critic (none: no cap, the endpoint's own limit)",
         minimum=1,
+        maximum=MAX_TOKENS,
         nullable=True,
     ),
 )
+
+
+def calls(params: dict[str, Any]) -> Calls:
+    """steps + 1 plans per run, each judged by `votes` critiques (none by the sound critic), `runs` times; a
+    "correct" critique ends a run early."""
+    return Calls(rounds=int(params["steps"]) + 1, critic=critic_calls(params), repeats=int(params["runs"]),
+                 shared_first=False)  # fmt: skip
 
 
 def max_rounds(params: dict[str, Any]) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from critiquebench.graphs.cost import Calls, critic_calls
 from critiquebench.graphs.loops import critic_loop
 from critiquebench.graphs.params import critic, history, rounds, style, votes
 from langgraph.graph import StateGraph
@@ -25,3 +26,7 @@ def build(
     return critic_loop(
         rounds=rounds, critic=critic, critic_params=critic_params, votes=votes, style=style, history=history
     )
+
+
+def calls(params: dict[str, Any]) -> Calls:
+    return Calls(rounds=int(params["rounds"]), critic=critic_calls(params))  # the critic judges every round

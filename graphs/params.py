@@ -15,6 +15,7 @@ long as its default keeps the old behaviour.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -30,8 +31,9 @@ TYPE_NAMES = {bool: "bool", int: "int", float: "float", str: "str"}
 @dataclass(frozen=True)
 class Param:
     """One scheme parameter. `nullable` lets "none" (or "default") mean the default behaviour (None);
-    `choices` lists the allowed values of a str parameter; `minimum` bounds an int or float one; `check`
-    validates a value further (raising ValueError), e.g. that a critic name is registered."""
+    `choices` lists the allowed values of a str parameter; `minimum` and `maximum` bound an int or float one
+    (every number has both: its documented range, which `critiquebench schemes` lists; NaN and infinities are
+    never accepted); `check` validates a value further (raising ValueError), e.g. that a critic is registered."""
 
     name: str
     type: type
@@ -39,6 +41,7 @@ class Param:
     help: str
     choices: tuple[Any, ...] | None = None
     minimum: float | None = None
+    maximum: float | None = None
     nullable: bool = False
     check: Callable[[Any], None] | None = None
 
@@ -51,8 +54,12 @@ class Param:
             out = _bool(value, where)
         elif self.type in (int, float):
             out = _number(self.type, value, where)
+            if not math.isfinite(out):
+                raise ValueError(f"{where} must be a finite number, not {_text(out)}")
             if self.minimum is not None and out < self.minimum:
                 raise ValueError(f"{where} must be >= {_text(self.minimum)}, not {_text(out)}")
+            if self.maximum is not None and out > self.maximum:
+                raise ValueError(f"{where} must be <= {_text(self.maximum)}, not {_text(out)}")
         else:
             out = str(value).strip()
         if self.choices is not None and out not in self.choices:
@@ -70,6 +77,7 @@ class Param:
             "default": self.default,
             "choices": list(self.choices) if self.choices is not None else None,
             "minimum": self.minimum,
+            "maximum": self.maximum,
             "nullable": self.nullable,
             "help": self.help,
         }
@@ -104,25 +112,37 @@ def text(value: Any) -> str:
     return _text(value)
 
 
+# The largest values a spec may give (the papers use at most 15 rounds, 25 samples, 10 steps, 5 runs): enough for
+# any ablation, small enough that a typo such as k=1000000000 is an error instead of a study that never ends.
+MAX_ROUNDS = 1000
+MAX_SAMPLES = 1000
+MAX_VOTES = 100
+MAX_TEMPERATURE = 2.0  # the OpenAI API's
+MAX_SHOTS = 1000  # example problems in a prompt
+MAX_TOKENS = 10_000_000  # a prompt or reply length in tokens
+
+
 # The parameters several schemes share; a scheme picks the ones it has, with its own default where it differs.
 def rounds(default: int) -> Param:
-    return Param("rounds", int, default, "most generation rounds before the run stops", minimum=1)
+    return Param("rounds", int, default, "most generation rounds before the run stops", minimum=1,
+                 maximum=MAX_ROUNDS)  # fmt: skip
 
 
 def samples(default: int) -> Param:
-    return Param("k", int, default, "number of samples of the same prompt", minimum=1)
+    return Param("k", int, default, "number of samples of the same prompt", minimum=1, maximum=MAX_SAMPLES)
 
 
 def temperature(default: float | None = None) -> Param:
     return Param(
         "temperature", float, default,
         "sampling temperature of this scheme's generations (none: the study's temperature)",
-        minimum=0.0, nullable=True,
+        minimum=0.0, maximum=MAX_TEMPERATURE, nullable=True,
     )  # fmt: skip
 
 
 def votes(default: int) -> Param:
-    return Param("votes", int, default, "critic samples per round; 'valid' needs a strict majority", minimum=1)
+    return Param("votes", int, default, "critic samples per round; 'valid' needs a strict majority", minimum=1,
+                 maximum=MAX_VOTES)  # fmt: skip
 
 
 def feedback(default: str) -> Param:

@@ -6,7 +6,10 @@ at the first valid plan. `refine:feedback=all,style=nl` is the earlier variant (
 
 from __future__ import annotations
 
+from typing import Any
+
 from critiquebench.domains.base import FeedbackLevel
+from critiquebench.graphs.cost import Calls
 from critiquebench.graphs.loops import raw_turn, verified_loop
 from critiquebench.graphs.params import feedback, history, rounds, style
 from langgraph.graph import StateGraph
@@ -16,3 +19,7 @@ PARAMS = (rounds(4), feedback("request"), history(), style("refine"))
 
 def build(*, rounds: int, feedback: FeedbackLevel, history: str, style: str | None) -> StateGraph:
     return verified_loop(rounds=rounds, level=feedback, history=history, style=style, wrap=raw_turn)
+
+
+def calls(params: dict[str, Any]) -> Calls:
+    return Calls(rounds=int(params["rounds"]))

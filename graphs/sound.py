@@ -4,7 +4,10 @@ rounds."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from critiquebench.domains.base import FeedbackLevel
+from critiquebench.graphs.cost import Calls
 from critiquebench.graphs.loops import verified_loop
 from critiquebench.graphs.params import feedback, history, rounds, style
 from langgraph.graph import StateGraph
@@ -14,3 +17,7 @@ PARAMS = (rounds(15), feedback("binary"), history(), style())  # sound-first / s
 
 def build(*, rounds: int, feedback: FeedbackLevel, history: str, style: str | None) -> StateGraph:
     return verified_loop(rounds=rounds, level=feedback, history=history, style=style)
+
+
+def calls(params: dict[str, Any]) -> Calls:
+    return Calls(rounds=int(params["rounds"]))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from critiquebench.graphs.cost import Calls
 from critiquebench.graphs.loops import verified_loop
 from critiquebench.graphs.params import style
 from langgraph.graph import StateGraph
@@ -11,3 +14,7 @@ PARAMS = (style(),)
 
 def build(*, style: str | None) -> StateGraph:
     return verified_loop(rounds=1, style=style)
+
+
+def calls(params: dict[str, Any]) -> Calls:
+    return Calls(rounds=1)

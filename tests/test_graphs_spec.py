@@ -103,11 +103,12 @@ def test_schemes_command_lists_every_parameter(tmp_path: Path) -> None:
     by_name = {s["name"]: {p["name"]: p for p in s["params"]} for s in json.loads(listed.output)}
     assert set(by_name) == set(SCHEMES)
     assert by_name["sampling"]["k"] == {
-        "name": "k", "type": "int", "default": 15, "choices": None, "minimum": 1, "nullable": False,
-        "help": "number of samples of the same prompt",
+        "name": "k", "type": "int", "default": 15, "choices": None, "minimum": 1, "maximum": 1000,
+        "nullable": False, "help": "number of samples of the same prompt",
     }  # fmt: skip
     assert by_name["sound-all"]["feedback"]["default"] == "all"
     assert "style=none" in CliRunner().invoke(app, ["schemes"]).output
+    assert "k=15                   int, 1..1000: number of samples" in CliRunner().invoke(app, ["schemes"]).output
 
 
 def test_a_bad_parameter_stops_run_before_anything_is_stored(tmp_path: Path) -> None:

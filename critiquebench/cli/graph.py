@@ -36,7 +36,7 @@ def schemes(
             if p["choices"]:
                 kind += ", one of " + "|".join(map(text, p["choices"])) + ("|none" if p["nullable"] else "")
             if p["minimum"] is not None:
-                kind += f", >= {text(p['minimum'])}"
+                kind += f", {text(p['minimum'])}..{text(p['maximum'])}"
             typer.echo(f"    {p['name'] + '=' + text(p['default']):<22} {kind}: {p['help']}")
     typer.echo("Set parameters as NAME:KEY=VALUE,... (e.g. sampling:k=25); critics: `critiquebench critics`.")
 

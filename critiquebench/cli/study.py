@@ -70,6 +70,10 @@ def print_estimate(estimate: Estimate, price_in: float | None, price_out: float 
     """A dry run's estimate on stdout (see `critiquebench.studies.estimate`)."""
     for line in estimate.lines(price_in, price_out):
         typer.echo(line)
+YesOpt = Annotated[
+    bool, typer.Option("--yes", help="Run even if the study may make more new LLM calls than "
+                                     "$CRITIQUEBENCH_CONFIRM_CALLS (20000) and has no --budget-tokens.")
+]
 ExecutorOpt = Annotated[
     str, typer.Option("--executor", help="local (threads in this process) or ray (worker processes).")
 ]
@@ -88,13 +92,13 @@ def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
 
 
 def _session(store: Path | str, config: StudyConfig, progress: bool, replay: bool,
-             execution: Execution = LOCAL) -> Session:  # fmt: skip
+             execution: Execution = LOCAL, confirmed: bool = False) -> Session:  # fmt: skip
     """Run (or resume) a stored study with progress bars and Ctrl-C handling, and print its one-line summary;
     errors and an abort become exits."""
     try:
         with stop_on_ctrl_c(err.print) as stop, live_progress(progress) as on_progress:
             session = run_session(store, config, replay=replay, execution=execution, stop=stop,
-                                  on_progress=on_progress)  # fmt: skip
+                                  on_progress=on_progress, confirmed=confirmed)  # fmt: skip
     except KeyboardInterrupt:
         err.print(f"aborted; runs in flight stay at their last checkpoint: critiquebench resume {config.name}")
         sys.stdout.flush()
@@ -114,10 +118,11 @@ def execute_study(
     replay: bool,
     figure: Path | None,
     execution: Execution = LOCAL,
+    confirmed: bool = False,
 ) -> None:
     """Run (or resume) a stored study, print Table 1; exit 1 if runs failed, 3 if the token budget stopped runs,
     130 if interrupted."""
-    session = _session(store, config, progress, replay, execution)
+    session = _session(store, config, progress, replay, execution, confirmed)
     with opened(store) as db:
         typer.echo(render(table1(db, config.name), "table"))
         verifier_rows = table2(db, config.name)
@@ -137,12 +142,13 @@ def execute_main_job(
     replay: bool,
     figure: Path | None,
     execution: Execution = LOCAL,
+    confirmed: bool = False,
 ) -> None:
     """Replay every recorded file (0 calls), run the live study, print one summary of both (see main_job)."""
     from critiquebench.reports.findings import combined_curve, summary_grids
 
     def run(store: Path | str, config: StudyConfig, replay: bool, execution: Execution) -> Session:
-        return _session(store, config, progress, replay, execution)
+        return _session(store, config, progress, replay, execution, confirmed)
 
     job = run_main_job(store, live, recorded, replay=replay, execution=execution, run=run)
     for line in job.skipped:
@@ -232,6 +238,7 @@ def register(app: typer.Typer) -> None:
         executor: ExecutorOpt = "local",
         workers: WorkersOpt = 2,
         ray_address: RayAddressOpt = None,
+        yes: YesOpt = False,
     ) -> None:
         """Run a study; running it again with the same definition resumes it."""
         execution = _execution(executor, workers, ray_address)
@@ -252,9 +259,9 @@ def register(app: typer.Typer) -> None:
             raise _fail(str(exc)) from exc
         figure = figure or request.figure
         if request.recorded:
-            execute_main_job(path, request.study, request.recorded, progress, replay, figure, execution)
+            execute_main_job(path, request.study, request.recorded, progress, replay, figure, execution, yes)
         else:
-            execute_study(path, request.study, progress, replay, figure, execution)
+            execute_study(path, request.study, progress, replay, figure, execution, yes)
 
     @app.command("resume")
     def resume_cmd(
@@ -268,6 +275,7 @@ def register(app: typer.Typer) -> None:
         executor: ExecutorOpt = "local",
         workers: WorkersOpt = 2,
         ray_address: RayAddressOpt = None,
+        yes: YesOpt = False,
     ) -> None:
         """Continue a stored study: finished runs stay, unfinished ones continue from their checkpoints."""
         execution = _execution(executor, workers, ray_address)
@@ -277,7 +285,7 @@ def register(app: typer.Typer) -> None:
                 study = stored_study(db, name, concurrency=concurrency, budget_tokens=budget_tokens)
         except (ReportError, StoreError, ConfigError) as exc:
             raise _fail(str(exc)) from exc
-        execute_study(path, study, progress, replay, figure, execution)
+        execute_study(path, study, progress, replay, figure, execution, yes)
 
     @app.command("report")
     def report_cmd(

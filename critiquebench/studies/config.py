@@ -38,6 +38,12 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # Operational settings: changing them does not change which results a study produces.
 _OPERATIONAL = frozenset({"concurrency", "timeout", "budget_tokens", "replay"})
 LOOP, VERIFY = "loop", "verify"
+# The range of every integer setting (README: "Study settings"). The upper ends are far above any paper's study
+# and stop a typo (trials = 1000000000) from becoming a study that fills memory or never ends.
+RANGES: dict[str, tuple[int, int]] = {"trials": (1, 1000), "concurrency": (1, 1024), "max_tokens": (1, 1_000_000),
+                                      "budget_tokens": (1, 10**12), "per_kind": (1, 1000),
+                                      "llm_per_instance": (0, 10_000)}  # fmt: skip
+MAX_TIMEOUT_S = 3600.0  # seconds per LLM call
 # The settings only one kind of study has; a study stores (and compares) the shared ones and its own.
 # Settings added later are stored only when set, so the definitions of older studies stay as they were.
 _STORED_WHEN_SET = {"llm_instances": {}, "llm_per_instance": 0, "prompt_sets": {}}
@@ -418,14 +424,16 @@ def validate(config: StudyConfig) -> None:
         raise ConfigError("a domain is listed twice")
     if len(set(config.schemes)) != len(config.schemes):
         raise ConfigError("a scheme spec is listed twice")
-    for key, low in (("trials", 1), ("concurrency", 1), ("max_tokens", 1), ("budget_tokens", 1), ("per_kind", 1)):
+    for key, (low, high) in RANGES.items():
         value = getattr(config, key)
         if value is None and key == "budget_tokens":
             continue
         if not _is_int(value) or value < low:
             raise ConfigError(f"{key} must be an integer >= {low}, got {value!r}")
-    if not _is_int(config.llm_per_instance) or config.llm_per_instance < 0:
-        raise ConfigError(f"llm_per_instance must be an integer >= 0, got {config.llm_per_instance!r}")
+        if value > high:
+            raise ConfigError(f"{key} must be an integer <= {high}, got {value!r}")
+    if not _is_number(config.timeout) or not 0 < float(config.timeout) <= MAX_TIMEOUT_S:  # NaN fails too
+        raise ConfigError(f"timeout must be a number of seconds in (0, {MAX_TIMEOUT_S:g}], got {config.timeout!r}")
     if not _is_number(config.temperature) or not 0.0 <= float(config.temperature) <= 2.0:
         raise ConfigError(f"temperature must be in [0, 2], got {config.temperature}")
     if config.dataset and not Path(config.dataset).exists():

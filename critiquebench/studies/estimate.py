@@ -10,6 +10,10 @@ answers, so they count as new calls:
 - expected: each round ends the run with probability `stop_rate` (a scheme stops on an answer its verifier
   accepts), so round r is reached with probability (1 - stop_rate)^(r - 1).
 
+What a run can cost is the scheme's to say (`Spec.calls`, see `graphs.cost`: rounds, critic calls per round,
+repetitions), never guessed here from its name; later rounds are counted in closed form, and trials are not
+enumerated (each repeats trial 0's calls), so an estimate of a huge study takes as long as a small one's.
+
 Tokens: prompts are measured (4 characters a token, as the client estimates when an endpoint reports no
 usage); a later round's prompt adds one answer and its feedback per earlier round; every reply is counted at
 `max_tokens`, so token and cost figures are upper bounds for the calls they count.
@@ -17,6 +21,7 @@ usage); a later round's prompt adds one answer and its feedback per earlier roun
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -26,9 +31,9 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.domains.contract import Domain, Instance, Judged
-from critiquebench.graphs import parse_spec
+from critiquebench.graphs import Calls, parse_spec
 from critiquebench.store.cache import cache_key, has_call, normalise_messages
-from critiquebench.store.db import opened, store_exists
+from critiquebench.store.db import Store, opened, store_exists
 from critiquebench.store.reads import study_runs
 
 CHARS_PER_TOKEN = 4
@@ -105,79 +110,107 @@ class _Tally:
     def _cached(self, key: str) -> bool:
         return self.cache is not None and has_call(self.cache, key)
 
-    def unknown_calls(self, count: float, expected: float, prompt_tokens: float) -> None:
-        """`count` calls (at most) whose prompts depend on answers, `expected` of them on average."""
+    def unknown_calls(self, count: float, expected: float, prompt_tokens: float, expected_tokens: float) -> None:
+        """`count` calls (at most) whose prompts depend on answers, `expected` of them on average, with
+        `prompt_tokens` in their prompts at most (`expected_tokens` on average)."""
         self.max_calls += count
         self.expected += expected
-        self.max_in += count * prompt_tokens
-        self.expected_in += expected * prompt_tokens
+        self.max_in += prompt_tokens
+        self.expected_in += expected_tokens
         self.max_out += count * self.max_tokens
         self.expected_out += expected * self.max_tokens
 
     def estimate(self, runs: int, done: int, unit: str = "runs", notes: Sequence[str] = ()) -> Estimate:
         for probability, prompt in self.known.values():
             if probability > 0:
-                self.unknown_calls(1, probability, prompt)
+                self.unknown_calls(1, probability, prompt, probability * prompt)
         return Estimate(runs, done, self.max_calls, self.expected, self.cached, self.max_in, self.max_out,
                         self.expected_in, self.expected_out, unit, tuple(notes))  # fmt: skip
 
 
-def _reader(store: Path) -> AbstractContextManager[sqlite_utils.Database | None]:
+def _reader(store: Path) -> AbstractContextManager[Store | None]:
     """The store read-only for a `with` block, or None: a dry run never creates or changes one."""
     return opened(store, readonly=True) if store_exists(store) else nullcontext()
-
-
-def _finished(db: sqlite_utils.Database | None, study: str) -> dict[tuple[str, str, str, int], str]:
-    from critiquebench.reports.metrics import spec_of
-
-    if db is None:
-        return {}
-    rows = study_runs(db, study)
-    return {(r["domain"], spec_of(r), r["instance_id"], r["trial"]): r["status"] for r in rows}
 
 
 def estimate_study(config: Any, store: Path, stop_rate: float = DEFAULT_STOP_RATE) -> Estimate:
     """The estimate of a loop study (`StudyConfig`)."""
     from critiquebench.llm.client import LLMSettings
-    from critiquebench.studies.runner import plan_matrix
+    from critiquebench.studies.runner import plan_cells
 
     settings = LLMSettings(model=config.model, base_url=config.base_url, temperature=config.temperature,
                            max_tokens=config.max_tokens, endpoint_id=config.endpoint_id)  # fmt: skip
     with _reader(store) as db:
         tally = _Tally(db, config.model, settings.endpoint(), settings.sampling_params())
-        tasks, skipped = plan_matrix(config)
-        status = _finished(db, config.name)
-        return _estimate_tasks(tally, tasks, status, stop_rate, [s.describe() for s in skipped])
+        cells, skipped = plan_cells(config)
+        done = finished_per_cell(study_runs(db, config.name) if db is not None else [], config.trials)
+        return _estimate_cells(tally, cells, config.trials, done, stop_rate, [s.describe() for s in skipped])
 
 
-def _estimate_tasks(tally: _Tally, tasks: list[Any], status: Mapping[Any, str], stop_rate: float,
-                    notes: Sequence[str] = ()) -> Estimate:  # fmt: skip
-    """The calls of the runs not done yet, each round ending a run with probability `stop_rate`."""
-    todo = [t for t in tasks if status.get(t.key) != "done"]
+def finished_per_cell(runs: Iterable[Mapping[str, Any]], trials: int) -> Counter[tuple[str, str, str]]:
+    """Finished runs per (domain, spec, instance) among trials 0..trials-1 (from a study's `runs` rows)."""
+    from critiquebench.reports.metrics import spec_of
+
+    return Counter((r["domain"], spec_of(r), r["instance_id"]) for r in runs
+                   if r["status"] == "done" and r["trial"] < trials)  # fmt: skip
+
+
+def _estimate_cells(tally: _Tally, cells: Sequence[Any], trials: int, done: Mapping[tuple[str, str, str], int],
+                    stop_rate: float, notes: Sequence[str] = ()) -> Estimate:  # fmt: skip
+    """The calls of the runs not done yet. Every trial makes trial 0's calls (answered by the cache after the
+    first), so an (instance, spec) costs its calls once however many trials it has; each scheme says what a
+    run costs (`graphs.cost.Calls`), each round ending a run with probability `stop_rate`."""
+    runs = finished = 0
+    for cell in cells:
+        spec = parse_spec(cell.spec)
+        params, calls = spec.params, spec.calls
+        for instance in cell.instances:
+            runs += trials
+            ended = min(trials, done.get((cell.domain.name, cell.spec, instance.id), 0))
+            finished += ended
+            if ended < trials:
+                _run_calls(tally, cell.domain, instance, params, calls, stop_rate)
+    return tally.estimate(runs, finished, notes=notes)
+
+
+def _run_calls(tally: _Tally, domain: Any, instance: Any, params: Mapping[str, Any], calls: Calls,
+               stop_rate: float) -> None:  # fmt: skip
+    """Add one run's calls: the prompts known before it starts (its first round, or every sample) by their cache
+    keys, the rest by count."""
+    first = domain.prompt(instance, params.get("style"))
+    base = tokens(first)
     go = 1.0 - stop_rate
-    for task in todo:
-        spec = parse_spec(task.spec)
-        params = spec.params
-        first = task.domain.prompt(task.instance, params.get("style"))
-        base = tokens(first)
-        temperature = params.get("temperature")
-        if spec.name in ("sampling", "self-consistency"):
-            for sample in range(int(params["k"])):
-                chance = 1.0 if spec.name == "self-consistency" else go**sample
-                tally.known_call(first, sample, temperature, chance)
-            continue
+    if calls.samples:  # every round re-asks the first prompt: each is a known call
+        for sample in range(calls.rounds):
+            tally.known_call(first, sample, params.get("temperature"), go**sample if calls.stops else 1.0)
+        return
+    reach = calls.reach(stop_rate)
+    known = 1 if calls.shared_first else 0
+    if known:
         tally.known_call(first, 0, None, 1.0)
-        rounds = int(params.get("rounds", 1))
-        reach = [go**r for r in range(rounds)]  # the chance of reaching round r + 1
-        critic = params.get("critic")
-        votes = int(params.get("votes", 1)) if critic and critic != "sound" else 0
-        if votes:
-            critique = tokens(critic_prompt(task.domain, task.instance)) + tally.max_tokens
-            tally.unknown_calls(votes * rounds, votes * sum(reach), critique)
-        for r in range(1, rounds):
-            prompt = base + r * (tally.max_tokens + FEEDBACK_TOKENS)
-            tally.unknown_calls(1, reach[r], prompt)
-    return tally.estimate(len(tasks), len(tasks) - len(todo), notes=notes)
+    step = tally.max_tokens + FEEDBACK_TOKENS  # each earlier round adds an answer and its feedback
+    # generation calls after the known one; a later round's prompt holds the rounds before it
+    later_max = calls.repeats * calls.rounds - known
+    later_expected = calls.repeats * reach - known
+    tally.unknown_calls(later_max, later_expected, calls.repeats * _history_tokens(calls.rounds, 1.0, base, step)
+                        - known * base, calls.repeats * _history_tokens(calls.rounds, go if calls.stops else 1.0,
+                                                                          base, step) - known * base)  # fmt: skip
+    if calls.critic:
+        critique = tokens(critic_prompt(domain, instance)) + tally.max_tokens
+        most, mean = calls.repeats * calls.rounds * calls.critic, calls.repeats * reach * calls.critic
+        tally.unknown_calls(most, mean, most * critique, mean * critique)
+
+
+def _history_tokens(rounds: int, go: float, base: int, step: int) -> float:
+    """Sum over rounds r = 0..rounds-1 of go^r * (base + r * step): the prompt tokens of a repetition's
+    generation calls, each weighted by the chance of reaching it (closed forms: rounds may be huge)."""
+    if go >= 1.0:
+        return rounds * base + step * rounds * (rounds - 1) / 2
+    if go <= 0.0:
+        return float(base)
+    total = (1 - go**rounds) / (1 - go)  # sum of go^r
+    weighted = go * (1 - rounds * go ** (rounds - 1) + (rounds - 1) * go**rounds) / (1 - go) ** 2  # sum of r go^r
+    return base * total + step * weighted
 
 
 def estimate_calls(calls: Iterable[list[dict[str, str]]], model: str, endpoint: str, params: Mapping[str, Any],
@@ -190,7 +223,8 @@ def estimate_calls(calls: Iterable[list[dict[str, str]]], model: str, endpoint: 
         for messages in calls:
             tally.known_call(messages, 0, None, 1.0)
         for messages in unknown:
-            tally.unknown_calls(1, 1.0, tokens(messages))
+            size = tokens(messages)
+            tally.unknown_calls(1, 1.0, size, size)
         return tally.estimate(runs, done, unit="answers to judge", notes=notes)
 
 

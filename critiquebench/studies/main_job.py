@@ -77,7 +77,7 @@ class MainJob:
 
 
 def run_main_job(store: Any, live: Any, recorded: list[Recorded], *, replay: bool = False,
-                 execution: Any = None, run: Any = None) -> MainJob:  # fmt: skip
+                 execution: Any = None, run: Any = None, confirmed: bool = False) -> MainJob:  # fmt: skip
     """Replay every recorded file (0 calls), then run the live study; `run(store, config, replay, execution)`
     runs one study (default: `studies.session.run_session`, so a caller can wrap it with its terminal UI)."""
     from critiquebench.importers.planbench import ImportError_, import_planbench
@@ -86,7 +86,7 @@ def run_main_job(store: Any, live: Any, recorded: list[Recorded], *, replay: boo
     execution = execution or LOCAL
     if run is None:
         def run(store: Any, config: Any, replay: bool, execution: Any) -> Any:
-            return run_session(store, config, replay=replay, execution=execution)
+            return run_session(store, config, replay=replay, execution=execution, confirmed=confirmed)
 
     job = MainJob([], [], [])
     for item in recorded:

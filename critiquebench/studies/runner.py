@@ -106,6 +106,15 @@ class Skipped:
         return f"{self.spec} on {', '.join(self.domains)} left out: {self.reason}"
 
 
+@dataclass(frozen=True)
+class Cell:
+    """One scheme spec on one domain's instances: the matrix before its trials (`plan_cells`)."""
+
+    domain: Domain
+    instances: tuple[Instance, ...]
+    spec: str
+
+
 def load_matrix(config: StudyConfig) -> list[Task]:
     """Every (domain, instance, spec, trial) of the study that can run (see `plan_matrix`)."""
     return plan_matrix(config)[0]
@@ -115,6 +124,13 @@ def plan_matrix(config: StudyConfig) -> tuple[list[Task], list[Skipped]]:
     """Every (domain, instance, spec, trial) of the study, scheme-major so that later schemes find the samples
     earlier ones drew (standard's sample 0 is sampling's first sample) in the cache; and the (scheme, domains)
     combinations left out because the scheme cannot run there. A study whose every cell is left out is an error."""
+    cells, skipped = plan_cells(config)
+    tasks = [Task(c.domain, i, c.spec, trial) for c in cells for i in c.instances for trial in range(config.trials)]
+    return tasks, skipped
+
+
+def plan_cells(config: StudyConfig) -> tuple[list[Cell], list[Skipped]]:
+    """The study's (scheme spec, domain) cells that can run, in `plan_matrix`'s order, and those left out."""
     from critiquebench.domains import get_domain, load_instances
     from critiquebench.graphs import unsupported
 
@@ -129,7 +145,7 @@ def plan_matrix(config: StudyConfig) -> tuple[list[Task], list[Skipped]]:
         if not instances:
             raise RunnerError(f"domain {name!r}: selection {config.instances[name]!r} has no instances")
         per_domain.append((domain, instances))
-    tasks: list[Task] = []
+    cells: list[Cell] = []
     skipped: list[Skipped] = []
     for spec in config.schemes:
         left_out: dict[str, list[str]] = {}
@@ -137,11 +153,11 @@ def plan_matrix(config: StudyConfig) -> tuple[list[Task], list[Skipped]]:
             if (why := unsupported(spec, domain)) is not None:
                 left_out.setdefault(why, []).append(domain.name)
                 continue
-            tasks += [Task(domain, i, spec, trial) for i in instances for trial in range(config.trials)]
+            cells.append(Cell(domain, tuple(instances), spec))
         skipped += [Skipped(spec, tuple(names), why) for why, names in left_out.items()]
-    if not tasks and skipped:
+    if not cells and skipped:
         raise RunnerError("nothing can run: " + "; ".join(s.describe() for s in skipped))
-    return tasks, skipped
+    return cells, skipped
 
 
 @contextmanager

@@ -15,9 +15,11 @@ bars (`critiquebench.cli.terminal`) and prints the summary; a Python caller pass
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from critiquebench.store.db import Locator, opened
@@ -27,6 +29,9 @@ from critiquebench.studies.config import StudyConfig
 from critiquebench.studies.runner import ProgressFn, Skipped, StudySummary, finished_keys, plan_matrix, run_study
 
 log = logging.getLogger(__name__)
+
+CONFIRM_ENV = "CRITIQUEBENCH_CONFIRM_CALLS"
+CONFIRM_CALLS = 20_000  # a study that may make more new LLM calls than this needs confirming (or a token budget)
 
 EXECUTORS = ("local", "ray")
 EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_INTERRUPTED = 1, 2, 3, 130
@@ -75,9 +80,13 @@ def run_session(
     execution: Execution = LOCAL,
     stop: threading.Event | None = None,
     on_progress: ProgressFn | None = None,
+    confirmed: bool = False,
 ) -> Session:
     """Run (or resume) study `config` in `store`: its definition is stored (or checked against the stored one
-    by the caller), finished runs stay, the rest run. See the module docstring."""
+    by the caller), finished runs stay, the rest run. See the module docstring.
+
+    A study that may make more than `confirm_calls()` new LLM calls, with no token budget, is refused before
+    anything is stored or called unless `confirmed` (the CLI's --yes)."""
     from critiquebench.llm.budget import StudyBudget
     from critiquebench.llm.client import open_llm
     from critiquebench.store.cache import CallCache
@@ -93,8 +102,10 @@ def run_session(
             if budget is not None:  # a budget set once stays the study's, until a new limit replaces it
                 held.callback(budget.close)
                 config = replace(config, budget_tokens=budget.state()[0])
-            save_study(db, config.name, {**config.to_dict(), "planned_runs": len(tasks)})
             status = finished_keys(store, config.name)
+            if not (confirmed or replay or config.replay or budget is not None):
+                _check_size(store, config, tasks, status)
+            save_study(db, config.name, {**config.to_dict(), "planned_runs": len(tasks)})
             todo = any(status.get(task.key) != "done" for task in tasks)
             # A finished study needs no endpoint: do not start the embedded server just to find that out.
             client = open_llm(settings, held.enter_context(CallCache(store)), budget) if todo else nullcontext()
@@ -116,6 +127,34 @@ def run_session(
     if summary.unreachable:  # nothing ran, and a resume continues
         raise StudyError(f"{summary.unreachable}; nothing is lost: critiquebench resume {config.name}")
     return Session(config, summary, usage, left_out)
+
+
+def confirm_calls() -> int:
+    """New LLM calls a study may make without confirming (`$CRITIQUEBENCH_CONFIRM_CALLS`, default 20,000)."""
+    try:
+        return max(0, int(os.environ.get(CONFIRM_ENV) or CONFIRM_CALLS))
+    except ValueError:
+        return CONFIRM_CALLS
+
+
+def _check_size(store: Locator, config: StudyConfig, tasks: list[Any], status: dict[Any, str]) -> None:
+    """StudyError when the study may make more new calls than `confirm_calls()`. A bound from the schemes' sizes
+    alone comes first (no prompt is built); only a study over it is estimated with its cache (`--dry-run`'s
+    figure), so a study already paid for is not held up."""
+    from critiquebench.graphs import parse_spec
+
+    limit = confirm_calls()
+    cells = {(t.domain.name, t.spec, t.instance.id) for t in tasks if status.get(t.key) != "done"}
+    if sum(parse_spec(spec).calls.most for _, spec, _ in cells) <= limit:
+        return
+    from critiquebench.studies.estimate import estimate_study
+
+    most = estimate_study(config, Path(store) if not isinstance(store, str) else store).max_calls
+    if most > limit:
+        raise StudyError(
+            f"study {config.name} may make up to {most:.0f} new LLM calls (more than {limit}): run it with --yes, "
+            f"or cap it with --budget-tokens N; --dry-run shows the estimate"
+        )
 
 
 def _executor(store: Locator, config: StudyConfig, llm: Any, execution: Execution) -> Any:
