@@ -121,12 +121,8 @@ def sql_outside_store() -> list[str]:
     return bad
 
 
-# Being removed with the domain contract (issue 21 items 1-3): the critic registry and the LLM critic node.
-KNOWN_CYCLES = [["critiquebench.nodes.critics", "critiquebench.nodes.llm_verifier"]]
-
-
 def test_no_import_cycles() -> None:
-    assert [c for c in cycles(import_graph()) if c not in KNOWN_CYCLES] == []
+    assert cycles(import_graph()) == []
 
 
 def test_no_sql_outside_the_store() -> None:
