@@ -31,13 +31,20 @@ def never_right(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
 
 
 SPECS = [small_spec(n) for n in SCHEMES] + ["intrinsic:steps=1,votes=3", "intrinsic:runs=2,steps=1"]
+DOMAINS = {"game24": ("901-902", "901-904"), "coloring": ("1-2", "1-4")}  # (full-length runs, any runs)
+
+
+def study_args(name: str, store: Path, server: ScriptedServer, spec: str, which: int) -> list[str]:
+    """`run` of `spec` on the first domain it can run on (each has a case for every scheme)."""
+    domain = next(d for d in DOMAINS if unsupported(spec, get_domain(d)) is None)
+    args = run_args(name, store, server, instances=DOMAINS[domain][which], schemes=spec)
+    return [domain if a == "game24" else a for a in args]
 
 
 @pytest.mark.parametrize("spec", SPECS)
 def test_the_estimate_is_the_calls_a_full_length_run_makes(tmp_path: Path, spec: str) -> None:
-    assert unsupported(spec, get_domain("game24")) is None
     with ScriptedServer(reply=never_right) as server:
-        args = run_args("full", tmp_path / "s.sqlite", server, instances="901-902", schemes=spec)
+        args = study_args("full", tmp_path / "s.sqlite", server, spec, 0)
         estimate = numbers(invoke(*args, "--dry-run").stdout)
         invoke(*args, check=None)
         assert server.requests == estimate["max"] > 0
@@ -45,11 +52,21 @@ def test_the_estimate_is_the_calls_a_full_length_run_makes(tmp_path: Path, spec:
 
 @pytest.mark.parametrize("spec", SPECS)
 def test_the_estimate_bounds_the_calls_of_any_run(tmp_path: Path, spec: str) -> None:
-    with ScriptedServer(reply=game24_reply) as server:  # right sometimes: runs stop early
-        args = run_args("some", tmp_path / "s.sqlite", server, instances="901-904", schemes=spec)
+    with ScriptedServer(reply=game24_reply) as server:  # right sometimes (on Game of 24): runs stop early
+        args = study_args("some", tmp_path / "s.sqlite", server, spec, 1)
         estimate = numbers(invoke(*args, "--dry-run").stdout)
         invoke(*args, check=None)
         assert 0 < server.requests <= estimate["max"]
+
+
+@pytest.mark.parametrize("spec", ["sound-all:rounds=3", "llm-llm:rounds=3", "sampling:k=3"])
+def test_the_estimate_is_exact_on_graph_colouring_too(tmp_path: Path, spec: str) -> None:
+    with ScriptedServer(reply=never_right) as server:
+        args = [("coloring" if a == "game24" else "1-2" if a == "901-902" else a)
+                for a in run_args("full", tmp_path / "s.sqlite", server, instances="901-902", schemes=spec)]
+        estimate = numbers(invoke(*args, "--dry-run").stdout)
+        invoke(*args, check=None)
+        assert server.requests == estimate["max"] > 0
 
 
 def test_intrinsic_is_costed_by_its_steps_runs_and_votes(tmp_path: Path) -> None:
