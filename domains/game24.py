@@ -42,6 +42,43 @@ CANDIDATE_KINDS = ("correct", "ablated_op", "ablated_number", "random")
 SOLVABLE_PUZZLES = 1362  # distinct solvable multisets of four numbers in 1..13 (all of them are in 24.csv)
 
 
+READERS = ("study", "lenient")
+# The study's `fix_expression`: hand-made repairs it applied before sympy (kstechly/gpt-and-i `game24.py`).
+_STUDY_FIXES = (("x", "*"), ("\u00f7", "/"), ("\u00d7", "*"), ("[", "("), ("]", ")"))
+
+
+def study_expression(text: str) -> str:
+    """The expression the study read from an answer (`check_answer`): the first line of the stripped text,
+    lower-cased, before any "=". Nothing else of the answer counts."""
+    return (text or "").strip().split("\n")[0].lower().split("=")[0]
+
+
+def study_check(numbers: list[int], text: str, texts: PromptSet | None = None) -> Verdict:
+    """The study's verdict on an answer, in its order (kstechly/gpt-and-i `game24.check_answer`): the numbers
+    (every digit run of the first line before "=", as a multiset) first, then the value of the repaired
+    expression. Our exact arithmetic replaces sympy: what sympy could not simplify is malformed here too; a
+    division by zero is sympy's "zoo" (infinite) value; unary signs and powers, which sympy would evaluate, are
+    malformed here (never seen in the study's answers)."""
+    texts = texts or DEFAULT[SET]
+    expression = study_expression(text).strip()
+    found = re.findall(r"\d+", expression)
+    if sorted(found) != sorted(str(n) for n in numbers):
+        sentence = texts.render("game24.feedback.numbers", used=", ".join(found),
+                                expected=str([str(n) for n in numbers]))  # fmt: skip
+        return Verdict("invalid", (sentence,), expression)
+    for old, new in _STUDY_FIXES:
+        expression = expression.replace(old, new)
+    try:
+        value: Any = arith.evaluate(arith.parse_expression(expression))
+    except arith.MalformedExpression as exc:
+        if str(exc) != "division by zero":
+            return Verdict("malformed", (texts.text("game24.feedback.malformed"),), expression)
+        value = "zoo"
+    if value != 24:
+        return Verdict("invalid", (texts.render("game24.feedback.value", value=value),), expression)
+    return Verdict("valid", (), expression)
+
+
 def check(numbers: list[int], expression: str | None, texts: PromptSet | None = None) -> Verdict:
     """Soundly judge an extracted expression: exactly `numbers` as a multiset, only `+ - * /`, value 24."""
     return _judge(numbers, expression, texts or DEFAULT[SET])[0]
@@ -92,13 +129,17 @@ def read_puzzles(path: Path) -> dict[str, Instance]:
 
 
 class Game24:
-    """The Game of 24 domain (see module docstring)."""
+    """The Game of 24 domain (see module docstring). `reader`: "study" (default) reads an answer as the study
+    did (`study_check`), "lenient" finds the expression it commits to anywhere (`arith.extract_expression`)."""
 
     name = "game24"
     candidate_kinds = CANDIDATE_KINDS
     purposes: Mapping[str, str | None] = dict.fromkeys(PURPOSES)  # the study has every judge prompt
 
-    def __init__(self, prompts: Prompts = DEFAULT) -> None:
+    def __init__(self, prompts: Prompts = DEFAULT, reader: str = "study") -> None:
+        if reader not in READERS:
+            raise ValueError(f"game24 reader must be one of {', '.join(READERS)}, not {reader!r}")
+        self.reader = reader
         self.prompts = prompts
         self.texts = prompts[SET]
         self.handback = Backprompt.of(self.texts, "game24", _FEEDBACK_KEYS, _SENTENCE_FIELDS)
@@ -128,6 +169,8 @@ class Game24:
         return [{"role": "user", "content": self.texts.render("game24.generate", numbers=_text(instance))}]
 
     def parse(self, instance: Instance, text: str) -> str | None:
+        if self.reader == "study":
+            return study_expression(text).strip() or None
         return arith.extract_expression(text or "")
 
     def verify(self, instance: Instance, text: str) -> Verdict:
@@ -141,6 +184,13 @@ class Game24:
         return self.assess(instance, text)[1]
 
     def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
+        if self.reader == "study":
+            verdict = study_check(instance.data["numbers"], text, self.texts)
+            try:
+                canonical = arith.canonical_form(arith.parse_expression(verdict.answer or ""))
+            except arith.MalformedExpression:
+                canonical = None
+            return verdict, canonical
         return _judge(instance.data["numbers"], self.parse(instance, text), self.texts)
 
     def candidate(self, instance: Instance, kind: str, rng: random.Random) -> str:
@@ -283,10 +333,12 @@ def _text(instance: Instance) -> str:
 
 
 def make_game24(**options: Any) -> Game24:
-    """The registry's factory; Game of 24 has one prompt style, so `prompt_style` is accepted and unused;
+    """The registry's factory: `reader` "study" (default: the study's first line before "=") or "lenient" (our
+    reader, anywhere in the answer); Game of 24 has one prompt style, so `prompt_style` is accepted and unused;
     `prompts` are the prompt sets to read (default: the built-in ones)."""
     options.pop("prompt_style", None)
     prompts = options.pop("prompts", None) or DEFAULT
+    reader = options.pop("reader", "study")
     if options:
-        raise ValueError(f"game24 takes no options {sorted(options)}")
-    return Game24(prompts)
+        raise ValueError(f"game24 takes no options {sorted(options)} (only reader, prompts)")
+    return Game24(prompts, str(reader))

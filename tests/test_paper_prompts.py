@@ -209,7 +209,7 @@ def test_coloring_backprompts(graphs: list[tuple[str, Instance]]) -> None:
     coloring = get_domain("coloring")
     for _, instance in graphs:
         verdict = coloring.verify(instance, coloring.candidate(instance, "ablated", random.Random(instance.id)))
-        assert len(verdict.errors) == 1  # an ablated colouring breaks exactly one edge
+        assert verdict.errors  # an ablated colouring breaks at least one edge (the study's ablation)
         reasons = list(verdict.errors)
         assert coloring.backprompt(instance, coloring.feedback(instance, verdict, "binary")) == (
             "Feedback: This is not correct. Using the previously provided graph, please provide a correct "

@@ -32,7 +32,7 @@ def write_jsonl(path: Path, rows: list[object]) -> Path:
 def test_scores_game24_answers_and_reports_bad_lines(tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
     answers = write_jsonl(tmp_path / "answers.jsonl", [
-        {"id": "ok", "instance": "901", "response": "The answer is (10-6)*5+4 = 24 [ANSWER END]"},
+        {"id": "ok", "instance": "901", "response": "(10-6)*5+4 = 24 [ANSWER END]\nThe answer is above."},
         {"id": "numbers", "instance": 902, "response": "(1+2)*(7+1) = 24"},
         {"id": "hostile", "instance": "902", "response": f"__import__('os').system('touch {marker}')"},
         "this is not json",
@@ -53,14 +53,15 @@ def test_scores_game24_answers_and_reports_bad_lines(tmp_path: Path) -> None:
     assert rows["numbers"]["verdict"] == "invalid" and rows["numbers"]["feedback"] == (
         "This expression consists of the numbers 1, 2, 7, 1, but it has to consist of only and exactly "
         "['1', '2', '4', '7'].")
-    assert rows["hostile"]["verdict"] == "malformed"
-    assert rows["hostile"]["feedback"] == "This expression is malformed."
+    # the study's reader checks the numbers first (kstechly/gpt-and-i `game24.check_answer`); never run
+    assert rows["hostile"]["verdict"] == "invalid"
+    assert rows["hostile"]["feedback"].startswith("This expression consists of the numbers ")  # the path's digits
     assert rows[4]["verdict"] == "error" and "bad JSON" in rows[4]["error"]  # ids default to the line number
     assert rows["unknown"]["verdict"] == "error" and "99999" in rows["unknown"]["error"]
     assert rows["generated"]["verdict"] == "invalid"
     assert rows["no-response"]["verdict"] == "error" and "response" in rows["no-response"]["error"]
     assert rows["wrong-value"]["feedback"] == "This expression evaluates to 36 instead of 24."
-    assert "scored 8 answers: 1 valid, 3 invalid, 1 malformed, 3 error" in result.stderr
+    assert "scored 8 answers: 1 valid, 4 invalid, 0 malformed, 3 error" in result.stderr
 
 
 def test_scores_colorings_by_id_and_by_file_from_stdin(tmp_path: Path) -> None:

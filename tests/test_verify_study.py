@@ -259,8 +259,9 @@ def test_each_domain_judges_its_own_kinds_and_earlier_study(tmp_path: Path) -> N
         '[instances]\ngame24 = "901-903"\nblocksworld = "2-501"\n'
     )
     out = invoke("verify-study", "v", "--config", str(toml), "--dry-run", "--store", str(store)).stdout
-    assert "game24, default prompt: 6 answers (correct 3, random 3)\n" in out
-    assert "blocksworld, default prompt: 500 answers (llm 500)\n" in out  # every recorded plan, none still to come
+    assert "game24, default prompt: 6 answers (correct 3, random 3): 3 invalid / 3 valid\n" in out
+    # every recorded plan, none still to come; PlanBench's labels say 157 of the 500 are correct
+    assert "blocksworld, default prompt: 500 answers (llm 500): 343 invalid / 157 valid\n" in out
     with connect(store) as db:
         answers = {r["instance_id"]: r["answer"] for r in db.query(
             "SELECT r.instance_id, a.answer FROM attempts a JOIN runs r USING (thread_id) WHERE r.study = ?",

@@ -16,6 +16,7 @@ TOML keys (all optional except domains and, for a loop study, schemes; see studi
     kinds, per_kind, from_study, cot, seed      # verification-only studies
     [kinds] coloring = ["correct", "llm"],  [from_study] coloring = "loops"   # the same, per domain
     llm_instances = "1-100" | [llm_instances] game24 = "1-100",  llm_per_instance = 1   # (with from_study)
+    [candidate_files] game24 = "self_verification/game24_verification"   # the study's own candidates
     [domain_options.blocksworld] prompt_style = "pddl"
     prompts = ["self_verification.toml"]       # prompt files over the built-in sets (domains/prompts/), for every
                                                 # domain (or per domain: [domain_options.game24] prompts = [...])
@@ -46,10 +47,11 @@ RANGES: dict[str, tuple[int, int]] = {"trials": (1, 1000), "concurrency": (1, 10
 MAX_TIMEOUT_S = 3600.0  # seconds per LLM call
 # The settings only one kind of study has; a study stores (and compares) the shared ones and its own.
 # Settings added later are stored only when set, so the definitions of older studies stay as they were.
-_STORED_WHEN_SET = {"llm_instances": {}, "llm_per_instance": 0, "prompt_sets": {}}
+_STORED_WHEN_SET = {"llm_instances": {}, "llm_per_instance": 0, "prompt_sets": {}, "candidate_files": {}}
 _ONLY = {
     LOOP: frozenset({"schemes", "trials", "budget_tokens", "endpoint_id", "replay"}),
-    VERIFY: frozenset({"kinds", "per_kind", "from_study", "llm_instances", "llm_per_instance", "cot", "seed"}),
+    VERIFY: frozenset({"kinds", "per_kind", "from_study", "llm_instances", "llm_per_instance", "cot", "seed",
+                       "candidate_files"}),
 }
 _COMMAND = {LOOP: "run", VERIFY: "verify-study"}
 
@@ -76,6 +78,9 @@ class StudyConfig:
     llm_instances: Mapping[str, str] = field(default_factory=dict)  # verify: whose earlier answers (domain -> sel)
     llm_per_instance: int = 0  # verify: earlier answers per instance, drawn at random; 0: every distinct one
     cot: bool = False  # verify: the chain-of-thought verifier prompt
+    # verify: per domain, the study's own candidate files (a folder, or a PlanBench results file for the llm
+    # kind), relative to the dataset root: their texts replace our generators' (`domains.study_files`)
+    candidate_files: Mapping[str, str] = field(default_factory=dict)
     seed: int = 0  # verify: seed of the candidate generators
     dataset: str | None = None  # absolute path, or None for the default data lookup
     model: str = DEFAULT_MODEL
@@ -291,6 +296,10 @@ _TOML_TYPES: dict[str, tuple[Any, str]] = {
         'a selection string such as "1-100", or a table of them per domain',
     ),
     "llm_per_instance": (_is_int, "an integer"),
+    "candidate_files": (
+        lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+        'a table of paths per domain, e.g. [candidate_files] game24 = "self_verification/game24_verification"',
+    ),
     "cot": (lambda v: isinstance(v, bool), "true or false"),
     "seed": (_is_int, "an integer"),
     "prompts": (_is_names, 'a list of prompt set names or files, e.g. ["my_prompts.toml"]'),
@@ -398,6 +407,10 @@ def build_config(
         merged["kinds"] = _per_domain(merged.get("kinds", ()), domains, "kinds", _kind_list)
         merged["from_study"] = _per_domain(merged.get("from_study"), domains, "from_study", lambda v: v)
         merged["llm_instances"] = llm_selection(merged.get("llm_instances") or {}, domains)
+        files = dict(merged.get("candidate_files") or {})
+        if unknown := sorted(set(files) - set(domains)):
+            raise ConfigError(f"candidate_files for {', '.join(unknown)}, which is not among the study's domains")
+        merged["candidate_files"] = files
     if "instances" not in merged:
         hint = "set instances in --config" if kind == LOOP else "--from-study"
         raise ConfigError(f"no instances: pass --instances 901-1000 (or gen:N:SEED) or {hint}")

@@ -32,6 +32,8 @@ from critiquebench.domains.base import (
     split_kind,
     verification_messages,
 )
+from critiquebench.domains.datasets import default_root
+from critiquebench.domains.study_files import candidates
 from critiquebench.reports.critique_quality import classify_critique
 from critiquebench.store.db import Store, connect, is_readonly, table_names
 from critiquebench.store.reads import study_rounds
@@ -94,15 +96,27 @@ def make_items(config: StudyConfig, db: sqlite_utils.Database, pending_ok: bool 
             raise ConfigError(f"domain {name!r}: {exc}") from exc
         kinds = [k for k in study_kinds(config, domain) if _asks(domain, instances, *k[1:])]
         used.update(kind for kind, _, _ in kinds)
+        files = _candidate_files(config, name)
         for inst in instances:
+            given = candidates(files, inst.id) if files else {}
             for kind, base, variant in kinds:
                 if base == LLM_KIND:
                     continue
                 for idx in range(config.per_kind):
+                    if base in given and idx == 0:  # the study's own candidate
+                        items.append(Item(domain, inst, kind, idx, f"file:{files.name}", given[base], variant))
+                        continue
                     # The same candidate for every variant of a kind, as in the study's files.
                     rng = random.Random(f"{config.seed}/{domain.name}/{inst.id}/{base}/{idx}")
                     text = domain.candidate(inst, base, rng)
                     items.append(Item(domain, inst, kind, idx, "candidate", text, variant))
+        if files and not config.from_study_for(name) and any(base == LLM_KIND for _, base, _ in kinds):
+            # The study's llm answers, from its files: one per instance that has one.
+            for inst in llm_instances:
+                text = candidates(files, inst.id).get(LLM_KIND)
+                for variant in (_llm_variants(config.kinds_for(name), kinds) if text is not None else []):
+                    kind = LLM_KIND if variant == "default" else f"{LLM_KIND}-{variant}"
+                    items.append(Item(domain, inst, kind, 0, f"file:{files.name}", text, variant))
         if not (from_study := config.from_study_for(name)):
             continue
         pending = from_study not in earlier and load_study(db, from_study) is None
@@ -129,6 +143,19 @@ def make_items(config: StudyConfig, db: sqlite_utils.Database, pending_ok: bool 
         raise ConfigError(f"no domain of the study makes or can ask the kind(s) {', '.join(unused)}; kinds are "
                           "a domain's candidate kinds (or llm) with an optional -cot or -no-info suffix")  # fmt: skip
     return items
+
+
+def _candidate_files(config: StudyConfig, domain: str) -> Path | None:
+    """The study's candidate files for `domain` (`candidate_files`, relative to the dataset root), or None."""
+    given = config.candidate_files.get(domain)
+    if not given:
+        return None
+    path = Path(given).expanduser()
+    if not path.is_absolute():
+        path = (Path(config.dataset) if config.dataset else default_root()) / path
+    if not path.exists():
+        raise ConfigError(f"candidate_files for {domain}: {path} does not exist")
+    return path
 
 
 def _llm_variants(given: tuple[str, ...], kinds: list[tuple[str, str, VerifyVariant]]) -> list[VerifyVariant]:
@@ -187,18 +214,27 @@ def answer_counts(items: list[Item]) -> list[str]:
     """One line per domain and prompt: how many answers of each kind it judges (the paper's Table 2 rows and
     their denominators), naming an earlier study whose answers are still to come."""
     by_row: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    valid: dict[tuple[str, str], int] = defaultdict(int)
     waiting: dict[tuple[str, str], str] = {}
+    sound: dict[tuple[str, str, str], bool] = {}  # every variant judges the same texts: verify each once
     for item in items:
         row = (item.domain.name, item.variant)
         by_row[row][split_kind(item.kind)[0]] += 1
         if _pending(item):
             waiting[row] = item.source.removeprefix("pending:")
+            continue
+        key = (item.domain.name, item.instance.id, item.text)
+        if key not in sound:
+            sound[key] = item.domain.verify(item.instance, item.text).valid
+        valid[row] += sound[key]
     lines = []
     for (domain, variant), kinds in by_row.items():
         parts = ", ".join(f"{kind} {n}" for kind, n in kinds.items())
+        total = sum(kinds.values())
         note = f"; the {LLM_KIND} answers come from study {waiting[(domain, variant)]}, not in the store yet" if (
             (domain, variant) in waiting) else ""  # fmt: skip
-        lines.append(f"{domain}, {variant} prompt: {sum(kinds.values())} answers ({parts}){note}")
+        split = "" if note else f": {total - valid[(domain, variant)]} invalid / {valid[(domain, variant)]} valid"
+        lines.append(f"{domain}, {variant} prompt: {total} answers ({parts}){split}{note}")
     return lines
 
 

@@ -1,0 +1,112 @@
+"""The self-verification study's verification inputs are its authors' files, read and judged as its code did:
+the counts the paper prints come out exactly (000:212 Table 2, 000:617 Table A4), and the study's Game of 24
+reader gives the feedback of the paper's transcript A.3.4 (000:916-949)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from critiquebench.domains import get_domain, load_instances
+from critiquebench.domains.study_files import CandidateFileError, candidates
+
+DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+FILES = DATASETS / "self_verification"
+
+
+def test_game24_table2_denominators_from_the_authors_files() -> None:
+    """Puzzles 1-1000 x four kinds, and GPT-4's answers to puzzles 901-1000 only ("only 100 for the LLM case,
+    as our generations were constrained in the main paper to instances 901-1000", 000:384): 1,029 valid and
+    3,071 invalid, Table 2's F.N.R. and F.P.R. denominators (000:212)."""
+    game24 = get_domain("game24")  # the study's reader: the answer's first line, before "="
+    valid: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for instance in load_instances(game24, "1-1000", DATASETS):
+        given = candidates(FILES / "game24_verification", instance.id)
+        kinds = ["correct", "ablated_op", "ablated_number", "random"] + (["llm"] if int(instance.id) > 900 else [])
+        for kind in kinds:
+            total[kind] += 1
+            valid[kind] += game24.verify(instance, given[kind]).valid
+    assert sum(total.values()) == 4100
+    assert dict(valid) == {"correct": 1000, "ablated_op": 7, "ablated_number": 0, "random": 9, "llm": 13}
+    assert sum(valid.values()) == 1029 and sum(total.values()) - sum(valid.values()) == 3071
+    llm_1_100 = sum(game24.verify(i, candidates(FILES / "game24_verification", i.id)["llm"]).valid
+                    for i in load_instances(game24, "1-100", DATASETS))  # fmt: skip
+    assert llm_1_100 != 13  # the other puzzles with GPT-4 answers would not give the paper's count
+
+
+def test_coloring_table2_and_table_a4_columns_from_the_authors_files() -> None:
+    """Graphs 1-100 x five kinds: 118 valid / 382 invalid (Table 2), and Table A4's "Coloring Errors" (broken
+    edges: 0, 187, 0, 736, 240) and "Correct" (100, 0, 0, 0, 18) columns (000:606-617)."""
+    coloring = get_domain("coloring")
+    errors: Counter[str] = Counter()
+    correct: Counter[str] = Counter()
+    for instance in load_instances(coloring, "1-100", DATASETS):
+        given = candidates(FILES / "color_verification", instance.id)
+        assert set(given) == {"correct", "ablated", "non_optimal", "random", "llm"}
+        for kind, text in given.items():
+            verdict = coloring.verify(instance, text)
+            correct[kind] += verdict.valid
+            errors[kind] += sum("despite being connected by an edge" in e for e in verdict.errors)
+    kinds = ["correct", "ablated", "non_optimal", "random", "llm"]
+    assert [errors[k] for k in kinds] == [0, 187, 0, 736, 240]
+    assert [correct[k] for k in kinds] == [100, 0, 0, 0, 18]
+    assert sum(correct.values()) == 118
+
+
+def test_study_ablation_breaks_every_edge_to_the_copied_colour() -> None:
+    """Our generator for new graphs ablates as the study's script did: about as many broken edges per colouring
+    as the study's files hold (1.87 on graphs 1-100), not exactly one."""
+    coloring = get_domain("coloring")
+    import random
+
+    broken = [sum("despite" in e for e in coloring.verify(i, coloring.candidate(i, "ablated", random.Random(i.id)))
+                  .errors) for i in load_instances(coloring, "1-100", DATASETS)]  # fmt: skip
+    assert min(broken) >= 1 and max(broken) > 1 and 1.3 < sum(broken) / len(broken) < 2.6
+
+
+# A.3.4: each answer and the feedback the study's sound verifier gave it (000:916-949, extraction mended).
+TRANSCRIPT = [
+    ("((6 / (1 - 1/4)) = 24[ANSWER END]", "This expression is malformed."),
+    ("((6 / (1 - 1)) * 4 = 24 [ANSWER END]", "This expression is malformed."),
+    ("((6 / (1 - 1)) * 4) is undefined because it involves division by zero. A correct solution could be:\n\n"
+     "(6 / (1 / 4)) * 1 = 24[ANSWER END]", "This expression is malformed."),
+    ("(6 / (1 / 4)) = 24[ANSWER END]",
+     "This expression consists of the numbers 6, 1, 4, but it has to consist of only and exactly "
+     "['1', '1', '4', '6']."),
+    ("(6 - 1) * (4 - 1) = 24[ANSWER END]", "This expression evaluates to 15 instead of 24."),
+    ("(6 / (1 / (4 - 1))) = 24 [ANSWER END]", "This expression evaluates to 18 instead of 24."),
+    ("(6 * (4 - 1)) - 1 = 24[ANSWER END]", "This expression evaluates to 17 instead of 24."),
+]
+END = ("Using the numbers 1 1 4 6 please provide a correct expression that evaluates to 24. Write your answer "
+       "first. At the end of your answer, write [ANSWER END]\nAnswer: ")
+
+
+@pytest.mark.parametrize(("answer", "reason"), TRANSCRIPT)
+def test_study_reader_gives_the_transcripts_feedback(answer: str, reason: str) -> None:
+    game24 = get_domain("game24")
+    instance = load_instances(game24, "1", DATASETS)[0]
+    assert instance.data["numbers"] == [1, 1, 4, 6]
+    verdict = game24.verify(instance, answer)
+    assert not verdict.valid
+    backprompt = game24.backprompt(instance, game24.feedback(instance, verdict, "first"))
+    assert backprompt == f"Feedback: This is not correct. {reason} {END}"
+
+
+def test_lenient_reader_stays_an_option() -> None:
+    """Our reader finds the corrected expression in the third answer; the study's does not."""
+    lenient = get_domain("game24", reader="lenient")
+    instance = load_instances(lenient, "1", DATASETS)[0]
+    assert lenient.verify(instance, TRANSCRIPT[2][0]).valid
+    with pytest.raises(ValueError, match="reader must be one of study, lenient"):
+        get_domain("game24", reader="sympy")
+
+
+def test_a_folder_without_the_studys_files_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(CandidateFileError, match="not a folder of the study's"):
+        candidates(tmp_path, "1")
+    bad = tmp_path / "results.json"
+    bad.write_text("{}")
+    with pytest.raises(CandidateFileError, match="not a PlanBench results file"):
+        candidates(bad, "1")
