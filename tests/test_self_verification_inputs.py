@@ -4,6 +4,7 @@ reader gives the feedback of the paper's transcript A.3.4 (000:916-949)."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -110,3 +111,49 @@ def test_a_folder_without_the_studys_files_is_one_clear_error(tmp_path: Path) ->
     bad.write_text("{}")
     with pytest.raises(CandidateFileError, match="not a PlanBench results file"):
         candidates(bad, "1")
+
+
+def test_report_published_sets_every_checkable_number_beside_the_data() -> None:
+    """`report --published` needs no study and no store: the papers' numbers beside the recorded data, each
+    mismatch with its reason, the main job's 41/50 named for what it is."""
+    from tests.test_study_cli import invoke
+
+    rows = json.loads(invoke("report", "--published", "--dataset", str(DATASETS), "--format", "json").stdout)
+    by = {r["where"]: r for r in rows}
+    assert all(r["table"] == "published" and r["reason"] for r in rows)
+    assert by["Table 1, Blocksworld, S.P. (000:193)"]["ours"] == "40.0% (40/100)"
+    assert by["Table 1, Generator LLM only w/o BP (002:63)"]["agrees"]
+    assert by["Table 1, Blocksw. 3-5, No-Critique, quoted from 000 (001:158)"]["agrees"]
+    mystery = by["Table 1, Mystery Blocksworld, S.P. (000:194)"]
+    assert mystery["ours"] == "3.0% (3/100)" and not mystery["agrees"] and "Table A6" in mystery["reason"]
+    assert by["Table A6, LLM row: correct / inexecutable / non-goal-reaching (000:1931-1936)"]["ours"] == "3 / 91 / 6"
+    denominators = {r["where"].split(",")[1].split(":")[0].strip(): r["ours"] for r in rows
+                    if "denominators" in r["where"]}  # fmt: skip
+    assert denominators == {"Game of 24": "3071 / 1029", "Graph Coloring": "382 / 118", "Blocksworld": "360 / 140",
+                            "Mystery Blocksworld": "397 / 103"}  # fmt: skip
+    assert by["Table A4, Coloring Errors: correct, ablated, non-optimal, random, LLM (000:612-621)"]["agrees"]
+    recorded = by["Table 1, Blocksworld, F.E.F. (000:193)"]
+    assert recorded["ours"].startswith("82.0% (41/50)")
+    assert "the first 50 instances GPT-4 failed one-shot (ids 4-85)" in recorded["reason"]
+    arithmetic = by["Table 2 / A2, Blocksworld: accuracy = all - FP - FN (000:211)"]
+    assert (arithmetic["published"], arithmetic["ours"], arithmetic["agrees"]) == ("359/500", "412/500", False)
+
+
+def test_main_job_summary_says_what_the_recorded_backprompting_set_is(tmp_path: Path) -> None:
+    """PlanBench ran its first-error backprompting on the first 50 instances GPT-4 failed one-shot; the summary
+    says so beside its 41/50, so nobody compares it with the papers' 87% / 88%."""
+    from critiquebench.store.db import connect
+
+    from critiquebench.reports.findings import selection_notes
+    from tests.test_study_cli import invoke
+
+    store = tmp_path / "s.sqlite"
+    for study, file in (("gpt4-oneshot", "gpt-4_blocksworld_one_shot.json"),
+                        ("gpt4-backprompt", "gpt-4_blocksworld_backprompting_first_error.json")):  # fmt: skip
+        invoke("import", "planbench", str(DATASETS / "planbench" / "reference" / file), "--study", study,
+               "--store", str(store))  # fmt: skip
+        invoke("resume", study, "--replay", "--store", str(store))
+    with connect(store) as db:
+        notes = selection_notes(db, ["gpt4-oneshot", "gpt4-backprompt"])
+    assert len(notes) == 1 and notes[0].startswith(
+        "gpt4-backprompt's 50 instances are the first 50 that gpt4-oneshot got wrong (ids 4-85)")

@@ -289,7 +289,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("report")
     def report_cmd(
-        name: Annotated[str, typer.Argument(help="A stored study.")],
+        name: Annotated[str | None, typer.Argument(help="A stored study (none with --published).")] = None,
         fmt: Annotated[str, typer.Option("--format", help="table | md | csv | json.")] = "table",
         table: Annotated[str, typer.Option(help=REPORT_HELP)] = "1",
         compare_to: Annotated[
@@ -298,10 +298,28 @@ def register(app: typer.Typer) -> None:
         figure: FigureOpt = None,
         output: Annotated[Path | None, typer.Option(help="Write the report here instead of stdout.")] = None,
         store: StoreOpt = None,
+        published: Annotated[
+            bool, typer.Option("--published", help="Every number of papers 000 and 002 that recorded data can "
+                                                   "check, beside what the data gives (no study, no store).")
+        ] = False,
+        dataset: Annotated[Path | None, typer.Option(help="Datasets root for --published.")] = None,
     ) -> None:
         """Tables (and Figure 2) of a study, computed from the store alone."""
         if fmt not in FORMATS:
             raise _fail(f"--format must be one of {', '.join(FORMATS)}")
+        if published:
+            from critiquebench.domains.datasets import default_root
+            from critiquebench.reports.published import published_rows
+
+            try:
+                rows = published_rows(dataset or default_root())
+            except (ValueError, OSError, KeyError) as exc:
+                raise _fail(f"--published needs the recorded data: {exc}") from exc
+            text = render(rows, fmt)
+            output.write_text(text, encoding="utf-8") if output else typer.echo(text)
+            return
+        if name is None:
+            raise _fail("name a study (critiquebench studies lists them), or pass --published")
         if table not in TABLES:
             raise _fail(f"--table must be one of {', '.join(TABLES)}")
         with ExitStack() as held:  # the store is closed when the command ends

@@ -60,8 +60,30 @@ def findings_grid(db: sqlite_utils.Database, recorded: Sequence[str], live: str 
         ["recorded study", "domain", "scheme", "accuracy", "LLM calls", f"{live_model} (live)"],
         body,
         "Every recorded call is answered from the cache: 'new' counts calls that reached an endpoint. "
-        "The live column is the same domain and scheme (any parameters) in the live study; '-' = not run there.",
+        "The live column is the same domain and scheme (any parameters) in the live study; '-' = not run there."
+        + "".join(" " + note for note in selection_notes(db, recorded)),
     )
+
+
+def selection_notes(db: sqlite_utils.Database, recorded: Sequence[str]) -> list[str]:
+    """What instances a recorded study ran on, when they are the first ones another recorded study of the same
+    domain got wrong (PlanBench ran its backprompting on GPT-4's first 50 one-shot failures): its accuracy is
+    then over those, not over the papers' instance sets."""
+    runs = {s: [(r["domain"], r["instance_id"], r["correct"]) for r in db.query(
+        "SELECT domain, instance_id, correct FROM runs WHERE study = ?", [s])] for s in recorded}  # fmt: skip
+    notes = []
+    for study, mine in runs.items():
+        ids = sorted({int(i) for _, i, _ in mine if str(i).isdigit()})
+        for other, theirs in runs.items():
+            if other == study or not ids or {d for d, _, _ in theirs} != {d for d, _, _ in mine}:
+                continue
+            failed = sorted(int(i) for _, i, ok in theirs if str(i).isdigit() and not ok)[: len(ids)]
+            if failed == ids:
+                notes.append(f"{study}'s {len(ids)} instances are the first {len(ids)} that {other} got wrong "
+                             f"(ids {ids[0]}-{ids[-1]}), so its accuracy is over those, not comparable with the "
+                             "papers' 100 instances (000 F.E.F. 87%, 002 LLM+VAL 88/100): `critiquebench report "
+                             "--published`.")
+    return notes
 
 
 def verifier_grid(db: sqlite_utils.Database, studies: Sequence[str]) -> Grid | None:
