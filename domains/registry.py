@@ -22,6 +22,9 @@ class BuiltinDomain:
     # the intrinsic self-critique paper's sets: instances from gen:N:SEED only, PDDL prompts, and example plans
     # that are proven shortest (breadth-first search, or A* with the Logistics bound)
     generated: bool = False
+    # example plans from another dataset folder beside this one, action names renamed (Mystery Blocksworld is
+    # Blocksworld renamed: PlanBench's Mystery prompts show Blocksworld's optimal plans, renamed)
+    plans_from: tuple[str, tuple[tuple[str, str], ...]] | None = None
 
 
 BUILTIN: dict[str, BuiltinDomain] = {
@@ -29,7 +32,9 @@ BUILTIN: dict[str, BuiltinDomain] = {
     "coloring": BuiltinDomain("critiquebench.domains.coloring:make_coloring", data="graph_coloring"),
     "blocksworld": BuiltinDomain(PLANNING, data="planbench/blocksworld", folder="blocksworld"),
     "mystery_blocksworld": BuiltinDomain(
-        PLANNING, data="planbench/mystery_blocksworld", folder="mystery_blocksworld"
+        PLANNING, data="planbench/mystery_blocksworld", folder="mystery_blocksworld",
+        plans_from=("blocksworld", (("pick-up", "attack"), ("put-down", "succumb"), ("stack", "overcome"),
+                                    ("unstack", "feast"))),
     ),
     "logistics": BuiltinDomain(PLANNING, data="planbench/logistics", folder="logistics"),
     "blocksworld_3_7": BuiltinDomain(PLANNING, folder="blocksworld", generated=True),

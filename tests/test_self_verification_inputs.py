@@ -157,3 +157,24 @@ def test_main_job_summary_says_what_the_recorded_backprompting_set_is(tmp_path: 
         notes = selection_notes(db, ["gpt4-oneshot", "gpt4-backprompt"])
     assert len(notes) == 1 and notes[0].startswith(
         "gpt4-backprompt's 50 instances are the first 50 that gpt4-oneshot got wrong (ids 4-85)")
+
+
+def test_mystery_example_plans_are_planbench_s_and_the_recorded_one_shot_run_replays(tmp_path: Path) -> None:
+    """Mystery Blocksworld's example plans are Blocksworld's optimal plans renamed, as in every one of
+    PlanBench's 500 recorded Mystery one-shot prompts (byte for byte), so the recorded run replays 500/500."""
+    from critiquebench.store.db import connect
+
+    from tests.test_study_cli import invoke
+
+    mystery = get_domain("mystery_blocksworld")
+    recorded = DATASETS / "planbench" / "reference" / "gpt-4_mystery_one_shot.json"
+    queries = {str(r["instance_id"]): r["query"] for r in json.loads(recorded.read_text())["instances"]}
+    instances = load_instances(mystery, "2-501", DATASETS)
+    assert [i.id for i in instances if mystery.prompt(i)[-1]["content"] != queries[i.id]] == []
+    store = tmp_path / "m.sqlite"
+    invoke("import", "planbench", str(recorded), "--study", "m", "--store", str(store))
+    invoke("resume", "m", "--replay", "--store", str(store))
+    with connect(store) as db:
+        done = db.execute("SELECT COUNT(*), SUM(correct), SUM(cache_hits) FROM runs WHERE study = 'm' AND "
+                          "status = 'done'").fetchone()  # fmt: skip
+    assert tuple(done) == (500, 18, 500)  # PlanBench's 18 correct, every call from the recording

@@ -98,6 +98,29 @@ def _known_plans(path: Path, folder: Path) -> dict[str, list[str]]:
     return {}
 
 
+def _renamed_plans(domain: str, path: Path) -> dict[str, list[str]]:
+    """A built-in domain's known plans taken from a sibling dataset folder with its actions renamed
+    (`BuiltinDomain.plans_from`): Mystery Blocksworld's example plans are Blocksworld's optimal ones, as in
+    every prompt of PlanBench's recorded Mystery runs."""
+    from critiquebench.domains.registry import BUILTIN
+
+    spec = BUILTIN.get(domain)
+    if spec is None or spec.plans_from is None:
+        return {}
+    folder, renaming = spec.plans_from
+    names = dict(renaming)
+    for place in (path.parent / folder, path.parent.parent / folder):
+        if (place / "optimal_plans.json").is_file():
+            plans = _known_plans(place, place)
+            return {i: [_rename(line, names) for line in plan] for i, plan in plans.items()}
+    return {}
+
+
+def _rename(line: str, names: dict[str, str]) -> str:
+    words = line.strip().strip("()").split()
+    return "(" + " ".join([names.get(words[0], words[0]), *words[1:]]) + ")" if words else line
+
+
 def load_instances(domain: str, path: Path, selection: str | None) -> list[Instance]:
     """Instances of `domain` from a dataset folder or file; examples come from the same folder."""
     folder, files = _files(path)
@@ -117,6 +140,8 @@ def load_instances(domain: str, path: Path, selection: str | None) -> list[Insta
     plans = _known_plans(path if path.is_dir() else folder, folder)
     if not plans:
         plans = _plan_files(path if path.is_dir() else folder.parent, folder, ids, by_id)
+    if not plans:
+        plans = _renamed_plans(domain, path if path.is_dir() else folder.parent)
     texts: dict[str, str] = {}
 
     def text(ident: str) -> str:
