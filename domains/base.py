@@ -70,7 +70,7 @@ def leveled_feedback(verdict: Verdict, level: FeedbackLevel, binary: str, joiner
 def split_kind(kind: str) -> tuple[str, VerifyVariant]:
     """A verification study's kind as (candidate kind, prompt variant): "ablated_op-cot" ->
     ("ablated_op", "cot"), "correct-no-info" -> ("correct", "no-info"), "random" -> ("random", "default")."""
-    for variant in ("cot", "no-info"):
+    for variant in ("cot", "no-info", "swap"):
         if kind.endswith(f"-{variant}"):
             return kind[: -len(variant) - 1], variant  # type: ignore[return-value]
     return kind, "default"

@@ -131,6 +131,7 @@ class Coloring:
     purposes: Mapping[str, str | None] = {
         **dict.fromkeys(PURPOSES),
         "verify-no-info": "coloring has no no-info verification prompt (only game24 does)",
+        "verify-swap": "coloring has no swapped-order verification prompt (the -S prompt is planning's)",
     }
 
     def __init__(self, vertices: tuple[int, int] = DEFAULT_VERTICES, prompts: Prompts = DEFAULT) -> None:
@@ -237,8 +238,8 @@ class Coloring:
         """The verification-only study's prompts: default (`color_verification.generate`) and "cot" (its
         `generate_cot_prompt`, which the study's `generate` calls without the colouring: a bug we do not
         copy). The study has no no-info prompt for colouring."""
-        if variant == "no-info":
-            raise Unsupported(str(self.purposes["verify-no-info"]))
+        if variant in ("no-info", "swap"):
+            raise Unsupported(str(self.purposes[f"verify-{variant}"]))
         key = "coloring.critique-cot" if variant == "cot" else "coloring.verify"
         content = self.texts.render(key, intro=self._intro(instance), coloring=" " + (text or ""))
         return [{"role": "user", "content": content}]

@@ -39,9 +39,10 @@ Status = Literal["valid", "invalid", "malformed"]
 # What an LLM judge may be asked: the verifier inside the llm-llm loops ("critique", with chain of thought
 # "critique-cot") and the verification-only study's prompts ("verify", "verify-cot", "verify-no-info": Game of
 # 24's "just evaluate this expression").
-PURPOSES = ("critique", "critique-cot", "verify", "verify-cot", "verify-no-info")
-VerifyVariant = Literal["default", "cot", "no-info"]
-VERIFY_VARIANTS: tuple[VerifyVariant, ...] = ("default", "cot", "no-info")
+PURPOSES = ("critique", "critique-cot", "verify", "verify-cot", "verify-no-info", "verify-swap")
+# "swap" (planning): the self-verification paper's "-S" prompt, the verdict asked for after the reasons.
+VerifyVariant = Literal["default", "cot", "no-info", "swap"]
+VERIFY_VARIANTS: tuple[VerifyVariant, ...] = ("default", "cot", "no-info", "swap")
 
 
 @dataclass(frozen=True)

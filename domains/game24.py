@@ -134,7 +134,12 @@ class Game24:
 
     name = "game24"
     candidate_kinds = CANDIDATE_KINDS
-    purposes: Mapping[str, str | None] = dict.fromkeys(PURPOSES)  # the study has every judge prompt
+    # the study has every judge prompt but planning's swapped-order one
+    purposes: Mapping[str, str | None] = {**dict.fromkeys(PURPOSES), "verify-swap": "no swapped-order prompt for "
+                                          "Game of 24 (the self-verification paper's -S prompt is planning's)"}
+    # Feedback levels the study did not have here, and why: a scheme asking for one is left out of this domain.
+    unsupported_levels = {"all": "no all-errors feedback for Game of 24 in the self-verification study (\"due to the "
+                                 "simplicity of game of 24, we do not implement a third feedback level\", 000:238)"}
 
     def __init__(self, prompts: Prompts = DEFAULT, reader: str = "study") -> None:
         if reader not in READERS:
@@ -248,7 +253,10 @@ class Game24:
         """The verification-only study's prompts: default (value + verdict as JSON), "cot", "no-info" (the
         value only). Like the study, only the answer's first line is sent."""
         line = " " + (text or "").split("\n")[0]
-        key = {"default": "game24.verify", "cot": "game24.verify-cot", "no-info": "game24.verify-no-info"}[variant]
+        keys = {"default": "game24.verify", "cot": "game24.verify-cot", "no-info": "game24.verify-no-info"}
+        if variant not in keys:
+            raise ValueError(f"game24 has no {variant} verification prompt (planning domains do)")
+        key = keys[variant]
         return [{"role": "user", "content": self.texts.render(key, numbers=_text(instance), line=line)}]
 
     def read_verification(self, instance: Instance, text: str, reply: str, variant: VerifyVariant = "default"

@@ -21,7 +21,7 @@ def json_objects(text: str) -> Iterator[dict[str, Any]]:
 
 
 def _loads(raw: str) -> Any:
-    for attempt in (raw, _repair(raw)):
+    for attempt in (raw, repair_json(raw)):
         try:
             return json.loads(attempt)
         except ValueError:
@@ -29,7 +29,7 @@ def _loads(raw: str) -> Any:
     return None
 
 
-def _repair(raw: str) -> str:
+def repair_json(raw: str) -> str:
     """Python-ish dicts as LLMs write them: single quotes, True/False/None, trailing commas."""
     fixed = re.sub(r"'([^'\\]*)'", lambda m: json.dumps(m[1]), raw)
     fixed = re.sub(r"\bTrue\b", "true", re.sub(r"\bFalse\b", "false", re.sub(r"\bNone\b", "null", fixed)))

@@ -194,7 +194,11 @@ def unsupported(spec: str, domain: Any) -> str | None:
     """Why scheme `spec` cannot run on `domain`, in the domain's words (e.g. llm-llm-cot on a planning domain:
     no published chain-of-thought verification prompt), or None. It compares what the scheme needs with the
     capabilities the domain declares (`domains.contract`); asked before a study starts, so the combination is
-    left out, not failed."""
+    left out, not failed. A feedback level the domain did not have in its paper (`unsupported_levels`, e.g.
+    Game of 24's all-errors feedback, 000:238) is left out the same way."""
+    level = parse_spec(spec).params.get("feedback")
+    if isinstance(level, str) and (why := dict(getattr(domain, "unsupported_levels", None) or {}).get(level)):
+        return str(why)
     return unmet(domain, needs(spec))
 
 

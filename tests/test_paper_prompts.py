@@ -244,11 +244,12 @@ def test_prompt_command_prints_the_exact_messages(puzzles: list[tuple[str, Insta
     planning = json.loads(invoke("prompt", "--domain", "blocksworld", "--instance", "2", "--format", "json",
                                  *data).stdout)
     assert [m["role"] for m in planning] == ["system", "user"]
-    for purpose in ("verify-cot", "critique-cot"):  # no published planning CoT prompt: one error line, no prompt
-        refused = invoke("prompt", "--domain", "blocksworld", "--instance", "2", "--purpose", purpose, *data, check=2)
+    for purpose in ("verify-cot", "critique-cot"):  # no CoT prompt for PDDL plans: one error line, no prompt
+        refused = invoke("prompt", "--domain", "blocksworld", "--instance", "2", "--purpose", purpose,
+                         "--style", "pddl", *data, check=2)  # fmt: skip
         assert refused.stdout == "" and refused.stderr == (
-            "error: no published chain-of-thought verification prompt for planning domains; use the default "
-            "verification prompt (llm-llm, verify) or leave this domain out\n")
+            "error: no published chain-of-thought verification prompt for plans in PDDL; use a natural-language "
+            "prompt style (nl), or the default verification prompt\n")
     bad = invoke("prompt", "--domain", "coloring", "--instance", "1", "--purpose", "verify-no-info", *data, check=2)
     assert bad.stderr.startswith("error: ") and "no-info" in bad.stderr
     assert "error:" in invoke("prompt", "--domain", "game24", "--instance", "1-3", *data, check=2).stderr

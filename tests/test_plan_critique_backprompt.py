@@ -1,8 +1,9 @@
 """llm-llm on planning domains as the plan self-critique study (Valmeekam et al.) ran its LLM+LLM loop, message by
-message on the scripted server: the LLM critic's answer goes back to the generator stripped and followed by the
-study's request for the next plan (karthikv792/LLMs-Planning, llm_planning_analysis/back_prompting_parallel.py:
-" Please provide the plan between [PLAN] and [PLAN END] tags." after natural-language prompts, its PDDL request
-after PDDL ones). PDDL-style prompts are verified with the intrinsic self-critique paper's critic prompt (A.2)."""
+message on the scripted server: after natural-language prompts the LLM critic's answer goes back to the generator
+stripped and otherwise verbatim (the study's 2023 code, karthikv792/LLMs-Planning back_prompting.py
+@27b0c44); after PDDL prompts it is followed by the 2025 script's PDDL request
+(llm_planning_analysis/back_prompting_parallel.py). PDDL-style prompts are verified with the intrinsic
+self-critique paper's critic prompt (A.2)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from tests.scripted_server import ScriptedServer
 from tests.test_intrinsic import CRITIC_MARK, expected_critic_prompt
 
 # The study's requests, typed here from its code (not read from ours).
-STUDY_NL_REQUEST = " Please provide the plan between [PLAN] and [PLAN END] tags."
 STUDY_PDDL_REQUEST = (
     "\nProvide your revised plan as a sequence of actions in PDDL format. An action ACTION which acts on two objects "
     "OBJ1 and OBJ2 would be written (ACTION OBJ1 OBJ2). Do not provide anything else in your answer.\n\n[PLAN]"
@@ -54,7 +54,7 @@ def run_llm_llm(
     return attempts(connect(tmp_path / "store.sqlite"), out.thread_id)
 
 
-def test_nl_critiques_go_back_with_the_study_s_request(
+def test_nl_critiques_go_back_verbatim(
     tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
 ) -> None:
     domain = get_domain("blocksworld")
@@ -63,7 +63,9 @@ def test_nl_critiques_go_back_with_the_study_s_request(
     script = Script(PLANBENCH_VERIFY, "pick up the orange block\n[PLAN END]", critique)
     rows = run_llm_llm(tmp_path, scripted_server, scripted_llm, domain, instance, script)
     assert [r["llm_verdict"] for r in rows] == [0, 0, 0]
-    expected = "Plan is invalid. The orange block is not clear, so it cannot be picked up." + STUDY_NL_REQUEST
+    # verbatim, as the study's 2023 code and both papers' examples hand it back (000:3295-3299, 000:2596-2669;
+    # LLMs-Planning back_prompting.py @27b0c44); the 2025 script's request sentence is not added
+    expected = "Plan is invalid. The orange block is not clear, so it cannot be picked up."
     last = script.generations[-1]
     assert [m["role"] for m in last] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert [last[3]["content"], last[5]["content"]] == [expected, expected]

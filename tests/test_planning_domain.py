@@ -146,9 +146,10 @@ def test_verifier_prompt_is_planbench_s(blocksworld):
         '"Plan is valid." and nothing else.'
     )
     assert expected in text
-    # No chain-of-thought plan-verification prompt is published: asking is an error, never a prompt of ours.
-    with pytest.raises(Unsupported, match="^no published chain-of-thought verification prompt for planning"):
-        blocksworld.verifier_prompt(inst, answer, cot=True)
+    # The self-verification paper's chain-of-thought prompt (000:2328); PDDL prompts have none: an error.
+    assert blocksworld.verifier_prompt(inst, answer, cot=True)[1]["content"].endswith("[THOUGHTS]")
+    with pytest.raises(Unsupported, match="^no published chain-of-thought verification prompt for plans in PDDL"):
+        load_planning_domain("blocksworld", "pddl").verifier_prompt(inst, answer, cot=True)
 
 
 @pytest.mark.parametrize(
@@ -174,10 +175,24 @@ def test_verifier_prompt_is_planbench_s(blocksworld):
         ("", False, False),
     ],
 )
-def test_llm_verdicts_are_read_robustly(blocksworld, reply, valid, parsed):
-    verdict = blocksworld.parse_llm_verdict(reply)
+def test_llm_verdicts_are_read_robustly(reply, valid, parsed):
+    """Our lenient reader (`verdict="lenient"`); the studies' reader is below."""
+    verdict = load_planning_domain("blocksworld", verdict="lenient").parse_llm_verdict(reply)
     assert (verdict.says_valid, verdict.parsed) == (valid, parsed)
     assert verdict.critique == reply.strip()
+
+
+@pytest.mark.parametrize(("reply", "valid"), [
+    ("Plan is valid.", True),
+    ("**Plan is invalid.** Step 1 fails.", False),
+    ("The plan is not valid because the hand is not empty.", False),
+    ("Step 2 looks wrong, but the plan is not invalid... actually, the plan is valid", True),
+    ("I think the Plan Is Valid", True),
+    ('{"valid": true}', False),  # the 2023 code read no JSON: only the phrase counts
+])  # fmt: skip
+def test_open_verdicts_are_read_as_the_studies_code_read_them(blocksworld, reply, valid):
+    """LLMs-Planning back_prompting.py @27b0c44: valid when any line contains "plan is valid"."""
+    assert blocksworld.parse_llm_verdict(reply).says_valid is valid
 
 
 def test_backprompt_hands_sound_feedback_back_verbatim(blocksworld):
@@ -185,23 +200,23 @@ def test_backprompt_hands_sound_feedback_back_verbatim(blocksworld):
     verdict = blocksworld.verify(inst, "pick up the orange block")
     feedback = blocksworld.feedback(inst, verdict, "first")
     assert blocksworld.backprompt(inst, feedback) == feedback
+    # an LLM critique goes back verbatim too (000:3295-3299; LLMs-Planning back_prompting.py @27b0c44)
     wrapped = blocksworld.backprompt(inst, " Plan is invalid. Step 1 fails: the orange block is not clear.\n")
-    assert wrapped == (
-        "Plan is invalid. Step 1 fails: the orange block is not clear."
-        " Please provide the plan between [PLAN] and [PLAN END] tags."
-    )
+    assert wrapped == "Plan is invalid. Step 1 fails: the orange block is not clear."
 
 
 def test_python_style_json_verdicts_are_read_and_llm_critiques_get_a_revision_request() -> None:
-    domain = load_planning_domain("blocksworld")
+    domain = load_planning_domain("blocksworld", verdict="lenient")
     said = domain.parse_llm_verdict("{'valid': False, 'feedback': 'The plan is valid only if block a is clear'}")
     assert (said.says_valid, said.parsed) == (False, True)
     assert domain.parse_llm_verdict('Verdict: {"valid": True}').says_valid
-    # An LLM critique that happens to open like our feedback is still a critique: it must ask for a new plan.
+    # An LLM critique that happens to open like our feedback is still a critique: after PDDL prompts it must ask
+    # for a new plan (the 2025 script's request); after natural-language prompts it goes back verbatim.
     instance = Instance("blocksworld", "x", {})
     critique = "The above plan is invalid because the red block is not clear."
-    request = " Please provide the plan between [PLAN] and [PLAN END] tags."
-    assert domain.backprompt(instance, critique) == critique + request
+    assert domain.backprompt(instance, critique) == critique
+    pddl = load_planning_domain("blocksworld", "pddl")
+    assert pddl.backprompt(instance, critique).startswith(critique + "\nProvide your revised plan as a sequence")
     sound = "The above plan is invalid. This is the unmet goal condition:\nthe red block is on top of the blue block"
     assert domain.backprompt(instance, sound) == sound
     assert domain.backprompt(instance, "The above plan is invalid.") == "The above plan is invalid."

@@ -92,15 +92,22 @@ def test_feedback_levels(instance_2):
         "The above plan is invalid.The following action at step 1 has an unmet precondition:\n"
         "pick up the orange block\nThe unmet precondition is:\nthe orange block is clear"
     )
-    # `all` keeps simulating (effects applied anyway): step 2 then runs, and the goal holds at the end.
-    assert domain.feedback(inst, verdict, "all") == domain.feedback(inst, verdict, "first")
+    # `all` keeps simulating (effects applied anyway): step 2 then runs, and the goal holds at the end. Its
+    # wording is the self-verification paper's (000:2486-2508, 000:3306-3325): unmet goals first, then
+    # "There are unsatisfied preconditions." and PlanBench's sentence for every failing step.
+    assert domain.feedback(inst, verdict, "all") == (
+        "The above plan is invalid.\nThere are unsatisfied preconditions.\n"
+        "The following action at step 1 has an unmet precondition:\n"
+        "pick up the orange block\nThe unmet precondition is:\nthe orange block is clear"
+    )
     worse = domain.verify(inst, "1. pick up the orange block\n2. put down the orange block\n3. put down the red block")
     assert domain.feedback(inst, worse, "all") == (
-        "The above plan is invalid.The following action at step 1 has an unmet precondition:\n"
+        "The above plan is invalid.\nThere is an unmet goal condition. This is:\n"
+        "the orange block is on top of the red block\nThere are unsatisfied preconditions.\n"
+        "The following action at step 1 has an unmet precondition:\n"
         "pick up the orange block\nThe unmet precondition is:\nthe orange block is clear\n"
         "The following action at step 3 has an unmet precondition:\n"
-        "put down the red block\nThe unmet precondition is:\nthe hand is currently holding red block\n"
-        "This is the unmet goal condition:\nthe orange block is on top of the red block"
+        "put down the red block\nThe unmet precondition is:\nthe hand is currently holding red block"
     )
 
 

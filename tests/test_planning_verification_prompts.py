@@ -1,8 +1,9 @@
 """The planning verification prompt against PlanBench's, byte for byte, on 100 instances of each kind.
 
-The verification-only study and the LLM verifier of the loops send PlanBench's zero-shot plan-verification prompt
-on Blocksworld and Mystery Blocksworld (karthikv792/LLMs-Planning `plan_verification_zero_shot`, after the
-config's `domain_intro` as `get_llm_feedback` sends it; the system message is PlanBench's chat one). The expected
+The LLM verifier of the loops sends PlanBench's zero-shot plan-verification prompt on Blocksworld and Mystery
+Blocksworld (karthikv792/LLMs-Planning `plan_verification_zero_shot`, after the config's `domain_intro` as
+`get_llm_feedback` sends it; the system message is PlanBench's chat one); the verification-only study sends the
+self-verification paper's instructions in the same frame. The expected
 texts are written here from that template and PlanBench's way of reading a problem (facts as "pred_obj_obj"
 strings, sorted, each put through the config's predicate and object templates, joined with ", " and a last
 " and "; actions through the config's action templates), from the instance's PDDL and the dataset's
@@ -78,7 +79,9 @@ def test_plan_verification_prompts_are_planbench_s(name: str) -> None:
             assert actions, (inst.id, kind, text)
             expected = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": zero_shot(config, pddl,
                                                                                                       actions)}]
-            assert verification_messages(domain, inst, text, "default") == expected, (inst.id, kind)
-            assert domain.verifier_prompt(inst, text) == expected  # the LLM verifier in the loops
+            assert domain.verifier_prompt(inst, text) == expected, (inst.id, kind)  # the loops' LLM verifier
+            # the verification-only study's prompts share the frame (their instructions: test_paper_000_002_planning)
+            frame = expected[1]["content"].removesuffix(INSTRUCTION)
+            assert verification_messages(domain, inst, text, "default")[1]["content"].startswith(frame)
             checked += 1
     assert checked == 100 * len(domain.candidate_kinds)

@@ -232,23 +232,23 @@ def test_study_from_a_toml_file_with_per_domain_instances(server: ScriptedServer
 
 
 def test_a_scheme_without_a_prompt_for_a_domain_is_left_out_and_said(server: ScriptedServer, tmp_path: Path) -> None:
+    """A cell the papers do not have (Game of 24's all-errors feedback, 000:238) is left out and said."""
     store = tmp_path / "store.sqlite"
     args = ["run", "mixed", "--domains", "game24,blocksworld", "--instances", "2", "--schemes",
-            "standard,llm-llm-cot:rounds=1", "--model", "scripted", "--base-url", server.base_url, "--dataset",
+            "standard,sound-all:rounds=1", "--model", "scripted", "--base-url", server.base_url, "--dataset",
             str(DATASETS), "--store", str(store)]  # fmt: skip
-    said = ("llm-llm-cot:rounds=1 on blocksworld left out: no published chain-of-thought verification prompt "
-            "for planning domains")  # fmt: skip
+    said = "sound-all:rounds=1 on game24 left out: no all-errors feedback for Game of 24"
     dry = invoke(*args, "--dry-run")
-    assert said in dry.stdout and ": 3 (0 finished before" in dry.stdout  # 2 standard runs, 1 llm-llm-cot run
+    assert said in dry.stdout and ": 3 (0 finished before" in dry.stdout  # 2 standard runs, 1 sound-all run
     done = invoke(*args)
     assert said in done.stderr and "study mixed: 3 runs: 3 done now" in done.stderr
     with connect(store) as db:
         cells = {(r["domain"], r["scheme"]) for r in db.query("SELECT domain, scheme FROM runs")}
-    assert cells == {("game24", "standard"), ("blocksworld", "standard"), ("game24", "llm-llm-cot:rounds=1")}
-    only = ["run", "cot-plans", "--domains", "blocksworld", "--instances", "2", "--schemes", "llm-llm-cot",
+    assert cells == {("game24", "standard"), ("blocksworld", "standard"), ("blocksworld", "sound-all:rounds=1")}
+    only = ["run", "all-24", "--domains", "game24", "--instances", "2", "--schemes", "sound-all",
             "--model", "scripted", "--base-url", server.base_url, "--dataset", str(DATASETS), "--store",
             str(tmp_path / "other.sqlite")]  # fmt: skip
     refused = invoke(*only, check=2)
-    assert refused.stderr.startswith("error: nothing can run: llm-llm-cot on blocksworld left out: no published")
-    # one first answer per puzzle (game24's is shared by both schemes) and game24's critique; none refused
-    assert server.requests == 2 + 1
+    assert refused.stderr.startswith("error: nothing can run: sound-all on game24 left out: no all-errors")
+    # one first answer per instance (blocksworld's is shared by both schemes); none refused
+    assert server.requests == 2

@@ -1,8 +1,9 @@
 """`critiquebench prompt`: print the exact chat messages a study would send for one instance.
 
-Purposes: `generate` (the generation prompt), `verify` / `verify-cot` / `verify-no-info` (the verification-only
-study's prompts, as `verify-study` sends them), `critique` / `critique-cot` (the verifier prompt inside the
-llm-llm loops). The answer under review is `--answer`, else a candidate of `--kind` (default: correct).
+Purposes: `generate` (the generation prompt), `verify` / `verify-cot` / `verify-no-info` / `verify-swap` (the
+verification-only study's prompts, as `verify-study` sends them; `verify-format` is `verify`, the planning
+domains' format-based JSON prompt), `critique` / `critique-cot` (the verifier prompt inside the llm-llm loops).
+The answer under review is `--answer`, else a candidate of `--kind` (default: correct).
 
 `--scheme SPEC` instead shows what that scheme sends: its graph runs with a stand-in model (`graphs.preview`)
 that answers with `--replies` (a JSON list of texts, in the order the scheme calls) and stops at call `--call`,
@@ -23,7 +24,8 @@ from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.base import verification_messages
 from critiquebench.domains.contract import Domain, Instance, Judged, Need, Unsupported, unmet
 
-PURPOSES = ("generate", "verify", "verify-cot", "verify-no-info", "critique", "critique-cot")
+PURPOSES = ("generate", "verify", "verify-format", "verify-cot", "verify-swap", "verify-no-info", "critique",
+            "critique-cot")
 
 
 def messages_for(domain: Domain, instance: Instance, purpose: str, answer: str) -> list[dict[str, str]]:
@@ -31,7 +33,7 @@ def messages_for(domain: Domain, instance: Instance, purpose: str, answer: str) 
     if purpose == "generate":
         return domain.prompt(instance)
     if purpose.startswith("verify"):
-        variant = purpose.removeprefix("verify").removeprefix("-") or "default"
+        variant = purpose.removeprefix("verify").removeprefix("-").removeprefix("format") or "default"
         return verification_messages(domain, instance, answer, variant)  # type: ignore[arg-type]
     if purpose.startswith("critique"):
         if why := unmet(domain, (Need(Judged, purpose),)):

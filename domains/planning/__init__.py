@@ -41,13 +41,16 @@ def load_planning_domain(
     example_plans: dict[str, list[str]] | None = None,
     reading: str | None = None,
     prompts: Prompts | None = None,
+    verifier: str = "open",
+    verdict: str = "study",
 ) -> PlanningDomain:
     """A builtin planning domain by name, or a PDDL domain folder as it is (domain.pddl, problems in
     instances/, orig_problems/ or the folder itself, optional natural-language templates).
 
     `prompt_style` is one of `PROMPT_STYLES` (None: nl when the folder has templates, else pddl); `strict`
     makes action-like lines that cannot be read invalidate a plan (PlanBench skips them); `shots` is the
-    number of examples in the pddl style; `intro`, `example_plans`, `reading` and `prompts` as in `PlanningDomain`.
+    number of examples in the pddl style; `intro`, `example_plans`, `reading`, `prompts`, `verifier` and `verdict`
+    as in `PlanningDomain`.
     """
     builtin = BUILTIN.get(str(name_or_folder))
     if builtin is not None and builtin.folder:
@@ -64,6 +67,8 @@ def load_planning_domain(
             example_plans=example_plans,
             reading=reading,
             prompts=prompts or DEFAULT,
+            verifier=verifier,
+            verdict=verdict,
         )
     folder = Path(name_or_folder).expanduser()
     if not folder.is_dir():
@@ -83,4 +88,6 @@ def load_planning_domain(
         example_plans=example_plans,
         reading=reading,
         prompts=prompts or DEFAULT,
+        verifier=verifier,
+        verdict=verdict,
     )

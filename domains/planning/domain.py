@@ -12,7 +12,6 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
 
 from critiquebench.domains.backprompt import Backprompt
 from critiquebench.domains.contract import (
@@ -48,7 +47,11 @@ from critiquebench.domains.planning.validator import (
     is_sound_feedback,
     render,
 )
-from critiquebench.domains.planning.verdicts import parse_llm_verdict
+from critiquebench.domains.planning.verdicts import (
+    parse_json_plan_verdict,
+    parse_llm_verdict,
+    study_plan_verdict,
+)
 from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
 
 log = logging.getLogger(__name__)
@@ -96,14 +99,14 @@ class PlanningDomain:
     reading: str | None = None
     # The prompt sets this domain reads (domains/prompts/): the built-in ones unless a study overrides them.
     prompts: Prompts = DEFAULT
-    # The judge prompts it has (None) and why it lacks the others (`domains.contract.Judged`).
-    purposes: ClassVar[Mapping[str, str | None]] = {
-        "critique": None,
-        "verify": None,
-        "critique-cot": plan_prompts.NO_COT_VERIFICATION,
-        "verify-cot": plan_prompts.NO_COT_VERIFICATION,
-        "verify-no-info": "planning domains have no no-info verification prompt (only game24 does)",
-    }
+    # The llm-llm loop's verifier prompt (`plan_prompts.FORMS`): "open", PlanBench's open-ended one (the
+    # self-verification paper's LLM+LLM critic, 000 A.5.4), or "val_form", the plan self-critique study's 2023
+    # code's, with its own system message. `llm-llm-cot` asks the paper's chain-of-thought one (000:2328).
+    verifier: str = "open"
+    # How the open-ended verifier's reply is read: "study" as the studies' code did (LLMs-Planning
+    # back_prompting.py @27b0c44: valid when any line contains "plan is valid"), "lenient" by our reader (a JSON
+    # verdict, else the last verdict phrase). JSON replies ([JSON] ... [JSON_END]) are read by their "valid" key.
+    verdict: str = "study"
     model: DomainModel = field(init=False, repr=False)
     cfg: NLConfig = field(init=False, repr=False)
     domain_pddl: str = field(init=False, repr=False)
@@ -132,11 +135,17 @@ class PlanningDomain:
             raise PlanningError(f"{self.nl_source}: intro {self.intro!r} needs `{INTROS[self.intro]}` in the config")
         if self.reading is not None and self.reading not in READINGS:
             raise PlanningError(f"unknown reading {self.reading!r}; known: {', '.join(READINGS)}")
+        if self.verifier not in ("open", "val_form"):
+            raise PlanningError(f"unknown verifier {self.verifier!r}; known: open, val_form")
+        if self.verdict not in ("study", "lenient"):
+            raise PlanningError(f"unknown verdict reader {self.verdict!r}; known: study, lenient")
         if self.reading == "planbench" and self.model.name != "logistics-strips":
             raise PlanningError("reading 'planbench' is PlanBench's Logistics reader: it needs the logistics domain")
         self.texts = self.prompts[plan_prompts.PLANBENCH]
         verbatim = self.texts["backprompt.verbatim"]
-        revise = "critique-pddl" if self.prompt_style in PDDL_STYLES else "critique-nl"
+        # An LLM critique goes back verbatim after natural-language prompts (the studies' 2023 code and both
+        # papers' examples); after PDDL prompts with the 2025 script's request for a PDDL plan.
+        revise = "critique-pddl" if self.prompt_style in PDDL_STYLES else "critique-verbatim"
         self.handback = Backprompt(
             verbatim,
             verbatim,
@@ -288,7 +297,7 @@ class PlanningDomain:
                 return ""
             steps = None if verdict.answer is None else [_step(line) for line in verdict.answer]
             return refinement_request(self.task(instance), steps, verdict.unread, self.prompts)
-        return render(verdict.errors, level, verdict.valid, self.texts)
+        return render(verdict.errors, level, verdict.valid, self.texts, self.prompts[plan_prompts.SELF_VERIFICATION])
 
     def canonical(self, instance: Instance, text: str) -> str | None:
         parsed = self.parse(instance, text)
@@ -306,28 +315,59 @@ class PlanningDomain:
             return plan_prompts.pddl_plan_text(steps)
         return plan_prompts.plan_text(self.cfg, steps) + "[PLAN END]"
 
-    # ---- Judged: PlanBench's verification prompt (`domains.contract.Judged`) ----
+    # ---- Judged: the verification prompts (`domains.contract.Judged`) ----
+    @property
+    def purposes(self) -> Mapping[str, str | None]:
+        """The judge prompts it has (None) and why it lacks the others: PDDL prompts have only their critic."""
+        pddl = self.prompt_style in PDDL_STYLES
+        why = plan_prompts.NO_COT_VERIFICATION
+        return {
+            "critique": None,
+            "verify": None,
+            "critique-cot": why if pddl else None,
+            "verify-cot": why if pddl else None,
+            "verify-swap": "no swapped-order verification prompt with PDDL prompts" if pddl else None,
+            "verify-no-info": "planning domains have no no-info verification prompt (only game24 does)",
+        }
+
     def judge_prompt(self, instance: Instance, purpose: str, answer: str) -> Messages:
+        """"critique" / "critique-cot": the loop's verifier (`verifier_prompt`); "verify", "verify-cot",
+        "verify-swap": the self-verification paper's verification-only prompts (000 A.5.2, A.5.6): the
+        format-based JSON one (Table 2), its chain-of-thought form and the answer-last form (Table A2's -CoT
+        and -S rows). PDDL prompt styles have only their critic prompt."""
         if why := self.purposes.get(purpose, f"no {purpose!r} prompt"):
             raise Unsupported(why)
-        return self.verifier_prompt(instance, answer)
+        if purpose.startswith("critique") or self.prompt_style in PDDL_STYLES:
+            return self.verifier_prompt(instance, answer, cot=purpose.endswith("-cot"))
+        forms = {"verify": "format", "verify-cot": "cot", "verify-swap": "swap"}
+        return self._verification(instance, answer, forms[purpose])
 
     def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
+        """A verification-only reply by its JSON's "valid" key; the loop verifier's by `parse_llm_verdict`."""
+        if purpose.startswith("verify") and self.prompt_style not in PDDL_STYLES:
+            return Judgement(parse_json_plan_verdict(reply))
         return Judgement(self.parse_llm_verdict(reply))
 
     def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> Messages:
-        """The loop's verifier prompt (`judge_prompt` for "critique")."""
-        if cot:
-            raise Unsupported(plan_prompts.NO_COT_VERIFICATION)
+        """The llm-llm loop's verifier: the `verifier` form, or with `cot` the self-verification paper's
+        chain-of-thought prompt (Table A1's LLM+LLM-C)."""
         if self.prompt_style in PDDL_STYLES:
+            if cot:
+                raise Unsupported(plan_prompts.NO_COT_VERIFICATION)
             # No study published a PDDL verification prompt in PlanBench's verdict form; the intrinsic
             # self-critique paper's critic prompt (A.2) is the published one for PDDL plans.
             return self.critic_messages(instance, text)
+        return self._verification(instance, text, "cot" if cot else self.verifier)
+
+    def _verification(self, instance: Instance, text: str, form: str) -> Messages:
+        """A verification prompt of `form` (`plan_prompts.FORMS`) for the answer `text`: the plan as English
+        lines when it can be read, else as written."""
         task = self.task(instance)
         parsed = self.read(instance, text)
         block = "\n" + (plan_prompts.plan_text(self.cfg, parsed.steps) if parsed else (text or "").strip() + "\n")
-        text = plan_prompts.verification_prompt(self.cfg, task, block + "[PLAN END]\n", self.prompts)
-        return plan_prompts.messages(text, self.prompts)
+        prompt = plan_prompts.verification_prompt(self.cfg, task, block + "[PLAN END]\n", self.prompts, form)
+        system = self.prompts[SELF_CRITIQUE].text("planning.verify.system") if form == "val_form" else None
+        return plan_prompts.messages(prompt, self.prompts, system)
 
     def reference_plan(self, instance: Instance) -> list[Step]:
         """A valid plan for the instance: its known plan, else our planner's (shortest where `optimal`)."""
@@ -365,14 +405,18 @@ class PlanningDomain:
         return parse_critic_verdict(reply)
 
     def parse_llm_verdict(self, text: str) -> LLMVerdict:
-        """The loop verifier's verdict (`judge_reply` for "critique")."""
+        """The loop verifier's verdict (`judge_reply` for "critique"): the critic prompt's phrases (PDDL
+        styles), a `[JSON]` reply's "valid" key (the chain-of-thought prompt), else the open-ended reply read as
+        `verdict` says."""
         if self.prompt_style in PDDL_STYLES:  # the critic prompt's verdict phrases (see `verifier_prompt`)
             return parse_critic_verdict(text)
-        return parse_llm_verdict(text)
+        if "[json]" in (text or "").lower():
+            return parse_json_plan_verdict(text)
+        return study_plan_verdict(text) if self.verdict == "study" else parse_llm_verdict(text)
 
     def backprompt(self, instance: Instance, critique: str) -> str:
         """Our own feedback verbatim (PlanBench's backprompting); an LLM critique, or none (then the binary
-        verdict), followed by the plan self-critique study's request for the next plan."""
+        verdict) verbatim after natural-language prompts, followed by the 2025 script's request after PDDL ones."""
         return self.handback(critique)
 
     def _own_feedback(self, text: str) -> bool:

@@ -36,11 +36,21 @@ PLANBENCH, INTRINSIC, REFINE = "planbench", "intrinsic_self_critique", "validato
 SYSTEM_PROMPT = DEFAULT[PLANBENCH].text("system")  # the built-in texts, for readers of this module
 REFINE_SYSTEM = DEFAULT[REFINE].text("system")
 
-# The chain-of-thought plan-verification prompt of the self-verification paper is published nowhere we could read,
-# so planning domains have none (`NO_COT_VERIFICATION`): asking for it is an error, never a prompt of ours.
+SELF_VERIFICATION, SELF_CRITIQUE = "self_verification", "plan_self_critique"
+# Which verification instruction goes after the plan (`verification_prompt`'s `form`), and its prompt set:
+# PlanBench's open-ended one (the llm-llm critic, 000 A.5.4), the self-verification paper's format-based JSON,
+# chain-of-thought and swapped-order ones (000 A.5.2/A.5.6), and the plan self-critique study's 2023 code's.
+FORMS = {
+    "open": (PLANBENCH, ""),
+    "format": (SELF_VERIFICATION, "planning.verify.format"),
+    "cot": (SELF_VERIFICATION, "planning.verify.cot"),
+    "swap": (SELF_VERIFICATION, "planning.verify.swap"),
+    "val_form": (SELF_CRITIQUE, "planning.verify.val-form"),
+}
+# PDDL prompts have no chain-of-thought verification prompt in any source.
 NO_COT_VERIFICATION = (
-    "no published chain-of-thought verification prompt for planning domains; use the default verification "
-    "prompt (llm-llm, verify) or leave this domain out"
+    "no published chain-of-thought verification prompt for plans in PDDL; use a natural-language prompt style "
+    "(nl), or the default verification prompt"
 )
 
 
@@ -105,19 +115,23 @@ def strip_comments(pddl: str) -> str:
     return "\n".join(ln for ln in pddl.strip().splitlines() if not ln.lstrip().startswith(";")).strip()
 
 
-def verification_prompt(cfg: NLConfig, task: Task, plan_block: str, prompts: Prompts = DEFAULT) -> str:
-    """PlanBench's zero-shot plan-verification prompt for `plan_block`.
+def verification_prompt(cfg: NLConfig, task: Task, plan_block: str, prompts: Prompts = DEFAULT,
+                        form: str = "open") -> str:  # fmt: skip
+    """A zero-shot plan-verification prompt for `plan_block`: PlanBench's frame (the domain intro, the problem,
+    the plan) and the instruction of `form` (`FORMS`).
 
     `plan_block` is the text after ``[PLAN]``: normally "\\n" + English plan lines + "[PLAN END]\\n".
     """
-    return prompts[PLANBENCH].render(
-        "verify",
-        intro=cfg.domain_intro,
-        init=cfg.state_facts(task.init).strip(),
-        goal=cfg.state_facts(task.goal),
-        plan=plan_block,
-    )
+    fields = dict(intro=cfg.domain_intro, init=cfg.state_facts(task.init).strip(), goal=cfg.state_facts(task.goal),
+                  plan=plan_block)  # fmt: skip
+    if form == "open":
+        return prompts[PLANBENCH].render("verify", **fields)
+    source, key = FORMS[form]
+    return prompts[SELF_VERIFICATION].render("planning.verify.frame", **fields,
+                                             instruction=prompts[source].text(key))  # fmt: skip
 
 
-def messages(prompt: str, prompts: Prompts = DEFAULT) -> list[dict[str, str]]:
-    return [{"role": "system", "content": prompts[PLANBENCH].text("system")}, {"role": "user", "content": prompt}]
+def messages(prompt: str, prompts: Prompts = DEFAULT, system: str | None = None) -> list[dict[str, str]]:
+    """The chat of a planning prompt: PlanBench's system message (or `system`), then the prompt."""
+    system = prompts[PLANBENCH].text("system") if system is None else system
+    return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]

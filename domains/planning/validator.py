@@ -27,6 +27,7 @@ from critiquebench.domains.prompts import DEFAULT, PromptSet
 Step = tuple[str, tuple[str, ...]]
 
 SET = "planbench"  # the wording (`feedback.*`): domains/prompts/planbench.toml
+ALL_SET = "self_verification"  # the all-errors feedback's headers (`planning.feedback.all.*`)
 INVALID = DEFAULT[SET].text("feedback.invalid")  # the built-in binary verdicts
 VALID = DEFAULT[SET].text("feedback.valid")
 
@@ -114,7 +115,9 @@ def _facts(cfg: NLConfig, positive: Sequence[Fact], negative: Sequence[Fact], te
 # LLM critique such as "The above plan is invalid because ..." matches neither.
 _SOUND_FEEDBACK = re.compile(
     r"The above plan is invalid\.(?:\s*$|\s?(?:The following action at step \d+ "
-    r"|These are the unmet goal conditions:|This is the unmet goal condition:|No plan could be read))"
+    r"|These are the unmet goal conditions:|This is the unmet goal condition:|No plan could be read"
+    r"|There is an unmet goal condition\. This is:|There are unmet goal conditions\. These are:"
+    r"|There are unsatisfied preconditions\.))"
 )
 
 
@@ -123,16 +126,45 @@ def is_sound_feedback(text: str) -> bool:
     return bool(_SOUND_FEEDBACK.match(text.strip()))
 
 
-def render(errors: Sequence[str], level: str, valid: bool, texts: PromptSet | None = None) -> str:
-    """The backprompt for `errors` at feedback `level` (binary, first, all)."""
+def render(errors: Sequence[str], level: str, valid: bool, texts: PromptSet | None = None,
+           all_texts: PromptSet | None = None) -> str:  # fmt: skip
+    """The backprompt for `errors` at feedback `level` (binary, first, all): PlanBench's first-error message,
+    or the self-verification paper's all-errors one (`all_errors`)."""
     texts = texts or DEFAULT[SET]
     if valid:
         return texts.text("feedback.valid")
     invalid = texts.text("feedback.invalid")
     if level == "binary" or not errors:
         return invalid
-    chosen = errors[:1] if level == "first" else errors
-    return "\n".join([invalid + _glue(chosen[0]) + chosen[0], *chosen[1:]])
+    if level == "all":
+        return all_errors(errors, texts, all_texts or DEFAULT[ALL_SET])
+    return invalid + _glue(errors[0]) + errors[0]
+
+
+def all_errors(errors: Sequence[str], texts: PromptSet, all_texts: PromptSet) -> str:
+    """The self-verification paper's all-errors feedback (000:2486-2508, 000:3306-3325): "The above plan is
+    invalid.", the unmet goals first ("There is an unmet goal condition. This is:"), then "There are unsatisfied
+    preconditions." and PlanBench's sentence for every failing step. Lines are joined by single newlines (the
+    paper's blank lines are its PDF's paragraphing, as in its first-error example, whose real text has none).
+
+    Which steps count is ours: every step whose preconditions are unmet in the state reached by applying every
+    earlier action's effects (failed ones too; `check_plan`). The paper's Mystery example lists steps 3 and 5 of
+    the A.5.6 answer but not step 7, whose precondition "planet object c" no semantics makes true (effects
+    applied or failed steps skipped, support by any earlier step, VAL's repair advice); its Blocksworld example's
+    plan is not printed."""
+    heads = {texts["feedback.unmet-goal"].text.split("$")[0]: "planning.feedback.all.goal",
+             texts["feedback.unmet-goals"].text.split("$")[0]: "planning.feedback.all.goals"}  # fmt: skip
+    goals, steps = [], []
+    for sentence in errors:
+        head = next((h for h in heads if sentence.startswith(h)), None)
+        if head is None:
+            steps.append(sentence)
+        else:
+            goals.append(all_texts.render(heads[head], facts=sentence[len(head):]))
+    parts = [texts.text("feedback.invalid"), *goals]
+    if steps:
+        parts += [all_texts.text("planning.feedback.all.preconditions"), *steps]
+    return "\n".join(parts)
 
 
 def _glue(sentence: str) -> str:

@@ -1,6 +1,8 @@
 """Reading an LLM verifier's reply to the plan-verification prompt.
 
-The prompt asks for "Plan is valid." or "Plan is invalid." plus feedback. Replies are messy: markdown, JSON
+The open-ended prompt asks for "Plan is valid." or "Plan is invalid." plus feedback (`parse_llm_verdict`); the
+self-verification paper's format-based, swapped and chain-of-thought prompts ask for a JSON between `[JSON]` and
+`[JSON_END]` (`parse_json_plan_verdict`). Replies are messy: markdown, JSON
 objects, reasoning before the verdict, or a verdict restated at the end. A JSON verdict wins; otherwise the
 last verdict phrase in the text does (models reason first and conclude last). No verdict counts as "invalid"
 with `parsed=False`, so a silent verifier never passes a plan.
@@ -8,10 +10,12 @@ with `parsed=False`, so a silent verifier never passes a plan.
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 from critiquebench.domains.base import LLMVerdict
-from critiquebench.domains.llm_json import json_objects
+from critiquebench.domains.llm_json import json_objects, repair_json
 
 _MARKUP = re.compile(r"[*_`#>]+")
 _VALID = r"(?:valid|correct)"
@@ -50,3 +54,52 @@ def _json_verdict(text: str) -> bool | None:
                 if word in {"invalid", "false", "no", "incorrect", "plan is invalid", "not valid"}:
                     return False
     return None
+_JSON_BLOCK = re.compile(r"\[JSON\](.*?)(?:\[JSON_END\]|\Z)", re.DOTALL | re.IGNORECASE)
+_VALID_KEY = re.compile(r"""["']?valid["']?\s*:\s*["']?(true|false)\b""", re.IGNORECASE)
+
+
+def json_plan_critique(text: str) -> dict[str, Any] | None:
+    """The JSON object between `[JSON]` and `[JSON_END]` of a format-based or CoT verification reply (the last
+    block that holds one; a reply cut off before `[JSON_END]` is read to its end), or None."""
+    for block in reversed(_JSON_BLOCK.findall(text or "")):
+        start, end = block.find("{"), block.rfind("}")
+        if start < 0 or end < start:
+            continue
+        raw = block[start:end + 1]
+        for attempt in (raw, repair_json(raw)):
+            try:
+                data = json.loads(attempt)
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                return data
+    return None
+
+
+def parse_json_plan_verdict(text: str) -> LLMVerdict:
+    """The verdict of the self-verification paper's format-based, swapped and CoT plan-verification prompts
+    (000:2220, 000:2418, 000:2328): the "valid" key of the JSON between `[JSON]` and `[JSON_END]` (a boolean,
+    or "true"/"false"); a JSON block that does not parse still gives its `"valid": true|false`. No verdict is
+    invalid with `parsed=False`. The critique is the whole reply, as the loop hands it back."""
+    reply = (text or "").strip()
+    data = json_plan_critique(reply)
+    value = None if data is None else next((v for k, v in data.items() if str(k).lower() == "valid"), None)
+    if isinstance(value, str):
+        value = {"true": True, "false": False}.get(value.strip().lower())
+    if isinstance(value, bool):
+        return LLMVerdict(says_valid=value, critique=reply)
+    blocks = _JSON_BLOCK.findall(reply)
+    found = _VALID_KEY.findall(blocks[-1]) if blocks else []
+    if found:
+        return LLMVerdict(says_valid=found[-1].lower() == "true", critique=reply)
+    return LLMVerdict(says_valid=False, critique=reply, parsed=False)
+
+
+def study_plan_verdict(text: str) -> LLMVerdict:
+    """The open-ended verifier's verdict as the studies' code read it (karthikv792/LLMs-Planning
+    `back_prompting.py` @27b0c44): valid when any line contains "plan is valid" (in any case), else invalid.
+    The critique is the whole reply."""
+    reply = (text or "").strip()
+    valid = any("plan is valid" in line.lower() for line in reply.split("\n"))
+    parsed = valid or "plan is invalid" in reply.lower()
+    return LLMVerdict(says_valid=valid, critique=reply, parsed=parsed)
