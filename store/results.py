@@ -163,3 +163,9 @@ def upsert_round_calls(
 def attempts(db: sqlite_utils.Database, thread_id: str) -> list[dict[str, Any]]:
     """A run's rounds in order."""
     return list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [thread_id]))
+
+
+def run_outcomes(db: sqlite_utils.Database, study: str) -> list[tuple[str, str, int | None]]:
+    """(domain, instance id, correct) of every run of `study`."""
+    sql = "SELECT domain, instance_id, correct FROM runs WHERE study = ?"
+    return [(r[0], r[1], r[2]) for r in db.execute(sql, [study]).fetchall()]

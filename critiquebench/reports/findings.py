@@ -69,8 +69,9 @@ def selection_notes(db: sqlite_utils.Database, recorded: Sequence[str]) -> list[
     """What instances a recorded study ran on, when they are the first ones another recorded study of the same
     domain got wrong (PlanBench ran its backprompting on GPT-4's first 50 one-shot failures): its accuracy is
     then over those, not over the papers' instance sets."""
-    runs = {s: [(r["domain"], r["instance_id"], r["correct"]) for r in db.query(
-        "SELECT domain, instance_id, correct FROM runs WHERE study = ?", [s])] for s in recorded}  # fmt: skip
+    from critiquebench.store.results import run_outcomes
+
+    runs = {s: run_outcomes(db, s) for s in recorded}
     notes = []
     for study, mine in runs.items():
         ids = sorted({int(i) for _, i, _ in mine if str(i).isdigit()})
