@@ -174,3 +174,34 @@ def test_scripted_loops_send_the_papers_backprompts(tmp_path: Path) -> None:
     assert any(m[-1]["content"].endswith("Let's think step by step\n[THOUGHTS]") for m in calls)  # llm-llm-cot
     rows = json.loads(invoke("report", "loops", "--store", str(store), "--format", "json").stdout)
     assert {r["scheme"] for r in rows if r.get("table") == "1"} >= {"llm-llm-cot:rounds=2"}
+
+
+def test_scripted_verification_study_sends_the_papers_prompts_and_scores_tables_a5_a6(tmp_path: Path) -> None:
+    """verify-study on Mystery with the paper's five kinds and three prompts: every prompt the server receives
+    ends with the paper's instruction; the reply "invalid, unmet goals" is scored as Tables A5-A6 score it."""
+    reply = '[JSON]\n{"valid": false, "unmet_goals": ["object a craves object b"]}\n[JSON_END]'
+    toml = tmp_path / "v.toml"
+    kinds = [f"{k}{v}" for v in ("", "-cot", "-swap")
+             for k in ("correct", "inexecutable", "non_goal_reaching", "random", "llm")]  # fmt: skip
+    toml.write_text(
+        f'domains = ["mystery_blocksworld"]\ndataset = "{DATASETS}"\nkinds = {json.dumps(kinds)}\n'
+        '[instances]\nmystery_blocksworld = "2-4"\n'
+        '[candidate_files]\nmystery_blocksworld = "planbench/reference/gpt-4_mystery_one_shot.json"\n'
+    )
+    store = tmp_path / "s.sqlite"
+    with ScriptedServer(reply=reply) as server:
+        invoke("verify-study", "v", "--config", str(toml), "--model", "scripted", "--base-url", server.base_url,
+               "--store", str(store))  # fmt: skip
+        sent = [messages[-1]["content"] for messages, _ in server.calls]
+    assert len(sent) == 45  # 3 instances x 5 kinds x 3 prompts (no two texts alike)
+    for form in ("format", "cot", "swap"):
+        wanted = instruction(form, "mystery_blocksworld")
+        assert sum(" ".join(s.split()).endswith(wanted) for s in sent) == 15, form
+    rows = json.loads(invoke("report", "v", "--table", "plan-critique", "--format", "json", "--store",
+                             str(store)).stdout)  # fmt: skip
+    cells = {(r["prompt"], r["kind"]): (r["n"], r["binary"], r["type_identified"], r["critique"]) for r in rows}
+    assert cells[("default", "correct")] == (3, 0, 0, 0)  # called invalid
+    assert cells[("default", "inexecutable")] == (3, 3, 0, 0)  # invalid, but the wrong kind of invalidity
+    assert cells[("cot", "non_goal_reaching")][:3] == (3, 3, 3)  # the kind named; the goals are not the real ones
+    assert cells[("swap", "non_goal_reaching")][3] == 0
+    assert sum(n for (p, k), (n, *_) in cells.items() if p == "default" and k.startswith("llm ")) == 3

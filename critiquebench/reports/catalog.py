@@ -71,6 +71,8 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     Table("figure", "budget data", _loop("metrics", "budget_curve")),
     Table("verifier-in-the-loop", "every round an LLM judged", _table2),
     Table("critique", "critique quality of verification studies", verify=_verify("critique_rows")),
+    Table("plan-critique", "self-verification Tables A5-A6: binary / type / critique per planning kind",
+          verify=_verify("plan_critique_rows")),
     Table("final-verifier", "plan-critique Table 2", _loop("plan_critique", "final_verifier")),
     Table("feedback", "plan-critique Table 3", _loop("plan_critique", "feedback_table")),
     Table("steps", "intrinsic self-critique: correct by step", _loop("intrinsic", "steps_curve"),

@@ -6,10 +6,12 @@ and 5 are both colored Color2") are compared with the graph and with the colouri
 Label: "none" (every claim is true, or nothing checkable was claimed), "edge" (a claimed edge does not
 exist), "color" (a vertex did not have the claimed colour), "both".
 
-Planning (the intrinsic self-critique paper's Tables A5-A6): the sound validator's first error says which
-action fails and which preconditions it lacks, or which goals a finished plan leaves unmet. A critique is
-"right" when it names that action (its English text, its PDDL form or "step N") and every unmet
-precondition, or every unmet goal; "partial" when it names some of them; "wrong" when it names none.
+Planning: the sound validator's first error says which action fails and which preconditions it lacks, or which
+goals a finished plan leaves unmet. A free-text critique is "right" when it names that action (its English
+text, its PDDL form or "step N") and every unmet precondition, or every unmet goal; "partial" when it names some
+of them; "wrong" when it names none. The self-verification paper's Tables A5-A6 (000:1914-1947) score each
+verification as binary verification / type identified / critique generation (`plan_critique_scores`): from the
+JSON the format-based prompts ask for when there is one, else from the free-text labels.
 
 Critique text is untrusted: it is only matched with bounded regular expressions, never evaluated.
 """
@@ -164,3 +166,50 @@ def planning_critique(sound: Verdict, critique: str) -> CritiqueQuality:
         return CritiqueQuality("wrong", details)
     label = "right" if found == wanted else "partial" if found else "wrong"
     return CritiqueQuality(label, details)
+
+
+@dataclass(frozen=True)
+class PlanCritiqueScore:
+    """One planning verification scored as Tables A5-A6 do (000:1947)."""
+
+    plan_type: str  # correct | inexecutable | non_goal_reaching (the sound verdict's)
+    binary: bool  # the verdict is right
+    type_identified: bool  # valid said of a correct plan; the invalidity's kind named for an invalid one
+    critique: bool  # ... and the failing action with its unmet preconditions, or the unmet goals, named
+
+
+def _named(value: Any) -> set[str]:
+    items = value if isinstance(value, list) else [value] if isinstance(value, str) else []
+    return {_norm(str(x)).rstrip(".") for x in items if str(x).strip()}
+
+
+def plan_critique_scores(sound: Verdict, says_valid: bool, reply: str) -> PlanCritiqueScore:
+    """Binary verification, type identified and critique generation of one reply (Tables A5-A6)."""
+    from critiquebench.domains.planning.verdicts import json_plan_critique
+
+    first = sound.errors[0] if sound.errors else ""
+    step, goal = _STEP_ERROR.search(first), _GOAL_ERROR.search(first)
+    plan_type = "correct" if sound.valid else "inexecutable" if step else "non_goal_reaching"
+    binary = says_valid == sound.valid
+    if sound.valid or not binary:
+        return PlanCritiqueScore(plan_type, binary, binary, binary)
+    data = json_plan_critique(reply[:MAX_CRITIQUE])
+    if data is None:  # free text (the open-ended prompt): what the critique names
+        label = planning_critique(sound, reply)
+        return PlanCritiqueScore(plan_type, True, label.label != "wrong", label.label == "right")
+    keys = {str(k).lower(): v for k, v in data.items()}
+    if step:
+        unmet = keys.get("unmet_preconditions")
+        typed = isinstance(unmet, dict) and bool(unmet)
+        answer = sound.answer if isinstance(sound.answer, list) else []
+        n = int(step[1])
+        actions = {_norm(step[2]), *([_norm(answer[n - 1]), _norm(answer[n - 1]).strip("()")]
+                                     if 0 < n <= len(answer) else [])}  # fmt: skip
+        fields = {str(k).lower(): v for k, v in unmet.items()} if typed else {}
+        right = (typed and _norm(str(fields.get("action", ""))).rstrip(".") in actions
+                 and _named(fields.get("preconditions")) == set(_facts(step[3] or "")))  # fmt: skip
+        return PlanCritiqueScore(plan_type, True, typed, bool(right))
+    goals = keys.get("unmet_goals")
+    typed = bool(goals) and not keys.get("unmet_preconditions")
+    right = typed and goal is not None and _named(goals) == set(_facts(goal[1]))
+    return PlanCritiqueScore(plan_type, True, typed, bool(right))

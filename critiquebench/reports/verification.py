@@ -199,6 +199,70 @@ def paper_table2_grids(rows: Sequence[PaperTable2Row]) -> list[Grid]:
     return [Grid(f"Table 2: the LLM as verifier ({rows[0].study})", headers, body, note)]
 
 
+@dataclass(frozen=True)
+class PlanCritiqueRow:
+    """Tables A5-A6 (000:1914-1939): one planning kind's verifications, scored three ways."""
+
+    study: str
+    domain: str
+    prompt: str  # default (format-based JSON) | cot | swap
+    kind: str  # correct, inexecutable, non_goal_reaching, random, llm correct / inexecutable / non_goal_reaching
+    n: int
+    binary: int
+    type_identified: int
+    critique: int
+    table: str = "plan-critique"
+
+
+def plan_critique_rows(study: str, config: dict[str, Any], rows: Sequence[dict[str, Any]]
+                       ) -> list[PlanCritiqueRow]:  # fmt: skip
+    """Binary verification / type identified / critique generation per planning kind, the LLM's plans split by
+    their real type, as Tables A5-A6 lay them out. Sound verdicts are recomputed from the judged answers."""
+    from pathlib import Path
+
+    from critiquebench.domains import get_domain, load_instances
+    from critiquebench.reports.critique_quality import plan_critique_scores
+
+    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    domains: dict[str, Any] = {}
+    for row in rows:
+        name = row["domain"]
+        if name not in domains:
+            options = dict((config.get("domain_options") or {}).get(name, {}))
+            try:
+                domains[name] = get_domain(name, **options)
+            except (ValueError, LookupError):
+                domains[name] = None
+        domain = domains[name]
+        if domain is None or not hasattr(domain, "task"):
+            continue  # not a planning domain
+        dataset = Path(config["dataset"]) if config.get("dataset") else None
+        instance = load_instances(domain, row["instance_id"], dataset)[0]
+        sound = domain.verify(instance, row["candidate"] or "")
+        score = plan_critique_scores(sound, bool(row["llm_verdict"]), row["critique"] or "")
+        base, variant = split_kind(row["kind"])
+        kind = f"{base} {score.plan_type}" if base == "llm" else base
+        tally = counts[(name, variant, kind)]
+        for i, value in enumerate((1, score.binary, score.type_identified, score.critique)):
+            tally[i] += int(value)
+    order = {k: i for i, k in enumerate(("correct", "inexecutable", "non_goal_reaching", "random", "llm correct",
+                                         "llm inexecutable", "llm non_goal_reaching"))}  # fmt: skip
+    return [PlanCritiqueRow(study, d, v, k, *counts[(d, v, k)])
+            for d, v, k in sorted(counts, key=lambda x: (x[0], x[1], order.get(x[2], 99), x[2]))]  # fmt: skip
+
+
+def plan_critique_grids(rows: Sequence[PlanCritiqueRow]) -> list[Grid]:
+    body = [[r.domain, r.prompt, r.kind, pct(r.binary, r.n), pct(r.type_identified, r.n), pct(r.critique, r.n)]
+            for r in rows]  # fmt: skip
+    note = ("Binary verification: the verdict is right. Type identified: a correct plan called valid, an invalid "
+            "one's kind named (unmet_preconditions for an inexecutable plan, unmet_goals for one that misses the "
+            "goal). Critique generation: and the first failing action with exactly its unmet preconditions, or "
+            "exactly the unmet goals (free-text critiques: every one named).")
+    headers = ["domain", "prompt", "kind", "binary verification", "type identified", "critique generation"]
+    return [Grid(f"Tables A5-A6: planning critiques ({rows[0].study})", headers, body, note)]
+
+
 GRIDS[VerifyRow] = verify_grids
+GRIDS[PlanCritiqueRow] = plan_critique_grids
 GRIDS[CritiqueRow] = critique_grids
 GRIDS[PaperTable2Row] = paper_table2_grids
