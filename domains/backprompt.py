@@ -96,3 +96,18 @@ class Backprompt:
         text = (critique or "").strip()
         form = self.form(text)
         return getattr(self, form).render(critique=text or self.binary_sentence, **fields)
+
+
+FORMS = ("chat", "transcript")
+
+
+def study_transcript(messages: list[dict[str, str]], system: str, end: str = "[ANSWER END]") -> list[dict[str, str]]:
+    """A conversation as the self-verification study's code sent every call (kstechly/gpt-and-i
+    `response_generation.py` @b583c3c9 `send_query`; `game24.concat_trace`, `graph_coloring.py`): its system
+    message, then one user message holding the whole transcript: the first prompt, then each answer as its
+    `[ANSWER END]` stop cut it (stripped), "[ANSWER END]\\n" and the feedback that followed it."""
+    turns = [m for m in messages if m["role"] != "system"]
+    text = turns[0]["content"] if turns else ""
+    for answer, feedback in zip(turns[1::2], turns[2::2], strict=False):
+        text += answer["content"].split(end)[0].strip() + end + "\n" + feedback["content"]
+    return [{"role": "system", "content": system}, {"role": "user", "content": text}]

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.backprompt import Backprompt
+from critiquebench.domains.backprompt import FORMS, Backprompt, study_transcript
 from critiquebench.domains.base import (
     FeedbackLevel,
     Instance,
@@ -134,7 +134,11 @@ class Coloring:
         "verify-swap": "coloring has no swapped-order verification prompt (the -S prompt is planning's)",
     }
 
-    def __init__(self, vertices: tuple[int, int] = DEFAULT_VERTICES, prompts: Prompts = DEFAULT) -> None:
+    def __init__(self, vertices: tuple[int, int] = DEFAULT_VERTICES, prompts: Prompts = DEFAULT,
+                 form: str = "chat") -> None:  # fmt: skip
+        if form not in FORMS:
+            raise ValueError(f"coloring form must be one of {', '.join(FORMS)}, not {form!r}")
+        self.form = form  # "transcript": every call as the study's code sent it (`study_transcript`)
         self.vertices = vertices
         self.prompts = prompts
         self.texts = prompts[SET]
@@ -157,6 +161,15 @@ class Coloring:
     def generate(self, n: int, seed: int) -> list[Instance]:
         return generate_planar(n, seed, self.vertices)
 
+    def _chat(self, message: dict[str, str]) -> list[dict[str, str]]:
+        """A prompt's messages: with the study's system message in the transcript form."""
+        system = [{"role": "system", "content": self.texts.text("system")}] if self.form == "transcript" else []
+        return [*system, message]
+
+    def conversation(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
+        """What goes out for a generation with history: chat turns, or the study's one-message transcript."""
+        return study_transcript(messages, self.texts.text("system")) if self.form == "transcript" else messages
+
     def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> Messages:
         content = self.texts.render(
             "coloring.generate",
@@ -165,7 +178,7 @@ class Coloring:
             count=instance.data.get("stated_n", instance.data["n"]),
             answer_format=self.texts.text("coloring.answer-format"),
         )
-        return [{"role": "user", "content": content}]
+        return self._chat({"role": "user", "content": content})
 
     def parse(self, instance: Instance, text: str) -> dict[str, str] | None:
         coloring = parse_coloring(text)
@@ -228,7 +241,8 @@ class Coloring:
     def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> Messages:
         """The loop's verifier prompt (`judge_prompt` for "critique" / "critique-cot")."""
         key = "coloring.critique-cot" if cot else "coloring.critique"
-        return [{"role": "user", "content": self.texts.render(key, intro=self._intro(instance), coloring=text)}]
+        content = self.texts.render(key, intro=self._intro(instance), coloring=text)
+        return self._chat({"role": "user", "content": content})
 
     def _intro(self, instance: Instance) -> str:
         return self.texts.render("coloring.graph.intro", k=instance.data["k"], graph=graph_text(instance, self.texts))
@@ -242,7 +256,7 @@ class Coloring:
             raise Unsupported(str(self.purposes[f"verify-{variant}"]))
         key = "coloring.critique-cot" if variant == "cot" else "coloring.verify"
         content = self.texts.render(key, intro=self._intro(instance), coloring=" " + (text or ""))
-        return [{"role": "user", "content": content}]
+        return self._chat({"role": "user", "content": content})
 
     def parse_llm_verdict(self, text: str) -> LLMVerdict:
         """A "Correct: true|false" line (the last one, after the last [Answer] tag: CoT prompt) decides; else
@@ -277,13 +291,14 @@ def _study_ablation(edges: list[tuple[int, int]], rng: random.Random) -> tuple[i
 
 
 def make_coloring(**options: Any) -> Coloring:
-    """The registry's factory: `vertices=(low, high)` for generated graphs; `prompt_style` is accepted and
-    unused (one prompt style)."""
+    """The registry's factory: `vertices=(low, high)` for generated graphs; `form` "chat" (default) or
+    "transcript" (the study's calls, `study_transcript`); `prompt_style` is accepted and unused."""
     options.pop("prompt_style", None)
     prompts = options.pop("prompts", None) or DEFAULT
     vertices = tuple(options.pop("vertices", DEFAULT_VERTICES))
+    form = str(options.pop("form", "chat"))
     if options:
-        raise ValueError(f"coloring takes no options {sorted(options)}")
+        raise ValueError(f"coloring takes no options {sorted(options)} (only vertices, form, prompts)")
     if len(vertices) != 2 or not 1 <= vertices[0] <= vertices[1]:
         raise ValueError(f"vertices must be (low, high) with 1 <= low <= high, got {vertices}")
-    return Coloring((int(vertices[0]), int(vertices[1])), prompts)
+    return Coloring((int(vertices[0]), int(vertices[1])), prompts, form)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains import arith
-from critiquebench.domains.backprompt import Backprompt
+from critiquebench.domains.backprompt import FORMS, Backprompt, study_transcript
 from critiquebench.domains.base import (
     FeedbackLevel,
     Instance,
@@ -141,10 +141,13 @@ class Game24:
     unsupported_levels = {"all": "no all-errors feedback for Game of 24 in the self-verification study (\"due to the "
                                  "simplicity of game of 24, we do not implement a third feedback level\", 000:238)"}
 
-    def __init__(self, prompts: Prompts = DEFAULT, reader: str = "study") -> None:
+    def __init__(self, prompts: Prompts = DEFAULT, reader: str = "study", form: str = "chat") -> None:
         if reader not in READERS:
             raise ValueError(f"game24 reader must be one of {', '.join(READERS)}, not {reader!r}")
+        if form not in FORMS:
+            raise ValueError(f"game24 form must be one of {', '.join(FORMS)}, not {form!r}")
         self.reader = reader
+        self.form = form  # "transcript": every call as the study's code sent it (`study_transcript`)
         self.prompts = prompts
         self.texts = prompts[SET]
         self.handback = Backprompt.of(self.texts, "game24", _FEEDBACK_KEYS, _SENTENCE_FIELDS)
@@ -170,8 +173,17 @@ class Game24:
                 out.append(Instance(self.name, f"gen-{seed}-{len(out) + 1}", {"numbers": numbers}))
         return out
 
+    def _chat(self, message: dict[str, str]) -> list[dict[str, str]]:
+        """A prompt's messages: with the study's system message in the transcript form."""
+        system = [{"role": "system", "content": self.texts.text("system")}] if self.form == "transcript" else []
+        return [*system, message]
+
+    def conversation(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
+        """What goes out for a generation with history: chat turns, or the study's one-message transcript."""
+        return study_transcript(messages, self.texts.text("system"), END_TAG) if self.form == "transcript" else messages
+
     def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> Messages:
-        return [{"role": "user", "content": self.texts.render("game24.generate", numbers=_text(instance))}]
+        return self._chat({"role": "user", "content": self.texts.render("game24.generate", numbers=_text(instance))})
 
     def parse(self, instance: Instance, text: str) -> str | None:
         if self.reader == "study":
@@ -242,7 +254,7 @@ class Game24:
     def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> Messages:
         """The loop's verifier prompt (`judge_prompt` for "critique" / "critique-cot")."""
         key = "game24.critique-cot" if cot else "game24.critique"
-        return [{"role": "user", "content": self.texts.render(key, numbers=_text(instance), answer=text)}]
+        return self._chat({"role": "user", "content": self.texts.render(key, numbers=_text(instance), answer=text)})
 
     def parse_llm_verdict(self, text: str) -> LLMVerdict:
         """The loop verifier's verdict (`judge_reply` for "critique")."""
@@ -257,7 +269,7 @@ class Game24:
         if variant not in keys:
             raise ValueError(f"game24 has no {variant} verification prompt (planning domains do)")
         key = keys[variant]
-        return [{"role": "user", "content": self.texts.render(key, numbers=_text(instance), line=line)}]
+        return self._chat({"role": "user", "content": self.texts.render(key, numbers=_text(instance), line=line)})
 
     def read_verification(self, instance: Instance, text: str, reply: str, variant: VerifyVariant = "default"
                           ) -> Judgement:  # fmt: skip
@@ -342,11 +354,13 @@ def _text(instance: Instance) -> str:
 
 def make_game24(**options: Any) -> Game24:
     """The registry's factory: `reader` "study" (default: the study's first line before "=") or "lenient" (our
-    reader, anywhere in the answer); Game of 24 has one prompt style, so `prompt_style` is accepted and unused;
-    `prompts` are the prompt sets to read (default: the built-in ones)."""
+    reader, anywhere in the answer); `form` "chat" (default: chat turns) or "transcript" (the study's calls);
+    Game of 24 has one prompt style, so `prompt_style` is accepted and unused; `prompts` are the prompt sets to
+    read (default: the built-in ones)."""
     options.pop("prompt_style", None)
     prompts = options.pop("prompts", None) or DEFAULT
     reader = options.pop("reader", "study")
+    form = options.pop("form", "chat")
     if options:
-        raise ValueError(f"game24 takes no options {sorted(options)} (only reader, prompts)")
-    return Game24(prompts, str(reader))
+        raise ValueError(f"game24 takes no options {sorted(options)} (only reader, form, prompts)")
+    return Game24(prompts, str(reader), str(form))

@@ -47,6 +47,9 @@ def make_generator(
         else:
             sample = 0
             messages = [*messages, *history(ctx, state, round_, history_policy, wrap)]
+        fold = getattr(ctx.domain, "conversation", None)  # e.g. the study's one-message transcript
+        if fold is not None:
+            messages = fold(messages)
         ctx.llm.take()  # drop usage of a call that failed before this (re-)run
         try:
             text = ctx.llm.complete(messages, sample=sample, temperature=temperature).text
