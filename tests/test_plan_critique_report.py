@@ -8,7 +8,8 @@ from pathlib import Path
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import game24_reply, invoke, report, run_args
 
-SCHEMES = "standard,llm-llm:rounds=3,sound-binary:rounds=2,sound-first:rounds=2,sound-all:rounds=2"
+# no sound-all: Game of 24 has no all-errors feedback in the self-verification study (000:238), so it is left out
+SCHEMES = "standard,llm-llm:rounds=3,sound-binary:rounds=2,sound-first:rounds=2"
 
 
 def test_final_verifier_and_feedback_tables(tmp_path: Path) -> None:
@@ -33,7 +34,7 @@ def test_final_verifier_and_feedback_tables(tmp_path: Path) -> None:
     valid = cells["tp"] + cells["fn"]
     assert table2[0]["tpr"] == (cells["tp"] / valid if valid else None)
     table3 = report("critique", store, "--table", "feedback")
-    assert [r["feedback"] for r in table3] == ["no feedback", "LLM critique", "binary", "first error", "all errors"]
+    assert [r["feedback"] for r in table3] == ["no feedback", "LLM critique", "binary", "first error"]
     accuracy = {r["scheme"]: r["accuracy"] for r in report("critique", store)}
     assert all(r["accuracy"] == accuracy[r["scheme"]] for r in table3)
     text = invoke("report", "critique", "--table", "final-verifier", "--store", str(store)).stdout
