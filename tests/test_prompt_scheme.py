@@ -44,5 +44,5 @@ def test_prompt_scheme_shows_a_later_round_with_its_history(tmp_path: Path) -> N
     assert third[1]["content"] == "1+2+3+4"
     assert third[2]["content"].startswith("Feedback: This is not correct.\nuse 4 5 6 10\n\nWith this feedback")
     refused = invoke("prompt", "--domain", "blocksworld", "--instance", "2", "--dataset", str(DATASETS),
-                     "--scheme", "llm-llm-cot", check=2)  # fmt: skip
+                     "--style", "pddl", "--scheme", "llm-llm-cot", check=2)  # fmt: skip
     assert refused.stderr.startswith("error: llm-llm-cot is left out of blocksworld: no published chain-of-thought")
