@@ -43,6 +43,8 @@ SOLVABLE_PUZZLES = 1362  # distinct solvable multisets of four numbers in 1..13 
 
 
 READERS = ("study", "lenient")
+ALL_ERRORS_NOTE = ("no all-errors feedback for Game of 24 in the self-verification study (\"due to the simplicity of "
+                   "game of 24, we do not implement a third feedback level\", 000:238)")
 # The study's `fix_expression`: hand-made repairs it applied before sympy (kstechly/gpt-and-i `game24.py`).
 _STUDY_FIXES = (("x", "*"), ("\u00f7", "/"), ("\u00d7", "*"), ("[", "("), ("]", ")"))
 
@@ -137,11 +139,11 @@ class Game24:
     # the study has every judge prompt but planning's swapped-order one
     purposes: Mapping[str, str | None] = {**dict.fromkeys(PURPOSES), "verify-swap": "no swapped-order prompt for "
                                           "Game of 24 (the self-verification paper's -S prompt is planning's)"}
-    # Feedback levels the study did not have here, and why: a scheme asking for one is left out of this domain.
-    unsupported_levels = {"all": "no all-errors feedback for Game of 24 in the self-verification study (\"due to the "
-                                 "simplicity of game of 24, we do not implement a third feedback level\", 000:238)"}
-
-    def __init__(self, prompts: Prompts = DEFAULT, reader: str = "study", form: str = "chat") -> None:
+    def __init__(self, prompts: Prompts = DEFAULT, reader: str = "study", form: str = "chat",
+                 paper_levels: bool = False) -> None:  # fmt: skip
+        # `paper_levels`: only the feedback levels the study had (no all-errors feedback, 000:238); a scheme
+        # asking for another is left out of this domain (`graphs.unsupported`). The shipped paper study sets it.
+        self.unsupported_levels = {"all": ALL_ERRORS_NOTE} if paper_levels else {}
         if reader not in READERS:
             raise ValueError(f"game24 reader must be one of {', '.join(READERS)}, not {reader!r}")
         if form not in FORMS:
@@ -355,12 +357,14 @@ def _text(instance: Instance) -> str:
 def make_game24(**options: Any) -> Game24:
     """The registry's factory: `reader` "study" (default: the study's first line before "=") or "lenient" (our
     reader, anywhere in the answer); `form` "chat" (default: chat turns) or "transcript" (the study's calls);
+    `paper_levels` true leaves out the feedback levels the study did not have (all errors);
     Game of 24 has one prompt style, so `prompt_style` is accepted and unused; `prompts` are the prompt sets to
     read (default: the built-in ones)."""
     options.pop("prompt_style", None)
     prompts = options.pop("prompts", None) or DEFAULT
     reader = options.pop("reader", "study")
     form = options.pop("form", "chat")
+    paper_levels = options.pop("paper_levels", False)
     if options:
-        raise ValueError(f"game24 takes no options {sorted(options)} (only reader, form, prompts)")
-    return Game24(prompts, str(reader), str(form))
+        raise ValueError(f"game24 takes no options {sorted(options)} (only reader, form, paper_levels, prompts)")
+    return Game24(prompts, str(reader), str(form), bool(paper_levels))

@@ -232,11 +232,15 @@ def test_study_from_a_toml_file_with_per_domain_instances(server: ScriptedServer
 
 
 def test_a_scheme_without_a_prompt_for_a_domain_is_left_out_and_said(server: ScriptedServer, tmp_path: Path) -> None:
-    """A cell the papers do not have (Game of 24's all-errors feedback, 000:238) is left out and said."""
+    """A cell the paper does not have (Game of 24's all-errors feedback, 000:238, with `paper_levels`) is left
+    out and said."""
     store = tmp_path / "store.sqlite"
-    args = ["run", "mixed", "--domains", "game24,blocksworld", "--instances", "2", "--schemes",
-            "standard,sound-all:rounds=1", "--model", "scripted", "--base-url", server.base_url, "--dataset",
-            str(DATASETS), "--store", str(store)]  # fmt: skip
+    toml = tmp_path / "mixed.toml"
+    toml.write_text(f'domains = ["game24", "blocksworld"]\nschemes = ["standard", "sound-all:rounds=1"]\n'
+                    f'dataset = "{DATASETS}"\n[instances]\ngame24 = "2"\nblocksworld = "2"\n'
+                    '[domain_options.game24]\npaper_levels = true\n')  # fmt: skip
+    args = ["run", "mixed", "--config", str(toml), "--model", "scripted", "--base-url", server.base_url, "--store",
+            str(store)]  # fmt: skip
     said = "sound-all:rounds=1 on game24 left out: no all-errors feedback for Game of 24"
     dry = invoke(*args, "--dry-run")
     assert said in dry.stdout and ": 3 (0 finished before" in dry.stdout  # 2 standard runs, 1 sound-all run
@@ -245,10 +249,11 @@ def test_a_scheme_without_a_prompt_for_a_domain_is_left_out_and_said(server: Scr
     with connect(store) as db:
         cells = {(r["domain"], r["scheme"]) for r in db.query("SELECT domain, scheme FROM runs")}
     assert cells == {("game24", "standard"), ("blocksworld", "standard"), ("blocksworld", "sound-all:rounds=1")}
-    only = ["run", "all-24", "--domains", "game24", "--instances", "2", "--schemes", "sound-all",
-            "--model", "scripted", "--base-url", server.base_url, "--dataset", str(DATASETS), "--store",
-            str(tmp_path / "other.sqlite")]  # fmt: skip
-    refused = invoke(*only, check=2)
-    assert refused.stderr.startswith("error: nothing can run: sound-all on game24 left out: no all-errors")
+    only = tmp_path / "only.toml"
+    only.write_text(toml.read_text().replace('["game24", "blocksworld"]', '["game24"]').replace(
+        '"standard", ', "").replace('blocksworld = "2"\n', ""))  # fmt: skip
+    refused = invoke("run", "all-24", "--config", str(only), "--model", "scripted", "--base-url", server.base_url,
+                     "--store", str(tmp_path / "other.sqlite"), check=2)  # fmt: skip
+    assert refused.stderr.startswith("error: nothing can run: sound-all:rounds=1 on game24 left out: no all-errors")
     # one first answer per instance (blocksworld's is shared by both schemes); none refused
     assert server.requests == 2
