@@ -21,6 +21,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -63,6 +64,16 @@ def normalise_messages(messages: Messages) -> list[dict[str, str]]:
             raise ValueError(f"message {i} needs 'role' and 'content', got keys {sorted(message)}")
         out.append({str(k): str(v) for k, v in message.items()})
     return out
+
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # NUL (Postgres text) and lone UTF-16 surrogates (UTF-8)
+
+
+def storable_text(text: str) -> tuple[str, int]:
+    """`text` with every character no store can hold (lone surrogates, NUL) replaced by U+FFFD, and how many
+    were replaced. A well-formed pair never reaches here: JSON decoding joins it into one character."""
+    replaced = _UNSTORABLE.subn("\ufffd", text)
+    return replaced if replaced[1] else (text, 0)
 
 
 def cache_key(model: str, endpoint: str, messages: Messages, params: Mapping[str, Any], sample: int) -> str:
@@ -206,15 +217,16 @@ class CallCache:
         with self._connection() as db:
             return db.execute(_INSERT_CALL, values).rowcount > 0
 
-    def answered(self, record: CallRecord) -> None:
+    def answered(self, record: CallRecord, note: str | None = None) -> None:
         """Store a call this process just made, log its 'call' event, then drop its in-flight marker (so a
         process waiting on the marker finds the answer once the marker is gone).
 
         Three statements, each its own transaction: in one transaction SQLite's write lock would stay held while
         this thread waits for the GIL between them, and every other process writing the store (Ray's other
-        workers) would sleep in SQLite's busy handler meanwhile."""
+        workers) would sleep in SQLite's busy handler meanwhile. `note` goes into the event's `error` column (what
+        was changed for the answer to be storable, see `storable_text`)."""
         values = _call_values(record)
-        event = [time.time(), record.key, record.model, "call", None, record.prompt_tokens, record.completion_tokens]
+        event = [time.time(), record.key, record.model, "call", note, record.prompt_tokens, record.completion_tokens]
         with self._connection() as db:
             db.execute(_INSERT_CALL, values)
             db.execute(_INSERT_EVENT, event)

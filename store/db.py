@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -87,11 +88,40 @@ def describe(path: str | os.PathLike[str], exc: sqlite3.Error) -> str:
     return f"store {path} cannot be opened ({text})"
 
 
+# Tables any critiquebench store holds one of (LangGraph's saver adds `checkpoints` and `writes`): a SQLite file
+# with tables but none of these belongs to another program.
+OUR_TABLES = frozenset({
+    "studies", "runs", "attempts", "budgets", "run_memo", "run_claims", "statements", "verify_results",
+    "llm_calls", "llm_events", "llm_inflight", "checkpoints", "writes",
+})  # fmt: skip
+
+
 def _check_path(path: Path, must_exist: bool) -> None:
     if path.is_dir():
         raise StoreError(f"store {path} is a directory: give a file, e.g. --store {path / DEFAULT_STORE}")
     if must_exist and not path.exists():
         raise StoreError(f"no store at {path}: run a study first, or pass --store PATH")
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # missing (created by a writing command) or unreadable (SQLite says why)
+    if not stat.S_ISREG(mode):  # a FIFO would block the open for ever; a device is not a store either
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        raise StoreError(f"store {path} is {kind}, not a file: give a SQLite file, e.g. --store {DEFAULT_STORE}")
+
+
+def _check_ours(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse, before anything is written, a SQLite file with tables of which none is a critiquebench one."""
+    try:
+        tables = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error:
+        return  # a damaged file: the next statement names what is wrong
+    if tables and not tables & OUR_TABLES:
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise StoreError(
+            f"store {path} is another program's SQLite file (tables {shown}), not a critiquebench store: it is "
+            "left untouched; give a new file or a store critiquebench made"
+        )
 
 
 def connect_raw(path: str | os.PathLike[str], *, readonly: bool = False) -> sqlite3.Connection:
@@ -109,6 +139,11 @@ def connect_raw(path: str | os.PathLike[str], *, readonly: bool = False) -> sqli
         conn = sqlite3.connect(str(path), timeout=60.0, isolation_level=None, check_same_thread=False)
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"store {path} cannot be created or opened ({exc})") from None
+    try:
+        _check_ours(conn, path)
+    except StoreError:
+        conn.close()
+        raise
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA busy_timeout=60000")
@@ -149,7 +184,11 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
             continue
         try:
             conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            _check_ours(conn, path)
             return conn
+        except StoreError:
+            conn.close()
+            raise
         except sqlite3.DatabaseError as exc:
             conn.close()
             last = exc

@@ -16,7 +16,7 @@ import re
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 SCHEMES = ("postgresql://", "postgres://")
 _OR_IGNORE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\s+", re.IGNORECASE)
@@ -43,14 +43,19 @@ def is_postgres(locator: object) -> bool:
 
 
 def redact(url: str) -> str:
-    """The URL without its password (and without the user's name when a password was given)."""
-    parts = urlsplit(url)
-    if parts.password is None and "@" not in parts.netloc:
-        return url
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    user = f"{parts.username}:***@" if parts.username else "***@"
-    return urlunsplit((parts.scheme, f"{user}{host}{port}", parts.path, parts.query, ""))
+    """The URL without its password and with every query value (`?password=`, `?sslpassword=`, ...) as ***:
+    the user's name, host, port, database and parameter names are kept to tell stores apart."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "", f":{parts.port}" if parts.port else ""
+    except ValueError:  # a malformed port: keep only what cannot hold a secret
+        parts, host, port = urlsplit(url), "?", ""
+    netloc = parts.netloc
+    if "@" in netloc:
+        name = unquote(parts.username or "")
+        netloc = f"{name}:***@{host}{port}" if name else f"***@{host}{port}"
+    pairs = [(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)]
+    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(pairs, safe="*"), ""))
 
 
 def translate(sql: str) -> str:

@@ -40,7 +40,8 @@ Reply = str | Sequence[tuple[str, str]] | Callable[[list[dict[str, Any]], dict[s
 
 class ScriptedServer:
     """Attributes: `reply`, `default`, `latency` (seconds before each answer), `fault_rate`, `faults`,
-    `retry_after`, `hang_s`, `usage` (False: answers carry no token usage). Counters: `requests` (chat
+    `retry_after`, `hang_s`, `usage` (False: answers carry no token usage), `echo_errors` (error bodies quote the
+    request's path, query and Authorization header). Counters: `requests` (chat
     requests received, faulted ones included), `answered`, `faulted`; `calls` holds (messages, params) of the
     answered ones; `arrivals` the monotonic arrival time of every chat request; `max_in_flight` the most chat
     requests handled at once; `authorization` the last Authorization header seen; `paths` the request target
@@ -70,6 +71,7 @@ class ScriptedServer:
             hang_s,
         )
         self.usage = usage
+        self.echo_errors = False  # error bodies quote the request target and Authorization, as some servers do
         self.requests = self.answered = self.faulted = 0
         self.calls: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
         self.arrivals: list[float] = []  # monotonic time of each chat request, in arrival order
@@ -173,6 +175,8 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(body)
 
         def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+            if server.echo_errors:
+                message += f" (request {self.path}, Authorization: {self.headers.get('Authorization')})"
             body = {"error": {"message": message, "type": "scripted_fault", "code": status}}
             self._send(status, json.dumps(body).encode(), headers)
 

@@ -35,8 +35,11 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 @app.callback()
 def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details to stderr.")) -> None:
+    from critiquebench.llm.urls import install_log_redaction
+
     level = logging.DEBUG if verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    install_log_redaction()  # httpx logs every request's full URL (with its userinfo and query) at INFO
 
 
 for _name in COMMAND_MODULES:

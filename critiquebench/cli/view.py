@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from critiquebench.store.db import default_store_path
+from critiquebench.store.db import resolve_store, store_name
 
 
 def register(app: typer.Typer) -> None:
@@ -19,14 +19,22 @@ def register(app: typer.Typer) -> None:
         ] = None,
         port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (default: a free one).", min=0, max=65535)] = 0,
         store: Annotated[
-            Path | None, typer.Option("--store", help="Store file (default: $CRITIQUEBENCH_STORE).")
+            str | None, typer.Option("--store", help="Store file (default: $CRITIQUEBENCH_STORE).")
         ] = None,
     ) -> None:
         """Tables, Figure 2, runs and round-by-round transcripts of studies, in a local web page."""
         from critiquebench.viewer.data import StoreMissing
         from critiquebench.viewer.site import ViewerServer, export_static
 
-        path = store or default_store_path()
+        located = resolve_store(store)
+        if isinstance(located, str):  # a postgresql:// URL: named without its password
+            typer.echo(
+                f"error: view reads a SQLite store, not {store_name(located)}: copy it to a file first "
+                "(critiquebench store copy URL FILE)",
+                err=True,
+            )
+            raise typer.Exit(2)
+        path = located
         chosen = list(names or [])
         try:
             if output is not None:

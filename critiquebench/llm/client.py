@@ -36,8 +36,23 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from critiquebench.llm.budget import Budget, TokenBudget
 from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMCallError, LLMError, ReplayMiss
-from critiquebench.llm.urls import endpoint_identity, redact_text, redact_url, split_query
-from critiquebench.store.cache import CallCache, CallRecord, cache_key, normalise_messages, sampling_params
+from critiquebench.llm.urls import (
+    API_KEY_ENV,
+    endpoint_identity,
+    has_userinfo,
+    redact_text,
+    redact_url,
+    remember_secrets,
+    split_query,
+)
+from critiquebench.store.cache import (
+    CallCache,
+    CallRecord,
+    cache_key,
+    normalise_messages,
+    sampling_params,
+    storable_text,
+)
 from critiquebench.store.claims import lease_seconds
 
 log = logging.getLogger(__name__)
@@ -48,7 +63,6 @@ __all__ = [
     "ReplayMiss", "chat_model", "endpoint_identity", "open_llm",
 ]  # fmt: skip
 
-API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 NO_KEY = "sk-no-key"  # OpenAI-compatible local servers accept any key, but the client insists on one
 ROLES = ("system", "user", "assistant")
@@ -126,6 +140,7 @@ class LLMClient:
         self._params = settings.sampling_params()
         self._chat: Any = None
         self._base_url = ""
+        remember_secrets(settings.resolved_base_url())  # kept out of every message and log line from now on
         self.shown_endpoint = redact_url(settings.resolved_base_url() or self.endpoint)  # for messages
         if not settings.replay:
             base_url = settings.resolved_base_url()
@@ -202,13 +217,18 @@ class LLMClient:
                 if hit is not None:
                     return self._hit(hit)
             done: Completion | None = None
+            stored = False
             try:
                 hit = self.cache.get(key)  # answered between our first look and the reservation
                 if hit is not None:
                     return self._hit(hit)
                 reserved = self._reserve(msgs)
                 try:
-                    done = self._call(key, msgs, sample, params)
+                    done, record, note = self._call(key, msgs, sample, params)
+                    # paid from here on: the budget is charged even if storing fails (a full disk, say)
+                    self.cache.answered(record, note)  # the answer, its 'call' event, the end of its marker
+                    stored = True
+                    self._count(calls=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens)
                     return done
                 except LLMCallError as exc:
                     flight.error = exc
@@ -217,7 +237,7 @@ class LLMClient:
                     if self.budget is not None:
                         self.budget.settle(reserved, done.prompt_tokens + done.completion_tokens if done else 0)
             finally:
-                if done is None:  # an answered call's marker went with its answer (`CallCache.answered`)
+                if not stored:  # an answered call's marker went with its answer (`CallCache.answered`)
                     self.cache.unreserve(key)
 
     def _hit(self, hit: CallRecord) -> Completion:
@@ -238,7 +258,11 @@ class LLMClient:
         before every attempt, so a crashed process's marker stops holding others back soon."""
         return self.settings.timeout + self.settings.max_backoff_s + lease_seconds()
 
-    def _call(self, key: str, messages: list[dict[str, str]], sample: int, params: dict[str, Any]) -> Completion:
+    def _call(
+        self, key: str, messages: list[dict[str, str]], sample: int, params: dict[str, Any]
+    ) -> tuple[Completion, CallRecord, str | None]:
+        """Make the request (with retries); the answer, its record to store, and a note on what had to be
+        replaced for the store to hold it (None: nothing)."""
         settings = self.settings
         # A scheme's own temperature and length cap override the model's for this request only.
         overrides = {} if params is self._params else _overrides(params, self._params, _is_openai(self._base_url))
@@ -272,7 +296,10 @@ class LLMClient:
             ) from exc
         self._answered = True
         latency = time.monotonic() - started
-        text = reply.text
+        # An endpoint's JSON may decode to text no store can hold (a lone surrogate where output was cut inside an
+        # emoji, a NUL): it is stored with U+FFFD in their place, and the 'call' event says so.
+        text, replaced = storable_text(reply.text)
+        note = f"the reply held {replaced} character(s) no store can hold, stored as U+FFFD" if replaced else None
         usage = reply.usage_metadata or {}
         prompt_tokens, completion_tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
         estimated = not (prompt_tokens or completion_tokens)
@@ -281,9 +308,7 @@ class LLMClient:
             completion_tokens = len(text) // 4
         record = CallRecord(key, settings.model, self.endpoint, messages, params, sample, text, prompt_tokens,
                             completion_tokens, estimated, latency, time.time())  # fmt: skip
-        self.cache.answered(record)  # the answer, its 'call' event and the end of its in-flight marker
-        self._count(calls=1, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
-        return Completion(text, key, False, prompt_tokens, completion_tokens, latency, estimated)
+        return Completion(text, key, False, prompt_tokens, completion_tokens, latency, estimated), record, note
 
     def _chat_model(self) -> Any:
         """The ChatOpenAI, built at the first call: langchain-openai takes a second to import, which a study
@@ -324,9 +349,7 @@ class LLMClient:
         )  # fmt: skip
 
     def _describe(self, exc: BaseException) -> str:
-        text = redact_text(f"{type(exc).__name__}: {exc}")[:1000]
-        secret = os.environ.get(API_KEY_ENV)
-        return text.replace(secret, "***") if secret else text
+        return redact_text(f"{type(exc).__name__}: {exc}")[:1000]
 
     def _reserve(self, messages: list[dict[str, str]]) -> int:
         """Reserve the call's worst case (prompt at 4 characters a token + max_tokens) in the budget."""
@@ -415,6 +438,18 @@ def _overrides(params: Mapping[str, Any], default: Mapping[str, Any], is_openai:
     return out
 
 
+_said: set[str] = set()
+
+
+def _say_once(message: str) -> None:
+    """Log a warning once per process (every client of a study builds its own chat model)."""
+    with _slots_lock:
+        if message in _said:
+            return
+        _said.add(message)
+    log.warning("%s", message)
+
+
 def chat_model(settings: LLMSettings, base_url: str) -> Any:
     """The ChatOpenAI that `LLMClient` calls for `settings` (benchmarks time it bare, without the client)."""
     from langchain_openai import ChatOpenAI
@@ -423,6 +458,11 @@ def chat_model(settings: LLMSettings, base_url: str) -> Any:
     is_openai = _is_openai(base_url)
     # The SDK appends the route to the base URL as text, so a query in it would end up inside the path.
     base_url, query = split_query(base_url)
+    if has_userinfo(base_url) and os.environ.get(API_KEY_ENV):
+        _say_once(
+            f"{redact_url(base_url)}: the URL's credentials are sent as HTTP Basic auth in place of ${API_KEY_ENV} "
+            "(a request has one Authorization header); take them out of the URL to send the key"
+        )
     extra_body = None if is_openai else {"max_tokens": settings.max_tokens}
     return ChatOpenAI(
         model=settings.model,
