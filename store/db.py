@@ -12,6 +12,7 @@ the path.
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import stat
@@ -94,6 +95,27 @@ OUR_TABLES = frozenset({
     "studies", "runs", "attempts", "budgets", "run_memo", "run_claims", "statements", "verify_results",
     "llm_calls", "llm_events", "llm_inflight", "checkpoints", "writes",
 })  # fmt: skip
+
+
+_FULL = ("database or disk is full", "disk i/o error", "no space left on device", "file too large",
+         "disk quota exceeded", "could not extend file", "could not write to file")  # SQLite, OS, Postgres
+
+
+def full_store(exc: BaseException) -> str | None:
+    """The reason when `exc` (or an exception it came from) says the store's disk is full or a file size limit
+    was hit, else None. No run can go on then: the study stops, and a resume continues once there is room."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            return os.strerror(current.errno)
+        text = str(current).lower()
+        reason = next((word for word in _FULL if word in text), None)
+        if reason is not None:
+            return reason
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _check_path(path: Path, must_exist: bool) -> None:

@@ -33,16 +33,27 @@ from critiquebench.llm.client import LLMSettings
 from critiquebench.store.db import Locator, store_name
 from critiquebench.store.postgres import is_postgres
 from critiquebench.studies.execute import RunOutcome
+from critiquebench.studies.runner import StudyHalted
 
 log = logging.getLogger(__name__)
 
 RAY_ADDRESS_ENV = "RAY_ADDRESS"
 NAMESPACE = "critiquebench"
 MAX_REPLACEMENTS = 8  # a study whose workers keep dying stops handing out runs to them
+HEALTH_S = 5.0  # a run's result is waited for this long at a time, then the cluster's liveness is checked
+_NODES_TIMEOUT_S = 20.0  # a cluster whose control store does not answer in this time is taken for dead
+# Ray's own switch for a single-machine instance: its node address (and so every server Ray starts, which binds
+# to it) is the loopback address instead of the machine's network address.
+_LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
 class ExecutorError(RuntimeError):
     """The Ray executor cannot start (Ray missing, cluster unreachable, store not shared)."""
+
+
+class ClusterLost(StudyHalted):
+    """The Ray cluster has no live node left (its raylet died, say): no worker can be started, so the study
+    stops with one line; finished runs stay and a resume (with or without Ray) continues."""
 
 
 class _RunWorker:
@@ -105,6 +116,10 @@ class RayExecutor:
         self._started_ray = False
 
     def __enter__(self) -> RayExecutor:
+        if not self.address:  # the local instance serves this machine only: nothing of it listens outside
+            os.environ.setdefault(_LOOPBACK_ENV, "0")  # read when Ray is imported (and by the processes it starts)
+        # Ray says at every start that its token authentication is on (it stays on): not a line for our users
+        logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
         try:
             import ray
         except ImportError as exc:
@@ -115,10 +130,13 @@ class RayExecutor:
                     ray.init(address=self.address, namespace=NAMESPACE, log_to_driver=False)
                 else:
                     ray.init(num_cpus=self.workers, include_dashboard=False, namespace=NAMESPACE,
-                             log_to_driver=False, configure_logging=False)  # fmt: skip
+                             log_to_driver=False, configure_logging=False, _node_ip_address="127.0.0.1")  # fmt: skip
                     self._started_ray = True
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise ExecutorError(f"cannot start or reach Ray ({self.address or 'local'}): {exc}") from exc
+            if self._started_ray and ray.util.get_node_ip_address() != "127.0.0.1":
+                log.warning("the local Ray instance listens on %s, not only on 127.0.0.1 (Ray was imported before "
+                            "the executor started it)", ray.util.get_node_ip_address())  # fmt: skip
         self._remote = ray.remote(_RunWorker)
         for i in range(self.workers):
             self._actors.append(self._spawn(i))
@@ -166,7 +184,6 @@ class RayExecutor:
         llm: Any = None,
     ) -> RunOutcome:
         """Run one run on the least busy worker; a worker dying under it hands it to its replacement."""
-        import ray
         from ray.exceptions import RayActorError
 
         while True:
@@ -175,7 +192,7 @@ class RayExecutor:
                 actor = self._actors[index]
                 self._load[index] += 1
             try:
-                outcome, usage = ray.get(actor.run.remote(study, domain.name, instance, spec, trial))
+                outcome, usage = self._wait(actor.run.remote(study, domain.name, instance, spec, trial))
             except RayActorError:
                 self._replace(index, actor)
                 continue
@@ -186,7 +203,45 @@ class RayExecutor:
                 self._usage[id(actor)] = usage
             return outcome
 
+    def _wait(self, ref: Any) -> Any:
+        """The result of a run's task. A lost node never answers (its tasks and the workers meant to replace
+        them wait for a place to run): between waits, a cluster with no live node ends the study."""
+        import ray
+        from ray.exceptions import GetTimeoutError
+
+        while True:
+            try:
+                return ray.get(ref, timeout=HEALTH_S)
+            except GetTimeoutError:
+                self._check_alive()
+
+    def _check_alive(self) -> None:
+        """Raise ClusterLost when no node of the cluster is alive (or its control store does not answer)."""
+        import ray
+
+        answer: dict[str, Any] = {}
+
+        def ask() -> None:
+            try:
+                answer["nodes"] = ray.nodes()
+            except Exception as exc:  # noqa: BLE001 - a control store that cannot answer is the answer
+                answer["error"] = exc
+
+        asking = threading.Thread(target=ask, name="ray-health", daemon=True)
+        asking.start()
+        asking.join(_NODES_TIMEOUT_S)
+        nodes = answer.get("nodes")
+        if nodes is None:
+            why = f"its control store does not answer ({answer.get('error') or 'no reply'})"
+        elif not any(node.get("Alive") for node in nodes):
+            why = "no node is alive (its raylet died?)"
+        else:
+            return
+        where = self.address or "local"
+        raise ClusterLost(f"the Ray cluster ({where}) is gone: {why}; finished runs are kept")
+
     def _replace(self, index: int, dead: Any) -> None:
+        self._check_alive()  # a worker whose node died cannot be replaced on it
         with self._lock:
             if self._actors[index] is not dead:
                 return  # another thread replaced it already

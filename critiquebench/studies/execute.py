@@ -26,7 +26,7 @@ from critiquebench.llm.client import BudgetExceeded, EndpointUnreachable, LLMErr
 from critiquebench.nodes.context import PAST_KEYS, USAGE_KEYS, ChatLLM, RunContext
 from critiquebench.store.checkpoints import open_saver
 from critiquebench.store.claims import holder, leases_for
-from critiquebench.store.db import connect
+from critiquebench.store.db import connect, full_store
 from critiquebench.store.memo import remember
 from critiquebench.store.results import (
     attempts,
@@ -163,6 +163,8 @@ def _claimed_run(
         except LLMError as exc:
             return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
         except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
+            if full_store(exc) is not None:  # no run can be recorded: the caller stops the study
+                raise
             log.exception("run %s failed", tid)
             return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
     outcome = _finish(db, tid, ident, resumed=resumed)

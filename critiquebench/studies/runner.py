@@ -32,7 +32,7 @@ import sqlite_utils
 from critiquebench.domains.base import Domain, Instance
 from critiquebench.llm.errors import EndpointUnreachable
 from critiquebench.reports.metrics import spec_of
-from critiquebench.store.db import connect
+from critiquebench.store.db import connect, full_store, store_name
 from critiquebench.store.reads import study_runs
 from critiquebench.store.results import ensure_schema, run_row, upsert_run
 from critiquebench.studies.config import StudyConfig
@@ -40,6 +40,12 @@ from critiquebench.studies.config import StudyConfig
 log = logging.getLogger(__name__)
 
 CLAIM_POLL_S = 0.5  # how often a run claimed by another process is looked at again
+
+
+class StudyHalted(RuntimeError):
+    """No run can go on (the store's disk is full, the Ray cluster is gone): the runner starts no more runs,
+    lets the running ones end, and the study ends with this one-line message; finished runs stay, and a resume
+    continues from the checkpoints."""
 
 
 class RunnerError(RuntimeError):
@@ -83,7 +89,7 @@ class StudySummary:
     interrupted: bool = False
     errors: list[tuple[str, str]] = field(default_factory=list)  # (run, error) of failed runs
     schemes: dict[str, SchemeProgress] = field(default_factory=dict)
-    unreachable: str | None = None  # the endpoint refused the first calls: the study stopped at once
+    unreachable: str | None = None  # why the study stopped at once (endpoint refused, store full, Ray gone)
 
     @property
     def ok(self) -> bool:
@@ -227,6 +233,11 @@ def run_study(
     lock = threading.Lock()
     deferred: list[tuple[float, Task]] = []  # (when to look again, task) of runs another process holds
 
+    def halt(message: str) -> None:
+        stop.set()
+        with lock:
+            summary.unreachable = summary.unreachable or message
+
     def work(task: Task) -> None:
         try:
             outcome = execute(store_path, config.name, task.domain, task.instance, task.spec, task.trial, llm)
@@ -236,13 +247,18 @@ def run_study(
                     deferred.append((time.monotonic() + CLAIM_POLL_S, task))
                 return
             row = _row_by_id(store_path, outcome.thread_id) or {}
-        except EndpointUnreachable as exc:  # retrying or starting more runs cannot help: stop the study
-            stop.set()
-            with lock:
-                summary.unreachable = summary.unreachable or str(exc)
+        except (EndpointUnreachable, StudyHalted) as exc:  # retrying or starting more runs cannot help: stop
+            outcome = None
+            halt(str(exc))
             row = _row_by_id(store_path, thread_id_for_task(config.name, task)) or {}
         except Exception as exc:  # one broken run must not end the study; it is recorded and resumable
             outcome = None
+            full = full_store(exc)
+            if full is not None:  # nothing more can be stored: recording this run would fail too
+                halt(f"store {store_name(store_path)} is full ({full}): free some space")
+                with lock:
+                    progress[task.spec].running -= 1
+                return
             log.warning("run %s failed: %s", task.key, exc, exc_info=log.isEnabledFor(logging.DEBUG))
             row = _record_crash(store_path, config.name, task, exc)
         with lock:
