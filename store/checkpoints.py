@@ -16,6 +16,7 @@ from typing import Any
 
 from critiquebench.store.db import connect_raw
 from critiquebench.store.postgres import is_postgres, open_connection
+from critiquebench.store.texts import TEXTS_SCHEMA, TextDedupSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 _SETUP_LOCK = 0x63626368  # any fixed number: the advisory lock our processes take around the saver's setup
@@ -41,11 +42,14 @@ def open_saver(path: str | os.PathLike[str]) -> Iterator[Any]:
     conn.isolation_level = "DEFERRED"
     try:
         saver = SqliteSaver(conn)
+        saver.serde = TextDedupSerializer(saver.serde, conn)  # each long answer stored once (store.texts)
         stat = os.stat(path)
         if (stat.st_dev, stat.st_ino) in _sqlite_ready:
             saver.is_setup = True
         else:
             saver.setup()
+            conn.execute(TEXTS_SCHEMA)
+            conn.commit()
             _sqlite_ready.add((stat.st_dev, stat.st_ino))
         yield saver
     finally:

@@ -298,7 +298,7 @@ class LLMClient:
         latency = time.monotonic() - started
         # An endpoint's JSON may decode to text no store can hold (a lone surrogate where output was cut inside an
         # emoji, a NUL): it is stored with U+FFFD in their place, and the 'call' event says so.
-        text, replaced = storable_text(reply.text)
+        text, replaced = storable_text(str(reply.text))  # a plain str: langchain's `.text` is a str subclass
         note = f"the reply held {replaced} character(s) no store can hold, stored as U+FFFD" if replaced else None
         usage = reply.usage_metadata or {}
         prompt_tokens, completion_tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
