@@ -20,6 +20,7 @@ Names are lower-cased because PDDL is case-insensitive (PlanBench's Logistics sa
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from typing import Any
 
@@ -113,17 +114,28 @@ def _without_object(tokens: list[str]) -> str:
 
 
 def _parse(kind: type, text: str, source: str) -> Any:
+    limit = getattr(sys, "tracebacklimit", None)
     try:
         with _parsing:
             parser = _parsers.get(kind.__name__)
             if parser is None:
                 parser = _parsers[kind.__name__] = kind()
+            # pddl's transformer keeps what it read (types, constants, functions) between calls, and a failed
+            # parse leaves it "in an unexpected state": each parse starts from a fresh one (same object, which
+            # the grammar holds; building the grammar again would take 0.2 s)
+            parser._transformer.__init__()
             return parser(text)
     except RecursionError:
         raise PlanningError(f"{source}: malformed PDDL: nested too deeply") from None
     except Exception as exc:  # noqa: BLE001 - lark's and pddl's errors: every one is malformed input
-        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        text = str(exc).replace(f"'{ROOT}', ", "").replace(f", '{ROOT}'", "")  # our stand-in is no user's type
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
         raise PlanningError(f"{source}: malformed PDDL: {lines[0] if lines else type(exc).__name__}") from None
+    finally:  # pddl sets it to 0 while parsing and leaves it so when the parse fails: no traceback would show
+        if limit is None:
+            sys.__dict__.pop("tracebacklimit", None)
+        else:
+            sys.tracebacklimit = limit
 
 
 def _unsupported(word: str, requirement: str, where: str, source: str) -> PlanningError:
