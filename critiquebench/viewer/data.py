@@ -225,7 +225,7 @@ def run(db: sqlite_utils.Database, rowid: int, prompts: Prompts | None = None, s
         attempt["sound_reason"] = step.get("reason")
         mine = next((c["messages"] for c in calls if c["node"] == "generator" and c["messages"]), None)
         attempt["prompt"] = mine or _best_prompt(prompts.get(attempt["answer"] or "", []), earlier)
-    earlier.append(attempt["answer"] or "")
+        earlier.append(attempt["answer"] or "")  # a run that failed before its first round has none
     info = {k: _clean(v) for k, v in row.items()}
     info["scheme"] = spec_of(row)
     # the model under test is a plan verifier: the page shows its verdict against the truth
