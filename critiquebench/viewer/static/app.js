@@ -80,8 +80,7 @@ const svgEl = (tag, attrs) => {
 };
 const pct = (num, den) => (num === null || num === undefined || !den ? "-" : `${(100 * num / den).toFixed(1)}% (${num}/${den})`);
 const ci = (r) => (r.ci_low === null || r.ci_low === undefined ? "" : `[${(100 * r.ci_low).toFixed(1)}, ${(100 * r.ci_high).toFixed(1)}]`);
-const num = (s) => (isNaN(Number(s)) ? s : Number(s));
-const byInstance = (a, b) => { const x = num(a), y = num(b); return x < y ? -1 : x > y ? 1 : 0; };
+const byInstance = (a, b) => String(a).localeCompare(String(b), "en", { numeric: true }); // 2 < 10, gen-2 < gen-10
 
 // --- routing: every view is a function of the hash (#study=..&cell=..&flag=..&run=..&compare=..)
 function params() { return new URLSearchParams(location.hash.slice(1)); }
