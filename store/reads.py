@@ -177,3 +177,13 @@ def calls_by_key(db: Store, keys: Iterable[str]) -> Iterator[tuple[str, str, str
         chunk = wanted[i : i + _CHUNK]
         marks = ", ".join("?" * len(chunk))
         yield from db.execute(f"SELECT key, messages, response FROM llm_calls WHERE key IN ({marks})", chunk)
+
+
+def unrecorded_answers(db: Store, study: str) -> list[str]:
+    """The answers of `study`'s rounds whose generator call is not in `round_calls` (stores written before it)."""
+    if "round_calls" not in table_names(db):
+        return [r["answer"] for r in study_rounds(db, study, answered=True)]
+    sql = ("SELECT a.answer FROM attempts a JOIN runs r ON r.thread_id = a.thread_id WHERE r.study = ? "
+           "AND a.answer IS NOT NULL AND NOT EXISTS (SELECT 1 FROM round_calls c WHERE c.thread_id = a.thread_id "
+           "AND c.round = a.round AND c.node = 'generator')")  # fmt: skip
+    return [str(r[0]) for r in db.execute(sql, [study]).fetchall()]

@@ -29,7 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from critiquebench.store.reads import study_rounds
+from critiquebench.store.reads import unrecorded_answers
 from critiquebench.viewer import data
 
 log = logging.getLogger(__name__)
@@ -206,8 +206,8 @@ def _payloads(db: Any, idx: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         yield f"runs/{key}", runs
         yield f"search/{key}", data.search(db, name)
         ids = [row[0] for row in runs["rows"]]
-        answers = [r["answer"] for r in study_rounds(db, name, answered=True)]
-        prompts = data.prompts_for(db, answers) if cache else {}
+        # the generator prompts found by answer, for the rounds whose calls were not recorded (older stores)
+        prompts = data.prompts_for(db, unrecorded_answers(db, name)) if cache else {}
         for rowid in ids:
             texts: dict[str, str] = {}  # the run's long texts, each written once under its digest
             yield f"run/{int(rowid)}", data.run(db, rowid, prompts, texts=texts)
