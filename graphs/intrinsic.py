@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from critiquebench.domains.contract import Judged, SelfCritiqued
+from critiquebench.domains.contract import Judged, Prompted, SelfCritiqued
 from critiquebench.domains.prompts import DEFAULT
 from critiquebench.graphs.cost import Calls, critic_calls
 from critiquebench.graphs.params import (
@@ -136,8 +136,9 @@ def build(
         assert isinstance(ctx.domain, Judged)  # the study left the scheme out of domains with neither
         return ctx.domain.judge_prompt(ctx.instance, "critique", answer)
 
-    def handback(critique: str) -> str:
-        return critique.strip() or DEFAULT["intrinsic_self_critique"].text("handback-empty")
+    def handback(ctx: RunContext, critique: str) -> str:
+        prompts = ctx.domain.prompts if isinstance(ctx.domain, Prompted) else DEFAULT
+        return critique.strip() or prompts["intrinsic_self_critique"].text("handback-empty")
 
     graph = StateGraph(IntrinsicState, context_schema=RunContext)
     graph.add_node(

@@ -130,7 +130,7 @@ def make_self_critic(
     context_limit: int | None,
     judge: Callable[[RunContext], tuple[Callable[..., LLMVerdict], AtTemperature]],
     critic_messages: Callable[[RunContext, str], list[dict[str, str]]] | None,
-    handback: Callable[[str], str],
+    handback: Callable[[RunContext, str], str],
 ) -> Node:
     """The critic step: the sound verdict is recorded; the critic judges the plan by a strict majority of
     `votes` samples (a tie is "wrong", 001:212); "correct" or the run's last step ends the run, else the
@@ -161,7 +161,7 @@ def make_self_critic(
         merged.update(llm_verdict=None if cut and all(cut) else int(says_valid), llm_critique=recorded)
         if says_valid or round_ >= last:
             return end_run(merged, runs, per_run)
-        merged["feedback"] = handback(critique)
+        merged["feedback"] = handback(ctx, critique)
         return {"attempt": merged, "past": past_entry(merged), "next": "generator"}
 
     return critic

@@ -77,3 +77,17 @@ def test_yaml_file_with_the_same_keys(tmp_path: Path) -> None:
     verdict = game24.verify(instance, "1+2+3+4")
     assert game24.feedback(instance, verdict, "binary") == "Wrong."
     assert game24.backprompt(instance, "Wrong.").startswith("Feedback: This is not correct. Using the numbers")
+
+
+def test_an_override_reaches_what_a_scheme_sends(tmp_path: Path) -> None:
+    from tests.test_prompt_scheme import shown
+
+    mine = tmp_path / "critic.toml"
+    mine.write_text('extends = "intrinsic_self_critique"\n[handback-empty]\nsource = "ours"\nnote = "test"\n'
+                    'text = "Your plan is wrong; try again."\n')  # fmt: skip
+    replies = tmp_path / "replies.json"
+    replies.write_text('["(unstack b a)", ""]')  # a plan, then a critic that says nothing (wrong)
+    third = shown("--domain", "blocksworld_3_7", "--instance", "gen:1:1", "--scheme", "intrinsic", "--call", "3",
+                  "--replies", str(replies), "--prompts", str(mine))  # fmt: skip
+    assert [m["role"] for m in third] == ["user", "assistant", "user"]
+    assert third[-1]["content"] == "Your plan is wrong; try again."

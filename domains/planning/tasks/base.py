@@ -121,7 +121,7 @@ def plan_verdict(dom: TaskDomain, inst: Instance, text: str, task: Task | None =
             return Verdict("valid", (), [])
         return Verdict("malformed", (NO_PLAN,), None)
     check = check_plan(task, parsed.steps)
-    errors = error_sentences(dom.base.cfg, task, check)
+    errors = error_sentences(dom.base.cfg, task, check, dom.base.texts)
     return Verdict("valid" if check.valid else "invalid", errors, [pddl(s) for s in parsed.steps])
 
 

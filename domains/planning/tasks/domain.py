@@ -195,7 +195,7 @@ class TaskDomain:
         return self.verify(instance, text).answer
 
     def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
-        return render(verdict.errors, level, verdict.valid)
+        return render(verdict.errors, level, verdict.valid, self.base.texts)
 
     def canonical(self, instance: Instance, text: str) -> str | None:
         answer = self.parse(instance, text)

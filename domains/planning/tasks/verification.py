@@ -112,7 +112,7 @@ def message(dom: TaskDomain, task: Any, steps: list[Step]) -> str:
     check = check_plan(task, steps)
     if check.valid:
         return VALID + "\n"
-    return render(error_sentences(dom.base.cfg, task, check), "first", False)
+    return render(error_sentences(dom.base.cfg, task, check, dom.base.texts), "first", False, dom.base.texts)
 
 
 def failure(task: Any, steps: list[Step]) -> dict[str, Any]:
