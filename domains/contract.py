@@ -33,7 +33,18 @@ Messages = list[dict[str, str]]
 FeedbackLevel = Literal["binary", "first", "all", "request"]
 FEEDBACK_LEVELS: tuple[FeedbackLevel, ...] = ("binary", "first", "all", "request")
 # Prompt styles a scheme may ask for (`style=`); planning domains have all four, the others one prompt.
-PROMPT_STYLES: tuple[str, ...] = ("nl", "nl_legacy", "pddl", "refine")
+PROMPT_STYLES: tuple[str, ...] = (
+    "nl",
+    "nl_legacy",
+    "pddl",
+    "refine",
+    # PlanBench's other plan-generation prompts (`domains/planning/planbench_prompts.py`)
+    "nl_zero_shot",
+    "pddl_planbench",
+    "pddl_zero_shot",
+    "pddl_zero_shot_2023",
+    "state_tracking",
+)
 Status = Literal["valid", "invalid", "malformed"]
 
 # What an LLM judge may be asked: the verifier inside the llm-llm loops ("critique", with chain of thought

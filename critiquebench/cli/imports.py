@@ -7,11 +7,6 @@ from typing import Annotated
 
 import typer
 
-from critiquebench.domains.planning.strips import PlanningError
-from critiquebench.importers.planbench import ImportError_, import_planbench
-from critiquebench.store.db import resolve_store
-from critiquebench.studies.config import ConfigError
-
 import_app = typer.Typer(no_args_is_help=True, help=__doc__)
 
 
@@ -29,22 +24,46 @@ def planbench(
         typer.Option(help="Folder of the problems the file's instance ids refer to (default: the task's folder "
                      "in the dataset; generated/ for t5)."),
     ] = None,
+    planbench: Annotated[
+        Path | None,
+        typer.Option(help="A PlanBench checkout (karthikv792/LLMs-Planning, either layout): the file's domain "
+                     "config, instances and example plans are taken from it."),
+    ] = None,
+    reading: Annotated[
+        str | None,
+        typer.Option(help="How answers are read: one of PlanBench's readers (planbench, planbench-whole, "
+                     "planbench-head, planbench-whole-nostar, planbench-translation) or 'sound' for ours "
+                     "(default: the reader that produced the file's labels)."),
+    ] = None,
 ) -> None:
     """Import a PlanBench results file (any task, model, domain); `critiquebench resume NAME --replay` replays it.
 
     Importing another task file into the same study adds that task, and `report NAME` lays the tasks out as
     PlanBench's results table."""
+    from critiquebench.domains.planning.strips import PlanningError
+    from critiquebench.importers.planbench import ImportError_, import_planbench
+    from critiquebench.store.db import resolve_store
+    from critiquebench.studies.config import ConfigError
+
     try:
-        config, added = import_planbench(file, resolve_store(store), study, dataset, instances=instances)
+        done = import_planbench(
+            file, resolve_store(store), study, dataset, instances=instances, planbench=planbench, reading=reading
+        )
     except (ImportError_, ConfigError, PlanningError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    last = config.domains[-1]
+    config, last = done.config, done.config.domains[-1]
+    style = done.options.get("prompt_style")
+    reader = done.options.get("reading")
+    how = f" (PlanBench's {style} prompt" + (f", reading {reader}" if reader else "")
     typer.echo(
-        f"imported {added} recorded call(s) as model {config.model!r}; study {study!r}: "
+        f"imported {done.added} recorded call(s) as model {config.model!r}; study {study!r}: "
         f"{config.schemes[0]} on {len(config.instances[last].split(','))} {last} "
-        f"instance(s). Replay it with: critiquebench resume {study} --replay"
+        f"instance(s){how + ')' if style else ''}. Replay it with: critiquebench resume {study} --replay"
     )
+    if done.unanswered:
+        shown = ", ".join(map(str, done.unanswered[:5])) + (", ..." if len(done.unanswered) > 5 else "")
+        typer.echo(f"skipped {len(done.unanswered)} instance(s) with no recorded answer, as PlanBench does: {shown}")
 
 
 def register(app: typer.Typer) -> None:

@@ -16,14 +16,18 @@ Two file shapes are understood:
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from critiquebench.domains.planning.domain import PDDL_STYLES
+from critiquebench.domains.planning.planbench_reading import TRANSLATION, answer_digest
 from critiquebench.domains.planning.tasks import TASKS, task_of
 from critiquebench.domains.prompts import DEFAULT
+from critiquebench.importers.planbench_checkout import find_source, materialize
+from critiquebench.importers.planbench_file import ImportError_, RecordedFile, RecordedInstance, read_file
+from critiquebench.importers.planbench_styles import producing_reader, recognise
 from critiquebench.nodes.context import RECORDED_CONTEXT_OVERFLOW
 from critiquebench.store.cache import CallCache, sampling_params
 from critiquebench.store.db import opened
@@ -36,10 +40,6 @@ _READ_BY_PLANBENCH = ("logistics-strips",)
 RECORDED_ENDPOINT = "recorded:planbench"
 # PlanBench names engines after the API flavour ("gpt-4_chat"); the model is the part before it.
 _ENGINE_SUFFIXES = ("_chat",)
-
-
-class ImportError_(ValueError):
-    """A file that is not a PlanBench results file of a known shape; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,8 @@ class PlanBenchRun:
     task: str = "t1"  # our PlanBench task name (domains/planning/tasks)
     # example instance id -> the plan (PlanBench's English, as sent) its one-shot example showed
     example_plans: Mapping[str, str] = field(default_factory=dict)
+    unanswered: tuple[int, ...] = ()  # instances without a recorded answer: skipped, as PlanBench does
+    source: RecordedFile | None = field(default=None, repr=False, compare=False)
 
     @property
     def scheme(self) -> str:
@@ -74,53 +76,40 @@ class PlanBenchRun:
         """The first user message of every call: the problem's prompt."""
         return [next(m["content"] for m in c.messages if m["role"] == "user") for c in self.calls]
 
-    def prompt_style(self, domain_intro: str) -> str:
-        # PlanBench's published GPT-4 one-shot run predates the last line of today's Blocksworld intro.
-        if self.kind == "one_shot" and not all(q.startswith(domain_intro) for q in self.queries()):
-            return "nl_legacy"
-        return "nl"
-
 
 def read_planbench(path: Path) -> PlanBenchRun:
-    """Parse a PlanBench results JSON file; raises ImportError_ with the reason when it is not one."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ImportError_(f"{path}: cannot read a JSON results file: {exc}") from None
-    instances = data.get("instances") if isinstance(data, dict) else None
-    if not isinstance(instances, list) or not instances:
-        raise ImportError_(f"{path}: no 'instances' list: not a PlanBench results file")
-    # PlanBench keeps results under results/DOMAIN/ENGINE/; a file without `engine` is named by its folder.
-    engine = str(data.get("engine") or Path(path).resolve().parent.name or "unknown")
+    """Parse a PlanBench results JSON file; raises ImportError_ with the reason (file, instance, field) when it
+    is not one. Instances without a recorded answer are left out and counted (`PlanBenchRun.unanswered`)."""
+    recorded = read_file(path)
+    engine = recorded.engine
     model = next((engine[: -len(s)] for s in _ENGINE_SUFFIXES if engine.endswith(s)), engine)
     # e.g. "blocksworld/generated_basic": the domain, then PlanBench's instance set within it
-    domain = str(data.get("domain") or "blocksworld").split("/")[0]
-    task = task_of(str(data.get("task") or "")) or task_of(Path(path).name) or "t1"
-    if all("messages" in inst for inst in instances):
-        kind, calls = "backprompting", _conversation_calls(path, instances)
-    elif all("query" in inst and "llm_raw_response" in inst for inst in instances):
-        kind, calls = "one_shot", _one_shot_calls(instances)
+    domain = recorded.domain.split("/")[0]
+    task = task_of(recorded.task) or task_of(Path(path).name) or "t1"
+    if recorded.kind == "backprompting":
+        calls = _conversation_calls(path, recorded.instances)
+        task = "t1"
     else:
-        raise ImportError_(f"{path}: instances have neither 'messages' nor 'query'/'llm_raw_response'")
-    try:
-        ids = tuple(int(inst["instance_id"]) for inst in instances)
-    except (KeyError, TypeError, ValueError):
-        raise ImportError_(f"{path}: every instance needs an integer 'instance_id'") from None
-    task = task if kind == "one_shot" else "t1"
-    return PlanBenchRun(kind, model, domain, ids, tuple(calls), task, _example_plans(instances) if task == "t1" else {})
+        calls = _one_shot_calls(recorded.instances)
+    ids = tuple(inst.ident for inst in recorded.instances)
+    plans = _example_plans(recorded.instances) if task == "t1" else {}
+    return PlanBenchRun(recorded.kind, model, domain, ids, tuple(calls), task, plans, recorded.unanswered, recorded)
 
 
-def _example_plans(instances: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Example instance id -> the plan text its one-shot example showed (the first [PLAN] block of the query)."""
+def _example_plans(instances: Sequence[RecordedInstance]) -> dict[str, str]:
+    """Example instance id -> the plan text its one-shot example showed (the first [PLAN] block of the query).
+    Older files name the example `example_instance_id` (one id), newer ones `example_instance_ids` (a list)."""
     plans: dict[str, str] = {}
     for inst in instances:
-        examples = inst.get("example_instance_ids")
-        if not isinstance(examples, list) or len(examples) != 1:
+        examples = inst.fields.get("example_instance_ids", inst.fields.get("example_instance_id"))
+        examples = examples if isinstance(examples, list) else [examples] if examples is not None else []
+        if len(examples) != 1:
             continue
-        query = inst.get("query") or next((m["content"] for m in inst.get("messages", []) if m["role"] == "user"), "")
-        start, end = str(query).find("[PLAN]"), str(query).find("[PLAN END]")
-        if 0 <= start < end:
-            plans.setdefault(str(examples[0]), str(query)[start + len("[PLAN]") : end])
+        query = inst.query or next((m["content"] for m in inst.messages if m["role"] == "user"), "")
+        start = query.find("[PLAN]")
+        ends = [e for e in (query.find("[PLAN END]"), query.find("[PLAN_END]")) if e > start >= 0]
+        if ends:  # "[PLAN_END]" closes the example of PlanBench's PDDL prompt
+            plans.setdefault(str(examples[0]), query[start + len("[PLAN]") : min(ends)])
     return plans
 
 
@@ -135,24 +124,25 @@ def sent_query(query: str) -> str:
     return query if cut < 0 else query[:cut] + "\n"
 
 
-def _one_shot_calls(instances: Sequence[Mapping[str, Any]]) -> list[RecordedCall]:
+def _one_shot_calls(instances: Sequence[RecordedInstance]) -> list[RecordedCall]:
     return [
         RecordedCall(
-            ({"role": "system", "content": PLANBENCH_SYSTEM}, {"role": "user", "content": sent_query(inst["query"])}),
-            str(inst["llm_raw_response"]),
+            (
+                {"role": "system", "content": PLANBENCH_SYSTEM},
+                {"role": "user", "content": sent_query(inst.query or "")},
+            ),
+            inst.answer or "",
         )
         for inst in instances
     ]
 
 
-def _conversation_calls(path: Path, instances: Sequence[Mapping[str, Any]]) -> list[RecordedCall]:
+def _conversation_calls(path: Path, instances: Sequence[RecordedInstance]) -> list[RecordedCall]:
     calls = []
-    for inst in instances:
-        # PlanBench's feedback was Python's None where VAL gave no advice; it went out as the user turn.
-        raw = [{"role": str(m["role"]), "content": str(m["content"])} for m in inst["messages"]]
+    for recorded in instances:
+        inst = recorded.fields
+        raw = list(recorded.messages)  # checked by `planbench_file` (a null feedback turn is already "None")
         answers = [i for i, m in enumerate(raw) if m["role"] == "assistant"]
-        if not answers:
-            raise ImportError_(f"{path}: instance {inst.get('instance_id')} has no assistant turn")
         retried = _retries(raw, inst, len(answers))
         # A call that outgrew the context window ended PlanBench's loop with an empty answer: recorded as that
         # failure, so the replay ends there too.
@@ -184,6 +174,7 @@ def _retries(raw: Sequence[Mapping[str, str]], inst: Mapping[str, Any], answers:
         if raw[i]["role"] == "assistant" and not raw[i]["content"] and raw[i + 1] == raw[i - 1]
     ]
     steps = inst.get("steps")
+    steps = int(steps) if isinstance(steps, str) and steps.isdigit() else steps
     if not isinstance(steps, int):
         return set(candidates)
     ended = bool(inst.get("could_not_extract") or inst.get("context_window_hit"))
@@ -204,7 +195,26 @@ def dataset_folder(path: Path, domain: str) -> Path:
         raise ImportError_(f"{path}: no dataset folder for domain {domain!r}: pass --instances DIR ({exc})") from None
 
 
-def import_planbench(
+@dataclass(frozen=True)
+class Imported:
+    """What `import_file` did: the study, calls newly recorded, instances skipped for want of an answer, and
+    the prompt style and reader recognised (t1 and backprompting files)."""
+
+    config: StudyConfig
+    added: int
+    unanswered: tuple[int, ...]
+    options: Mapping[str, Any]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.config, self.added))
+
+
+def import_planbench(*args: Any, **kwargs: Any) -> Imported:
+    """`import_file`; the result also unpacks as (study, calls newly recorded)."""
+    return import_file(*args, **kwargs)
+
+
+def import_file(
     path: Path,
     store: Path,
     study: str,
@@ -212,45 +222,38 @@ def import_planbench(
     temperature: float = 0.0,
     max_tokens: int = 512,
     instances: Path | None = None,
-) -> tuple[StudyConfig, int]:
+    planbench: Path | None = None,
+    reading: str | None = None,
+) -> Imported:
     """Record the file's calls in the store's cache and define (or extend) `study` over the same instances.
 
-    Returns the study and how many calls were newly recorded (0 on a repeated import). `dataset` is the
-    PlanBench domain folder with instances/ (default: found above the file); `instances` the folder of the
-    problems a task file's ids refer to (default: the task's folder in the dataset, `generated/` for t5).
+    Newly recorded calls are 0 on a repeated import. `planbench` is a
+    PlanBench checkout: the file's domain config, instances and example plans are taken from it
+    (`planbench_checkout`), laid out as a PDDL domain folder beside the store. Without it, `dataset` is the
+    PlanBench domain folder with instances/ (default: found above the file, else the shipped dataset);
+    `instances` the folder of the problems a task file's ids refer to (default: the task's folder in the
+    dataset, `generated/` for t5). `reading` overrides the plan reader. Nothing is stored unless the whole file
+    imports.
     """
     run = read_planbench(path)
-    if dataset is None:
-        dataset = dataset_folder(path, run.domain)
+    if planbench is not None:
+        assert run.source is not None
+        source = find_source(Path(planbench), Path(path), run.source.domain)
+        dataset = materialize(source, domains_folder(store))
+        base = str(dataset)
+    else:
+        if dataset is None:
+            dataset = dataset_folder(path, run.domain)
+        base = run.domain
     options: dict[str, Any] = {}
     if run.task == "t1":
-        from critiquebench.domains import get_domain
-        from critiquebench.domains.planning import PlanningDomain
-
-        try:
-            found = get_domain(run.domain)
-        except ValueError:
-            found = None
-        domain = found if isinstance(found, PlanningDomain) else None
-        cfg = domain.cfg if domain is not None else None
-        options["prompt_style"] = run.prompt_style(cfg.domain_intro if cfg else "")
-        # GPT-4's Logistics backprompting run was sent PlanBench's intro that gives an example of each action.
-        zero_shot = cfg.domain_intro_zero_shot if cfg else None
-        if zero_shot and all(q.startswith(zero_shot) for q in run.queries()):
-            options["intro"] = "zero_shot"
-        pddl_name = domain.model.name if domain is not None else None
-        if pddl_name in _READ_BY_PLANBENCH:  # PlanBench read these answers with its own reader and VAL
-            options["reading"] = "planbench"
-        if domain is not None and run.example_plans:
-            plans = _recorded_example_plans(run, domain, Path(dataset))
-            if plans:
-                options["example_plans"] = plans
+        options = _plan_generation_options(run, Path(path), base, Path(dataset), reading)
     else:
         folder = Path(instances) if instances else Path(dataset) / TASKS[run.task].folder
         if not folder.is_dir():
             folder = Path(dataset)
         options.update(recorded=str(Path(path).resolve()), instances=str(folder.resolve()))
-    key = run.domain_key
+    key = base if run.task == "t1" else f"{base}:{run.task}"
     config = StudyConfig(
         name=study,
         domains=(key,),
@@ -277,31 +280,100 @@ def import_planbench(
             cache.put_recorded(run.model, RECORDED_ENDPOINT, call.messages, call.response, sample=0, params=params)
         added = cache.count() - before
         save_study(db, study, config.to_dict())
-    return config, added
+    return Imported(config, added, run.unanswered, options)
 
 
-def _recorded_example_plans(run: PlanBenchRun, domain: Any, dataset: Path) -> dict[str, list[str]]:
-    """PlanBench's own plans of the example instances the run showed, as PDDL lines, for the examples our
-    dataset knows no plan of (e.g. Logistics ships no optimal plans; our planner may pick another equally
-    short plan). Stored with the study, they make the replayed prompts the recorded ones."""
-    from critiquebench.domains import Instance
+def domains_folder(store: Path | str) -> Path:
+    """Where domain folders laid out from a PlanBench checkout live: beside a store file, else in the working
+    directory (a Postgres store)."""
+    text = str(store)
+    base = Path.cwd() if "://" in text else Path(text).expanduser().resolve().parent
+    return base / "planbench-domains"
 
-    selection = ",".join(str(i) for i in run.instance_ids)
+
+def _plan_generation_options(
+    run: PlanBenchRun, path: Path, base: str, dataset: Path, reading: str | None
+) -> dict[str, Any]:
+    """The domain options replaying a t1 (or backprompting) file: the prompt style its queries were built in,
+    and the plan reader its labels were produced with."""
+    from critiquebench.domains import get_domain
+
+    queries = dict(zip(run.instance_ids, _first_queries(run), strict=True))
     try:
-        instances = domain.load(selection, dataset)
-    except (ValueError, OSError):  # a dataset we cannot read leaves the planner's plans in place
-        return {}
-    plans: dict[str, list[str]] = {}
-    for inst in instances:
-        for example in inst.data.get("examples", [])[:1]:
-            ident = str(example["id"])
-            text = run.example_plans.get(ident)
-            if text is None or example.get("plan") or ident in plans:
-                continue
-            parsed = domain.parse(Instance(domain.name, ident, {"problem": example["problem"], "source": ident}), text)
-            if parsed:
-                plans[ident] = parsed
-    return plans
+        domain = get_domain(base)
+    except (ValueError, OSError) as exc:
+        raise ImportError_(f"{path}: {exc}") from None
+    fixed: dict[str, Any] = {}
+    pddl_name = getattr(getattr(domain, "model", None), "name", None)
+    if reading is not None:
+        if reading not in ("sound", TRANSLATION):  # "sound": our own reader, whatever produced the labels
+            fixed["reading"] = reading
+    elif pddl_name in _READ_BY_PLANBENCH:  # PlanBench read these answers with its own reader and VAL
+        fixed["reading"] = "planbench"
+    options = recognise(path, base, dataset, queries, run.example_plans, fixed)
+    if reading is None and options.get("prompt_style") in PDDL_STYLES and options.get("reading") == "planbench":
+        # PlanBench read PDDL answers as PDDL lines (save_gpt3_response), not with its English Logistics reader
+        del options["reading"]
+    cfg = getattr(domain, "cfg", None)
+    assert run.source is not None
+    translated = [inst for inst in run.source.instances if "raw_translation" in inst.fields]
+    if reading in (None, TRANSLATION) and run.kind == "one_shot" and translated:
+        # PlanBench's labels came from GPT-4o's translation of each answer: replay reads the plan it stored
+        options["reading"] = TRANSLATION
+        options["translations"] = {
+            answer_digest(inst.answer or ""): _plan_lines(inst.fields.get("extracted_llm_plan"))
+            for inst in translated
+        }
+        return options
+    if reading is None and cfg is not None and "blocksworld" in cfg.domain_name:
+        assert run.source is not None
+        # a conversation's stored plan is its last answer's
+        answers = {
+            inst.ident: (
+                inst.answer if inst.answer is not None else _last_answer(inst.messages),
+                inst.fields.get("extracted_llm_plan"),
+            )
+            for inst in run.source.instances
+            if "raw_translation" not in inst.fields  # a GPT-4o translation, not a reader, made those plans
+        }
+        found, share = producing_reader(base, options, dataset, answers)
+        if found is not None:
+            options["reading"] = found
+        elif share < UNREAD_BY_RULES and len(answers) >= MIN_STORED and run.kind == "one_shot":
+            # No rule-based reader made these stored plans (o1-preview's reruns on Mystery keep GPT-4o's plans
+            # without its raw text): they are read back as recorded translations
+            options["reading"] = TRANSLATION
+            options["translations"] = {
+                answer_digest(answer): _plan_lines(plan) for answer, plan in answers.values() if plan is not None
+            }
+    return options
+
+
+# below this share of stored plans reproduced by any rule-based reader, the plans came from elsewhere (a translator)
+UNREAD_BY_RULES = 0.5
+MIN_STORED = 20
+
+
+def _last_answer(messages: Sequence[Mapping[str, str]]) -> str:
+    return next((m["content"] for m in reversed(messages) if m["role"] == "assistant"), "")
+
+
+def _plan_lines(plan: Any) -> list[str]:
+    """PlanBench's stored plan (text or list of lines) as its non-empty lines."""
+    text = "\n".join(map(str, plan)) if isinstance(plan, list) else str(plan or "")
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _first_queries(run: PlanBenchRun) -> list[str]:
+    """Each instance's first user message (its problem's prompt), in instance order."""
+    assert run.source is not None
+    out = []
+    for inst in run.source.instances:
+        if inst.query is not None:
+            out.append(sent_query(inst.query))
+        else:
+            out.append(next(m["content"] for m in inst.messages if m["role"] == "user"))
+    return out
 
 
 def _merged(existing: StudyConfig, new: StudyConfig) -> StudyConfig:

@@ -3,7 +3,9 @@
 - Region: the last ``[PLAN] ... [PLAN END]`` block that holds actions; without ``[PLAN]`` markers (the prompt
   already ended with ``[PLAN]``) the text before the first ``[PLAN END]``. A hallucinated next
   ``[STATEMENT]`` (PlanBench's prompts) or "The problem to solve:" (the PDDL prompt's) ends the region.
-- Assembly: a repeated item number replaces the steps from that item on; in numbered or bulleted answers,
+- Assembly: a repeated item number replaces the steps from that item on (a "- Step N:" bullet of prose is
+  no item); an item's action written again on the unnumbered line right after it (its "Action:" line) is
+  one step; in numbered or bulleted answers,
   unlisted lines are commentary; after prose that signals a correction or restatement ("wait", "corrected
   plan", "to summarize", ...), or when a new run of steps repeats the plan's first action, the plan restarts;
   an action its own line calls wrong ("X is not correct") is retracted.
@@ -19,6 +21,8 @@ Step = tuple[str, tuple[str, ...]]
 
 _FENCE = re.compile(r"^\s*(```|~~~).*$", re.MULTILINE)
 _MARKUP = re.compile(r"\*\*|__|`|^\s*#+\s*", re.MULTILINE)
+# single-underscore italics around a word ("object _d_"); "location_0_0" and "package_1" are names, kept
+_ITALICS = re.compile(r"(?<![\w])_([^_\s][^_\n]*?)_(?![\w])")
 # Prose that announces a corrected or restated plan; commentary between steps must not match.
 _RESTART = re.compile(
     r"\b(wait|oops|wrong|mistake|incorrect|invalid|not (?:correct|valid|right|possible)|revis\w*|"
@@ -38,8 +42,8 @@ class Line:
 
 
 def flatten(text: str) -> str:
-    """Lower-cased text without markdown fences, bold, backticks and heading marks."""
-    return _MARKUP.sub("", _FENCE.sub("", text)).lower()
+    """Lower-cased text without markdown fences, bold, italics, backticks and heading marks."""
+    return _ITALICS.sub(r"\1", _MARKUP.sub("", _FENCE.sub("", text))).lower()
 
 
 def region(text: str, check: Callable[[str], bool]) -> str:
@@ -59,7 +63,17 @@ def assemble(lines: list[Line]) -> tuple[Step, ...]:
     starts: dict[int, int] = {}
     restart = False
     after_prose = False
+    previous: Line | None = None
     for line in lines:
+        if line.actions and line.number is None and previous is not None and previous.number is not None and (
+            [s for s, _ in line.actions] == [s for s, _ in previous.actions]
+        ):
+            # "1. **Unstack the red block ...:**" then "- Action: `unstack the red block ...`": one step written
+            # as the item's heading and again as its action line
+            previous = None
+            continue
+        if line.actions:
+            previous = line
         if not line.actions:
             if not line.has_verb:
                 restart = restart or bool(_RESTART.search(line.text))

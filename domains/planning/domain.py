@@ -23,6 +23,7 @@ from critiquebench.domains.contract import (
     Unsupported,
     Verdict,
 )
+from critiquebench.domains.planning import planbench_prompts
 from critiquebench.domains.planning import prompts as plan_prompts
 from critiquebench.domains.planning.candidates import CANDIDATE_KINDS, make_candidate
 from critiquebench.domains.planning.critique import critic_prompt, make_examples, parse_critic_verdict
@@ -31,9 +32,13 @@ from critiquebench.domains.planning.instances import generated_instances, load_i
 from critiquebench.domains.planning.parser import ActionReader, ParsedPlan
 from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_problem_text
 from critiquebench.domains.planning.planbench_reading import (
+    BLOCKSWORLD_READINGS,
     NO_ADVICE,
     READINGS,
+    TRANSLATION,
     NotExtracted,
+    answer_digest,
+    blocksworld_plan,
     logistics_plan,
     val_feedback,
 )
@@ -61,7 +66,12 @@ Step = tuple[str, tuple[str, ...]]
 # its request for the next plan, for natural-language or PDDL prompts); our own sound feedback is handed back
 # verbatim instead, as PlanBench's recorded backprompting runs did (planbench.toml).
 SELF_CRITIQUE = "plan_self_critique"
-PDDL_STYLES = ("pddl", "refine")  # prompt styles whose plans are PDDL action lines
+# PlanBench's verdict on an unsolvable problem: right iff the answer says so in these words
+# (`llm_planning_analysis/utils/__init__.py:249-252`, `validate_plan_unsolvable`; matched here in any case).
+NO_PLAN_POSSIBLE = "no plan possible"
+# prompt styles whose plans are PDDL action lines
+PDDL_STYLES = ("pddl", "refine", *planbench_prompts.PDDL_ANSWER_STYLES)
+NL_STYLES = ("nl", "nl_legacy", "nl_zero_shot", "state_tracking")  # prompt styles that need English templates
 
 
 @dataclass
@@ -69,10 +79,16 @@ class _Problem:
     task: Task
     reader: ActionReader
     plan: list[Step] | None = None
+    unsolvable: bool | None = None  # proven by exhausting the state space; None: not asked yet
 
 
 # The `intro` option's values and the config key each selects (None: the config's `domain_intro`).
-INTROS: dict[str | None, str] = {None: "domain_intro", "zero_shot": "domain_intro_zero_shot"}
+INTROS: dict[str | None, str] = {
+    None: "domain_intro",
+    "zero_shot": "domain_intro_zero_shot",
+    "state_tracking": "domain_intro_state_tracking",
+    "legacy": "domain_intro_legacy",
+}
 
 
 @dataclass
@@ -94,6 +110,11 @@ class PlanningDomain:
     # Known plans of example instances (id -> PDDL action lines), used before the dataset's plans and our
     # planner's: e.g. the plans a recorded PlanBench run showed, which `import planbench` stores with the study.
     example_plans: dict[str, list[str]] | None = None
+    # PlanBench's older GPT-4 pipeline sent one more newline at the end of every prompt (as `nl_legacy` does).
+    newline: bool = False
+    # reading "planbench-translation": the plan GPT-4o's translation gave for each recorded answer (answer
+    # digest -> PDDL lines), stored by `import planbench`
+    translations: dict[str, list[str]] | None = None
     # "planbench": answers are read and judged as PlanBench's Logistics code and VAL did (`planbench_reading`),
     # the replay protocol of its recorded runs; None: our sound reader and validator.
     reading: str | None = None
@@ -129,9 +150,10 @@ class PlanningDomain:
             raise PlanningError(f"{source}: cannot read domain: {err}") from None
         self.model = parse_domain_text(self.domain_pddl, str(source))
         self._require_nl(self.prompt_style)
-        if self.intro not in INTROS:
-            raise PlanningError(f"unknown intro {self.intro!r}; known: {', '.join(i for i in INTROS if i)}")
-        if self.intro is not None and getattr(self.cfg, INTROS[self.intro]) is None:
+        if self.intro not in INTROS and self.intro not in self.cfg.intros:
+            known = [*(i for i in INTROS if i), *self.cfg.intros]
+            raise PlanningError(f"unknown intro {self.intro!r}; known: {', '.join(known)}")
+        if self.intro is not None and self._intro_text(self.intro) is None:
             raise PlanningError(f"{self.nl_source}: intro {self.intro!r} needs `{INTROS[self.intro]}` in the config")
         if self.reading is not None and self.reading not in READINGS:
             raise PlanningError(f"unknown reading {self.reading!r}; known: {', '.join(READINGS)}")
@@ -141,6 +163,12 @@ class PlanningDomain:
             raise PlanningError(f"unknown verdict reader {self.verdict!r}; known: study, lenient")
         if self.reading == "planbench" and self.model.name != "logistics-strips":
             raise PlanningError("reading 'planbench' is PlanBench's Logistics reader: it needs the logistics domain")
+        if self.reading == TRANSLATION and self.translations is None:
+            raise PlanningError("reading 'planbench-translation' needs the recorded translations (import planbench)")
+        if self.reading in BLOCKSWORLD_READINGS and "blocksworld" not in self.cfg.domain_name:
+            raise PlanningError(
+                f"reading {self.reading!r} is PlanBench's (mystery) Blocksworld reader: it needs such a domain"
+            )
         self.texts = self.prompts[plan_prompts.PLANBENCH]
         verbatim = self.texts["backprompt.verbatim"]
         # An LLM critique goes back verbatim after natural-language prompts (the studies' 2023 code and both
@@ -159,7 +187,7 @@ class PlanningDomain:
             raise PlanningError(f"{self.nl_source}: no English template for action(s) {unknown}")
 
     def _require_nl(self, style: str) -> None:
-        if style != "pddl" and self.nl_source is None:
+        if style in NL_STYLES and self.nl_source is None:
             raise PlanningError(
                 f"{self.folder}: natural-language prompts need {NL_SOURCES} in the folder; "
                 "use prompt_style=pddl for PDDL prompts"
@@ -217,6 +245,8 @@ class PlanningDomain:
         examples = instance.data.get("examples", [])
         if style == "refine":
             return plan_prompts.refine_messages(self.domain_pddl, instance.data["problem"], self.prompts)
+        if style in planbench_prompts.PLANBENCH_STYLES:
+            return self._planbench_prompt(style, instance, task)
         if style == "pddl":
             count = self.shots if shots is None else shots
             chosen = [(e["problem"], self._plan(e["problem"], e["id"], e.get("plan"))) for e in examples[:count]]
@@ -233,9 +263,47 @@ class PlanningDomain:
             )
             for e in examples[:1]
         ]
-        intro = None if self.intro is None else getattr(self.cfg, INTROS[self.intro])
+        intro = None if self.intro is None else self._intro_text(self.intro)
         legacy = style == "nl_legacy"
         text = plan_prompts.nl_prompt(self.cfg, task, shots_nl, legacy=legacy, intro=intro, prompts=self.prompts)
+        return plan_prompts.messages(text + ("\n" if self.newline and style == "nl" else ""), self.prompts)
+
+    def _intro_text(self, name: str) -> str | None:
+        """The intro `name` selects: a config key (`INTROS`), else one of PlanBench's historical intros of
+        this domain (`NLConfig.intros`, from domains/data/planbench_intros.yaml)."""
+        if name in INTROS:
+            return getattr(self.cfg, INTROS[name]) or (self.cfg.intros.get(name) if name == "legacy" else None)
+        return self.cfg.intros.get(name)
+
+    def _planbench_prompt(self, style: str, instance: Instance, task: Task) -> list[dict[str, str]]:
+        """PlanBench's other plan-generation prompts (`planbench_prompts`), with its system message."""
+        problem = instance.data["problem"]
+        if style == "pddl_zero_shot":
+            return self._sent(planbench_prompts.pddl_zero_shot(self.domain_pddl, problem))
+        if style == "pddl_zero_shot_2023":
+            return self._sent(planbench_prompts.pddl_zero_shot_2023(self.domain_pddl, problem, self.newline))
+        if style == "nl_zero_shot":
+            # PlanBench's zero-shot prompt starts with the intro giving an example of each action when the config
+            # has one (`prompt_generation.py:232-235`); `intro` names another
+            intro = self._intro_text(self.intro or "zero_shot") or self.cfg.domain_intro
+            return self._sent(planbench_prompts.zero_shot_nl(self.cfg, task, intro, self.newline))
+        self._require_nl(style)
+        [example] = instance.data.get("examples", [])[:1] or [None]
+        if example is None:
+            raise PlanningError(f"instance {instance.id}: a one-shot prompt needs an example instance")
+        known = (self.example_plans or {}).get(str(example["id"])) or example.get("plan")
+        plan = self._plan(example["problem"], example["id"], known)
+        if style == "pddl_planbench":
+            lines = [_pddl(step) for step in plan]
+            text = planbench_prompts.pddl_one_shot(self.domain_pddl, example["problem"], lines, problem, self.newline)
+            return self._sent(text)
+        intro = self.cfg.domain_intro_state_tracking
+        if intro is None:
+            raise PlanningError(f"{self.nl_source}: the state-tracking prompt needs `domain_intro_state_tracking`")
+        example_task = self._problem(example["problem"], example["id"]).task
+        return self._sent(planbench_prompts.state_tracking(self.cfg, intro, example_task, plan, task))
+
+    def _sent(self, text: str) -> list[dict[str, str]]:
         return plan_prompts.messages(text, self.prompts)
 
     def read(self, instance: Instance, text: str) -> ParsedPlan | None:
@@ -252,9 +320,31 @@ class PlanningDomain:
     def verify(self, instance: Instance, text: str) -> Verdict:
         if self.reading is not None:
             return self.assess(instance, text)[0]
+        claim = self._no_plan_claim(instance, text)
+        if claim is not None:
+            return claim
         return self._verdict(instance, self.read(instance, text))
 
+    def _no_plan_claim(self, instance: Instance, text: str) -> Verdict | None:
+        """The verdict on an answer saying no plan is possible: right iff the problem is unsolvable (PlanBench's
+        rule for its unsolvable sets); None for every other answer, which is judged as a plan."""
+        if NO_PLAN_POSSIBLE not in (text or "").lower():
+            return None
+        problem = self._problem(instance.data["problem"], instance.data.get("source", instance.id))
+        if problem.unsolvable is None:
+            try:
+                find_plan(problem.task)
+                problem.unsolvable = False
+            except PlanningError as exc:
+                problem.unsolvable = "is unsolvable" in str(exc)  # the whole state space was searched
+        if problem.unsolvable:
+            return Verdict("valid", (), None)
+        return None
+
     def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
+        claim = self._no_plan_claim(instance, text)
+        if claim is not None:
+            return claim, None
         if self.reading is not None:
             return self._planbench_verdict(instance, text)
         parsed = self.read(instance, text)
@@ -277,6 +367,32 @@ class PlanningDomain:
     def _planbench_verdict(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
         """PlanBench's reading and VAL's verdict (`planbench_reading`): a reader failure ends the loop, a plan
         VAL cannot take is malformed (its feedback is PlanBench's "None")."""
+        if self.reading == TRANSLATION:
+            lines = (self.translations or {}).get(answer_digest(text or ""))
+            if lines is None:
+                return Verdict("malformed", ("No recorded translation of this answer.",), None, final=True), None
+            if any(NO_PLAN_POSSIBLE in line.lower() for line in lines):  # PlanBench's rule on the translated plan
+                claim = self._no_plan_claim(instance, NO_PLAN_POSSIBLE)
+                return (claim or Verdict("invalid", (), None)), None
+            junk = [ln for ln in lines if not ln.strip().startswith(("(", ";")) or not ln.strip().strip("()").strip()]
+            if junk:  # VAL refuses a plan file holding a line that is no action ("[PDDL PLAN]", "```pddl")
+                return Verdict("invalid", (f"VAL cannot read the plan line {junk[0]!r}.",), None), None
+            steps = [_step(line) for line in lines if line.strip().startswith("(")]
+            task = self.task(instance)
+            check = check_plan(task, steps)
+            status = "valid" if check.valid else "invalid"
+            return Verdict(status, error_sentences(self.cfg, task, check, self.texts), [_pddl(x) for x in steps]), (
+                "\n".join(_pddl(x) for x in steps)
+            )
+        if self.reading in BLOCKSWORLD_READINGS:
+            arity = {name: len(schema.params) for name, schema in self.model.schemas.items()}
+            head, nostar = self.reading == "planbench-head", self.reading == "planbench-whole-nostar"
+            read = blocksworld_plan(text or "", self.cfg, arity, head=head, nostar=nostar)
+            answer = [_pddl(s) for s in read]
+            task = self.task(instance)
+            check = check_plan(task, read)
+            status = "valid" if check.valid else "invalid"
+            return Verdict(status, error_sentences(self.cfg, task, check, self.texts), answer), "\n".join(answer)
         verbs = sorted({name.split("-")[0] for name in self.model.schemas})
         try:
             steps = logistics_plan(text or "", verbs)
@@ -311,7 +427,7 @@ class PlanningDomain:
 
     def answer_text(self, steps: list[Step], style: str | None = None) -> str:
         """`steps` written as a model in this prompt style would answer."""
-        if (style or self.prompt_style) in ("refine", "pddl"):  # both prompts show bare PDDL action lines
+        if (style or self.prompt_style) in PDDL_STYLES:  # these prompts show bare PDDL action lines
             return plan_prompts.pddl_plan_text(steps)
         return plan_prompts.plan_text(self.cfg, steps) + "[PLAN END]"
 

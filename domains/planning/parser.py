@@ -26,6 +26,10 @@ Step = tuple[str, tuple[str, ...]]
 _ARTICLES = {"the", "a", "an"}
 _NUMBER = re.compile(r"^\s*(?:[-*+\u2022]\s*)?(?:step\s*)?\(?(\d{1,3})\s*[.):\]]\s*")
 _BULLET = re.compile(r"^\s*[-*+\u2022]\s+")
+# "- Step 2: ..." in an explanation refers to a step; it is no list item of the plan
+_STEP_REFERENCE = re.compile(r"^\s*[-*+\u2022]\s*step\s*\d")
+# words of prose before an action in such a line that make it commentary, not the step itself
+_PROSE_WORDS = 2
 _PDDL_ATOM = re.compile(r"\(\s*([a-z][\w-]*)((?:\s+[\w-]+)*)\s*\)")
 _RETRACT = re.compile(
     r"\b(?:is|was|would be|seems)\s+(?:not\s+(?:correct|valid|possible|allowed|right|executable)|wrong|"
@@ -127,6 +131,12 @@ class ActionReader:
         pddl = self._pddl_clauses(body)
         found = pddl if any(step for _s, _e, step in pddl) else self._english_or_template(body)
         has_verb = bool(found) or bool(self._verb_re.search(body))
+        if number is not None and _STEP_REFERENCE.match(raw):
+            # "- **Step 2:** With ..., you perform the Overcome action to have c overcome d": a bullet of an
+            # explanation naming a step; its action, deep in prose, restates the plan and must not replace item 2
+            if found and len(body[: found[0][0]].split()) > _PROSE_WORDS:
+                return Line(raw, (), None, True, True)
+            number = None
         actions: list[tuple[Step, bool]] = []
         for i, (_start, end, step) in enumerate(found):
             if step is None:

@@ -25,7 +25,7 @@ answers PlanBench reads with this function); live studies keep the sound reader.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from critiquebench.domains.planning.strips import Fact, Task
@@ -33,7 +33,13 @@ from critiquebench.domains.planning.templates import NLConfig
 
 Step = tuple[str, tuple[str, ...]]
 
-READINGS = ("planbench",)
+READINGS = ("planbench", "planbench-whole", "planbench-head", "planbench-whole-nostar", "planbench-translation")
+# PlanBench's newest evaluator had GPT-4o translate each answer into a PDDL plan (`text_to_plan_with_llm`,
+# `llm_planning_analysis/response_evaluation.py:93`); a replay reads the plan it stored for that very answer
+# (`translations`: answer digest -> plan lines), since that translation call is not ours to repeat.
+TRANSLATION = "planbench-translation"
+# The (mystery) Blocksworld readers, by PlanBench version (`blocksworld_plan`).
+BLOCKSWORLD_READINGS = ("planbench-whole", "planbench-head", "planbench-whole-nostar")
 # PlanBench's get_validation_message returns None when VAL gave no advice; it was sent as the user turn.
 NO_ADVICE = "None"
 
@@ -135,3 +141,58 @@ def _written(cfg: NLConfig, facts: frozenset[Fact]) -> str:
     if len(texts) > 1:
         return ", ".join(texts[:-1]) + f" and {texts[-1]}"
     return texts[0] if texts else ""
+
+
+def blocksworld_plan(
+    text: str, cfg: NLConfig, schemas: Mapping[str, int], head: bool, nostar: bool = False
+) -> list[Step]:
+    """The plan PlanBench's `text_to_plan_blocksworld` reads from an answer in a (mystery) Blocksworld domain.
+
+    Two versions produced PlanBench's labels (`../shared/audits/planbench_breadth.md`, class 4):
+    - whole (`head=False`): `plan-bench/utils/text_to_pddl.py:193-253`, the reader of every commit before HEAD:
+      every line of the whole answer holding an action verb as a word and exactly as many known objects as the
+      action takes is an action;
+    - head (`head=True`): `llm_planning_analysis/utils/text_to_pddl.py:444-515`: the same, after cutting the
+      answer at `### plan:` and to its first `[PLAN]...[PLAN END]` block, with `*` removed from each line;
+    - whole without `*` (`nostar=True`): the whole answer with `*` removed from each line, a reader in no commit
+      of PlanBench's repository that reproduces every plan stored with GPT-4o's Blocksworld labels
+      (`llm_planning_analysis/results/blocksworld/gpt-4o_chat/task_1_plan_generation.json`; the audit's
+      `planbench_label_provenance.py`), offered so that file replays with the reader its labels came from.
+    Verbs are matched after the English action phrase is replaced by the action's name ("pick up" ->
+    "pick-up"), in the domain's action order; objects in the order they appear in the line (each at most once).
+    `schemas` maps action name -> number of parameters, in the domain file's order."""
+    words = {}
+    for name in schemas:
+        template = cfg.actions.get(name, "")
+        word = template.split(" ")[0]
+        words[name] = name.replace("-", " ") if word in name else word
+    objects = {v.lower(): k for k, v in cfg.encoded_objects.items()}
+    text = text.lower().strip()
+    if head:
+        if "### plan:" in text:
+            text = text.split("### plan:")[1]
+        if "[plan]" in text:
+            text = text.split("[plan]")[1]
+            if "[plan end]" in text:
+                text = text.split("[plan end]")[0]
+    for name, phrase in words.items():
+        text = text.replace(phrase, name)
+    steps: list[Step] = []
+    for raw in text.split("\n"):
+        line = raw.strip().replace("*", "") if head or nostar else raw.strip()
+        tokens = line.split()
+        verb = next((name for name in schemas if name in tokens), None)
+        if verb is None:
+            continue
+        found = sorted((line.index(obj), obj) for obj in objects if obj in line)
+        if len(found) != schemas[verb]:
+            continue
+        steps.append((verb, tuple(objects[obj] for _, obj in found)))
+    return steps
+
+
+def answer_digest(text: str) -> str:
+    """The key of an answer's recorded translation."""
+    import hashlib
+
+    return hashlib.sha256((text or "").encode("utf-8", "surrogatepass")).hexdigest()[:20]

@@ -13,8 +13,9 @@ import json
 import logging
 import re
 import string
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,11 @@ class NLConfig:
     domain_intro_cost: str | None = None
     # PlanBench's intro giving an example of each action (its `domain_intro_zero_shot`), when given.
     domain_intro_zero_shot: str | None = None
+    # PlanBench's intro of its state-tracking prompt (`domain_intro_state_tracking`), when given.
+    domain_intro_state_tracking: str | None = None
+    # PlanBench's historical intros of this domain (name -> text) that its recorded runs were sent
+    # (domains/data/planbench_intros.yaml, by the config's domain_name)
+    intros: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
     # PlanBench's keywords for reading a model's state descriptions (predicate -> words), when given.
     predicate_mapping: dict[str, str] | None = None
 
@@ -134,6 +140,7 @@ def load_config(path: Path, default_name: str) -> NLConfig:
     legacy = raw.get("domain_intro_legacy")
     cost = raw.get("domain_intro_cost")
     zero_shot = raw.get("domain_intro_zero_shot")
+    tracking = raw.get("domain_intro_state_tracking")
     mapping = _str_map(raw["predicate_mapping"], "predicate_mapping", path) if "predicate_mapping" in raw else None
     return NLConfig(
         domain_name=str(raw.get("domain_name") or default_name),
@@ -144,8 +151,27 @@ def load_config(path: Path, default_name: str) -> NLConfig:
         domain_intro_legacy=legacy if isinstance(legacy, str) else None,
         domain_intro_cost=cost if isinstance(cost, str) else None,
         domain_intro_zero_shot=zero_shot if isinstance(zero_shot, str) else None,
+        domain_intro_state_tracking=tracking if isinstance(tracking, str) else None,
         predicate_mapping=mapping,
+        intros=historical_intros(str(raw.get("domain_name") or default_name)),
     )
+
+
+HISTORY = Path(__file__).resolve().parents[1] / "data" / "planbench_intros.yaml"
+
+
+@cache
+def _history() -> dict[str, Any]:
+    loaded = yaml.safe_load(HISTORY.read_text(encoding="utf-8"))
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def historical_intros(domain_name: str) -> dict[str, str]:
+    """PlanBench's older intros of `domain_name` (name -> text), as its recorded runs were sent them."""
+    entries = _history().get(domain_name)
+    if not isinstance(entries, dict):
+        return {}
+    return {k: v["text"] for k, v in entries.items() if isinstance(v, dict) and isinstance(v.get("text"), str)}
 
 
 # AutoPlanBench ships no intro text in its description file; it renders one from the file's action

@@ -125,6 +125,14 @@ def plan_verdict(dom: TaskDomain, inst: Instance, text: str, task: Task | None =
     return Verdict("valid" if check.valid else "invalid", errors, [pddl(s) for s in parsed.steps])
 
 
+def recorded_intro(cfg: NLConfig, query: str) -> dict[str, str]:
+    """{"intro": NAME} when a recorded query starts with one of PlanBench's historical intros of the domain
+    (`NLConfig.intros`, e.g. the first Mystery intro) instead of today's; else {}."""
+    if query.startswith(cfg.domain_intro):
+        return {}
+    return next(({"intro": name} for name, text in cfg.intros.items() if query.startswith(text)), {})
+
+
 def pddl(step: Step) -> str:
     return "(" + " ".join((step[0], *step[1])) + ")"
 

@@ -22,6 +22,7 @@ from critiquebench.domains.planning.tasks.base import (
     between,
     pddl,
     plan_block,
+    recorded_intro,
     statements,
     step_of,
 )
@@ -71,11 +72,11 @@ class Verification(PlanTask):
             if steps is None:
                 raise PlanningError(f"t3 record {inst.id}: a plan line of example {i + 1} is not an action")
             plans.append([ident, [pddl(s) for s in steps]])
-        return {"plans": plans}
+        return {"plans": plans, **recorded_intro(dom.base.cfg, str(record.get("query", "")))}
 
     def prompt(self, dom: TaskDomain, inst: Instance, params: Params) -> str:
         cfg = dom.base.cfg
-        text = cfg.domain_intro
+        text = cfg.intros.get(str(params.get("intro"))) or cfg.domain_intro
         shown = params["plans"]
         for n, (ident, lines) in enumerate(shown):
             task = dom.problem(ident).task if ident != inst.id else dom.base.task(inst)

@@ -1,0 +1,209 @@
+"""Every recorded PlanBench result file of a checkout, imported and replayed offline (issue 24's breadth check).
+
+    nice .venv/bin/python benchmarks/bench_planbench_breadth.py ROOT [--only SUBSTRING] [--reading READER]
+        [--markdown FILE] [--keep DIR]
+
+ROOT is a PlanBench checkout (karthikv792/LLMs-Planning). Every results JSON under `plan-bench/results/` and
+`llm_planning_analysis/results*/` is imported with `import planbench FILE --planbench ROOT` into a fresh store,
+replayed (`resume --replay`, no endpoint: a call that misses the cache fails its run) and exported. Per file it
+prints: imported (or the importer's one line), the prompt style and reader recognised, runs replayed / runs,
+LLM calls that left the cache, agreement of our final verdicts with PlanBench's label, and agreement of our sound
+reading with the label (the same when the file is read by our own reader). Then the totals the issue's acceptance
+counts: files imported, replayed fully offline (every run done, 0 calls), and at >= 98% agreement.
+
+The label of an instance is `act_correct` (backprompting), `llm_correct_binary` (t3), `llm_correct`, or
+`correct` (older GPT-4 files), as `critiquebench.importers.planbench_file.label` reads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from critiquebench.domains import Instance, get_domain
+
+from critiquebench.importers.planbench import import_file
+from critiquebench.importers.planbench_file import ImportError_, label, load_json
+
+THRESHOLD = 0.98
+CLI = [sys.executable, "-m", "critiquebench.cli"]
+
+
+@dataclass
+class Outcome:
+    path: str
+    imported: bool = False
+    error: str = ""
+    style: str = ""
+    reading: str = ""
+    runs: int = 0
+    done: int = 0
+    failed: int = 0
+    calls: int = 0
+    skipped: int = 0
+    agree: int = 0
+    labelled: int = 0
+    sound_agree: int = 0
+    disagreements: list[str] = field(default_factory=list)
+
+    @property
+    def offline(self) -> bool:
+        return self.imported and self.runs > 0 and self.done == self.runs and self.calls == 0
+
+    @property
+    def ok(self) -> bool:
+        return self.offline and self.labelled > 0 and self.agree >= THRESHOLD * self.labelled
+
+
+def result_files(root: Path) -> list[Path]:
+    found = sorted((root / "plan-bench" / "results").rglob("*.json"))
+    for folder in sorted((root / "llm_planning_analysis").glob("results*")):
+        found += sorted(folder.rglob("*.json"))
+    return found
+
+
+def run_file(root: Path, path: Path, store: Path, reading: str | None) -> Outcome:
+    out = Outcome(str(path.relative_to(root)))
+    try:
+        done = import_file(path, store, "s", planbench=root, reading=reading)
+    except (ImportError_, ValueError, OSError) as exc:
+        out.error = str(exc).replace(str(path), "FILE").replace(str(root), "ROOT")
+        return out
+    out.imported = True
+    out.skipped = len(done.unanswered)
+    out.style = str(done.options.get("prompt_style", done.config.domains[0].rpartition(":")[2]))
+    out.reading = str(done.options.get("reading") or "sound")
+    # the replay runs as a user's would: its own process, no endpoint (a call missing the cache fails its run)
+    resumed = subprocess.run([*CLI, "resume", "s", "--store", str(store), "--replay", "--no-progress"],
+                             capture_output=True, text=True)
+    exported = subprocess.run([*CLI, "export", "s", "--store", str(store)], capture_output=True, text=True)
+    rows = [json.loads(line) for line in exported.stdout.splitlines() if line.startswith("{")]
+    with sqlite3.connect(store) as db:
+        out.calls = db.execute("SELECT count(*) FROM llm_events WHERE kind != 'hit'").fetchone()[0]
+        states = dict(db.execute("SELECT status, count(*) FROM runs WHERE study = 's' GROUP BY status").fetchall())
+    out.runs = sum(states.values())
+    out.done = states.get("done", 0)
+    out.failed = out.runs - out.done
+    if resumed.returncode not in (0, 1) and not rows:
+        out.error = (resumed.stderr.strip().splitlines() or ["resume failed"])[-1][:200]
+    final: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row["round"] >= final.get(row["instance"], {"round": 0})["round"]:
+            final[row["instance"]] = row
+    labels = {str(i.get("instance_id")): label(i) for i in load_json(path)["instances"] if isinstance(i, dict)}
+    key = done.config.domains[0]
+    sound = _sound_domain(key, done.config.domain_options.get(key, {})) if out.reading != "sound" else None
+    for ident, row in sorted(final.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 0):
+        theirs = labels.get(ident)
+        if theirs is None:
+            continue
+        out.labelled += 1
+        ours = bool(row["sound_valid"])
+        out.agree += ours == theirs
+        if ours != theirs:
+            out.disagreements.append(ident)
+        if sound is None:
+            out.sound_agree += ours == theirs
+        else:
+            out.sound_agree += _sound_verdict(sound, ident, row["answer"]) == theirs
+    return out
+
+
+def _sound_domain(key: str, options: dict[str, Any]) -> Any:
+    kept = {k: v for k, v in options.items() if k not in ("reading",)}
+    try:
+        return get_domain(key, **kept)
+    except (ValueError, OSError):
+        return None
+
+
+def _sound_verdict(domain: Any, ident: str, answer: str | None) -> bool:
+    try:
+        [inst] = domain.load(ident, domain.folder)
+    except (ValueError, OSError, AttributeError):
+        return False
+    return bool(domain.verify(Instance(inst.domain, inst.id, inst.data), answer or "").valid)
+
+
+def pct(n: int, d: int) -> str:
+    return f"{100 * n / d:.1f}% ({n}/{d})" if d else "-"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("root", type=Path, help="a PlanBench checkout")
+    parser.add_argument("--only", default="", help="only files whose path holds this text")
+    parser.add_argument("--files", default="", help="only these files of the list (0-based: 100-170, or 3,7,20-25)")
+    parser.add_argument("--reading", default=None, help="read every file with this reader (default: the producing one)")
+    parser.add_argument("--markdown", type=Path, help="also write the per-file table to this file")
+    parser.add_argument("--keep", type=Path, help="keep the per-file stores under this folder")
+    args = parser.parse_args()
+    root = args.root.resolve()
+    files = [p for p in result_files(root) if args.only in str(p)]
+    chosen: set[int] = set()
+    for part in filter(None, args.files.split(",")):
+        first, _, last = part.partition("-")
+        chosen.update(range(int(first), int(last or first) + 1))
+    chosen = chosen or set(range(len(files)))
+    outcomes: list[Outcome] = []
+    started = time.perf_counter()
+    header = "| # | file | imported | style | reading | runs replayed | calls | agreement with label | sound reading |"
+    lines = [header, "|---|---|---|---|---|---|---|---|---|"]
+    print(header, flush=True)
+    # one folder for every file's store: the domain folders laid out from the checkout are shared beside them
+    # (a process keeps the domains it built by name)
+    work = Path(tempfile.mkdtemp(prefix="pb-breadth-", dir=args.keep))
+    for n, path in enumerate(files):
+        if n not in chosen:
+            continue
+        store = work / f"{n}.sqlite"
+        try:
+            out = run_file(root, path, store, args.reading)
+        finally:
+            if args.keep is None:
+                for leftover in work.glob(f"{n}.sqlite*"):
+                    leftover.unlink()
+        outcomes.append(out)
+        imported = "yes" + (f" ({out.skipped} unanswered skipped)" if out.skipped else "") if out.imported else (
+            f"no: {out.error[:300]}"
+        )
+        line = (
+            f"| {n} | {out.path} | {imported} | {out.style} | {out.reading} | {out.done}/{out.runs} | {out.calls} | "
+            f"{pct(out.agree, out.labelled)} | {pct(out.sound_agree, out.labelled)} |"
+        )
+        if out.disagreements and not out.ok:
+            line += " disagree: " + ", ".join(out.disagreements[:8])
+        lines.append(line)
+        print(line, flush=True)
+    if args.keep is None:
+        shutil.rmtree(work, ignore_errors=True)
+    total = len(outcomes)
+    imported = sum(o.imported for o in outcomes)
+    offline = sum(o.offline for o in outcomes)
+    ok = sum(o.ok for o in outcomes)
+    agree, labelled = sum(o.agree for o in outcomes), sum(o.labelled for o in outcomes)
+    calls = sum(o.calls for o in outcomes)
+    summary = [
+        "",
+        f"files: {total}; imported {imported}/{total}; replayed fully offline (all runs done, 0 calls) "
+        f"{offline}/{total}; >= {THRESHOLD:.0%} agreement with PlanBench's label {ok}/{total}",
+        f"instances compared {labelled}, agreeing {pct(agree, labelled)}; LLM calls made by replays: {calls}; "
+        f"wall time {time.perf_counter() - started:.0f} s",
+    ]
+    print("\n".join(summary))
+    if args.markdown:
+        args.markdown.write_text("\n".join(lines + summary) + "\n")
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""Where a PlanBench results file's problems are in a PlanBench checkout, as a PDDL domain folder of ours.
+
+PlanBench (karthikv792/LLMs-Planning) has two layouts, `llm_planning_analysis/` and `plan-bench/`, each with
+`configs/NAME.yaml` (the domain's English templates and, in `domain_file`, `instance_dir` and
+`generalized_instance_dir`, where its PDDL lives under `instances/`). A results file names its domain in a field
+that changed over PlanBench's history ("blocksworld_zero_shot_3", "mystery/generated_basic", "blocksworld_new");
+`planbench_name` maps those to the config's name, and `find_source` finds the config in the file's own layout
+first. `materialize` lays the source out as the PDDL domain folder every planning domain of ours reads
+(domain.pddl, config.yaml, instances/, generated/), once per distinct content, atomically: a folder is either
+complete or absent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from critiquebench.importers.planbench_file import ImportError_
+
+LAYOUTS = ("llm_planning_analysis", "plan-bench")
+# Names PlanBench's results files use for a config of another name.
+ALIASES = {"mystery": "mystery_blocksworld", "blocksworld_new": "blocksworld_hard"}
+# The English keys a config needs for natural-language prompts (`templates.REQUIRED_KEYS`).
+NL_KEYS = ("domain_intro", "actions", "predicates", "encoded_objects")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One PlanBench domain configuration and its PDDL, inside a checkout."""
+
+    name: str  # the config's name ("blocksworld_3")
+    layout: Path  # the layout folder holding configs/ and instances/
+    config_path: Path
+    config: Mapping[str, Any]
+    domain_file: Path
+    instance_dir: Path
+    generalized_dir: Path | None
+
+    @property
+    def has_nl(self) -> bool:
+        return all(key in self.config for key in NL_KEYS)
+
+
+def planbench_name(field: str) -> str:
+    """The config name a results file's `domain` field stands for ("blocksworld_zero_shot_3" -> "blocksworld_3",
+    "blocksworld/generated_basic_3" -> "blocksworld_3", "mystery/generated_basic" -> "mystery_blocksworld")."""
+    head, _, rest = field.partition("/")
+    head = ALIASES.get(head, head)
+    suffix = "_3" if rest.endswith("_3") else ""
+    head = head.replace("_zero_shot", "")
+    return head if head.endswith(suffix) else head + suffix
+
+
+def layouts(root: Path) -> list[Path]:
+    """The layout folders of checkout `root` (the repository, or one layout folder itself)."""
+    root = Path(root)
+    if (root / "configs").is_dir() and (root / "instances").is_dir():
+        return [root]
+    found = [root / name for name in LAYOUTS if (root / name / "configs").is_dir()]
+    if not found:
+        raise ImportError_(
+            f"{root}: not a PlanBench checkout (no configs/ and instances/ here, nor in "
+            f"{' or '.join(LAYOUTS)}/)"
+        )
+    return found
+
+
+def find_source(root: Path, results_file: Path, domain_field: str) -> Source:
+    """The config and PDDL of `results_file` (whose `domain` field is `domain_field`) in checkout `root`."""
+    found = layouts(root)
+    resolved = Path(results_file).resolve()
+    # the file's own layout first: the two layouts' configs differ in wording
+    found.sort(key=lambda lay: 0 if lay.resolve() in resolved.parents else 1)
+    names = [planbench_name(domain_field)]
+    for parent in list(resolved.parents)[:3]:  # results/DOMAIN/ENGINE/file.json, or results/DOMAIN/file.json
+        names.append(planbench_name(parent.name))
+    tried: list[str] = []
+    for name in dict.fromkeys(names):
+        for layout in found:
+            path = layout / "configs" / f"{name}.yaml"
+            if not path.is_file():
+                continue
+            tried.append(str(path))
+            source = _source(name, layout, path)
+            if source is not None:
+                return source
+    wanted = ", ".join(dict.fromkeys(names))
+    raise ImportError_(
+        f"{results_file}: PlanBench's checkout {root} has no problems for domain {domain_field!r} (looked for "
+        f"configs named {wanted}" + (f"; {', '.join(tried)} name(s) no instance folder there" if tried else "")
+        + ")"
+    )
+
+
+def _source(name: str, layout: Path, path: Path) -> Source | None:
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ImportError_(f"{path}: cannot read PlanBench's config: {exc}") from None
+    if not isinstance(config, dict):
+        raise ImportError_(f"{path}: not a PlanBench config (a YAML mapping)")
+    keys = [config.get(k) for k in ("domain_file", "instance_dir")]
+    if not all(isinstance(k, str) and ".." not in k for k in keys):
+        return None
+    instances = layout / "instances"
+    domain_file, instance_dir = instances / keys[0], instances / keys[1]
+    if not domain_file.is_file() or not instance_dir.is_dir():
+        return None
+    general = config.get("generalized_instance_dir")
+    generalized = instances / general if isinstance(general, str) and ".." not in general else None
+    if generalized is not None and not generalized.is_dir():
+        generalized = None
+    return Source(name, layout, path, config, domain_file, instance_dir, generalized)
+
+
+def materialize(source: Source, into: Path) -> Path:
+    """`source` as a PDDL domain folder under `into` (created once per content; an existing one is reused)."""
+    files = _files(source)
+    digest = hashlib.sha256()
+    for rel, path in sorted(files.items()):
+        digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
+    target = Path(into) / f"{source.name}-{digest.hexdigest()[:12]}"
+    if target.is_dir():
+        return target
+    Path(into).mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{source.name}-", dir=into))
+    try:
+        for rel, path in files.items():
+            dest = staging / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest)
+        (staging / "SOURCE.json").write_text(
+            json.dumps({"planbench_config": str(source.config_path), "instances": str(source.instance_dir)}, indent=1)
+        )
+        os.replace(staging, target)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not target.is_dir():  # another importer may have finished the same folder first
+            raise
+    return target
+
+
+def _files(source: Source) -> dict[str, Path]:
+    files = {"domain.pddl": source.domain_file}
+    # PDDL-only configs (Sokoban, Blocksworld-hard) carry no English: they stay out, so prompts are PDDL
+    files["config.yaml" if source.has_nl else "planbench_config.yaml"] = source.config_path
+    for path in source.instance_dir.glob("*.pddl"):
+        files[f"instances/{path.name}"] = path
+    if source.generalized_dir is not None:
+        for path in source.generalized_dir.glob("*.pddl"):
+            files[f"generated/{path.name}"] = path
+    # PlanBench's Fast Downward plans of the 4-5-block set (info.json beside generated_basic/)
+    info = source.instance_dir.parent / "info.json"
+    if source.instance_dir.name == "generated_basic" and info.is_file():
+        files["optimal_plans.json"] = info
+    return files

@@ -1,0 +1,233 @@
+"""Which of PlanBench's prompts a results file recorded: the domain options that rebuild its queries exactly.
+
+Every style PlanBench sent (`domains/planning/planbench_prompts.py`, `prompts.py`) is tried in turn, with the
+intros the config offers and the trailing newline of PlanBench's older pipeline, on the file's first instances;
+the first whose prompts equal the recorded ones is checked against every instance. A file whose prompts match
+no style is refused with one line naming the nearest style and the first line that differs, so nothing is
+imported that could not replay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from critiquebench.domains.planning import planbench_prompts as pp
+from critiquebench.domains.planning.strips import PlanningError
+from critiquebench.importers.planbench_file import ImportError_
+
+PROBE = 3  # instances a candidate style must rebuild before it is checked on all of them
+
+
+def candidates(query: str, history: Sequence[str] = ()) -> Iterator[dict[str, Any]]:
+    """Domain options to try for a file whose first query is `query`, the likeliest first; `history` names the
+    domain's historical intros (`NLConfig.intros`)."""
+    newlines = (False, True) if query.endswith("\n") else (False,)
+    styles: Sequence[tuple[str, Sequence[str | None]]]
+    if query.startswith(pp.PDDL_ONE_SHOT_HEADER):
+        styles = [("pddl_planbench", [None])]
+    elif query.startswith(pp.PDDL_ZERO_SHOT_HEADER):
+        styles = [("pddl_zero_shot", [None])]
+    elif query.startswith(pp.PDDL_ZERO_SHOT_HEADER_2023):
+        styles = [("pddl_zero_shot_2023", [None])]
+    elif pp.ZERO_SHOT_INSTRUCTION in query:
+        styles = [("nl_zero_shot", [None, "legacy", *history])]
+    elif "\n   Action: " in query and "Resulting State: " in query:
+        styles = [("state_tracking", ["state_tracking"])]
+    else:
+        styles = [("nl", [None, "zero_shot", "legacy", *history]), ("nl_legacy", [None])]
+    for style, intros in styles:
+        for intro in dict.fromkeys(intros):
+            for newline in newlines:
+                if newline and style in ("nl_legacy", "pddl_zero_shot", "state_tracking"):
+                    continue  # these fix their own ending (nl_legacy's newline is part of it)
+                options: dict[str, Any] = {"prompt_style": style}
+                if intro is not None:
+                    options["intro"] = intro
+                if newline:
+                    options["newline"] = True
+                yield options
+
+
+def describe(options: Mapping[str, Any]) -> str:
+    extra = [f"{k}={v}" for k, v in options.items() if k not in ("prompt_style", "example_plans")]
+    return str(options["prompt_style"]) + (f" ({', '.join(extra)})" if extra else "")
+
+
+def first_difference(recorded: str, ours: str) -> str:
+    """The first line where `ours` departs from `recorded`, both shown (shortened)."""
+    theirs, mine = recorded.split("\n"), ours.split("\n")
+    for n, (a, b) in enumerate(zip(theirs, mine, strict=False), start=1):
+        if a != b:
+            cut = max(0, _common_prefix(a, b) - 30)  # show where the two lines part, not their shared start
+            lead = "..." if cut else ""
+            return f"line {n}: recorded {lead}{_short(a[cut:])}, ours {lead}{_short(b[cut:])}"
+    n = min(len(theirs), len(mine)) + 1
+    if len(theirs) > len(mine):
+        return f"line {n}: recorded {_short(theirs[n - 1])}, ours ends before it"
+    return f"line {n}: ours goes on with {_short(mine[n - 1])}, the recorded prompt ends before it"
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 70 else text[:67] + "...")
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def recognise(
+    path: Path,
+    base: str,
+    dataset: Path,
+    queries: Mapping[int, str],
+    example_plans: Mapping[str, str],
+    fixed: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The domain options (prompt style, intro, newline, example plans) whose prompts are the recorded
+    `queries` (instance id -> the user message sent); ImportError_ naming the nearest style when none are.
+    `fixed` options (e.g. a reading) are kept as they are."""
+    from critiquebench.domains import get_domain
+
+    ids = sorted(queries)
+    probe = ids[:PROBE]
+    first = queries[probe[0]]
+    best: tuple[int, str, str] | None = None  # (common prefix, style, difference)
+    try:
+        history = list(get_domain(base).cfg.intros)  # type: ignore[attr-defined]
+    except (PlanningError, ValueError, OSError, AttributeError):
+        history = []
+    for options in candidates(first, history):
+        options = {**options, **fixed}
+        try:
+            domain = get_domain(base, **options)
+            loaded = domain.load(",".join(map(str, probe)), dataset)
+            if example_plans:
+                plans = recorded_example_plans(domain, loaded, example_plans)
+                if plans:
+                    options["example_plans"] = plans
+                    domain = get_domain(base, **options)
+            mismatch = None
+            for inst in loaded:
+                ours = domain.prompt(inst)[-1]["content"]
+                if ours != queries[int(inst.id)]:
+                    mismatch = (inst, ours)
+                    break
+        except (PlanningError, ValueError, OSError) as exc:
+            if best is None:
+                best = (-1, describe(options), f"cannot be built here ({exc})")
+            continue
+        if mismatch is None:
+            return _checked(path, base, dataset, queries, ids, options, example_plans)
+        inst, ours = mismatch
+        recorded = queries[int(inst.id)]
+        prefix = _common_prefix(recorded, ours)
+        if best is None or prefix > best[0]:
+            best = (prefix, describe(options), f"instance {inst.id}, {first_difference(recorded, ours)}")
+    assert best is not None
+    raise ImportError_(f"{path}: the recorded prompts match none of PlanBench's styles; nearest: {best[1]}, {best[2]}")
+
+
+def _checked(
+    path: Path,
+    base: str,
+    dataset: Path,
+    queries: Mapping[int, str],
+    ids: Sequence[int],
+    options: dict[str, Any],
+    example_plans: Mapping[str, str],
+) -> dict[str, Any]:
+    """`options` checked on every instance (example plans gathered from all of them first)."""
+    from critiquebench.domains import get_domain
+
+    domain = get_domain(base, **options)
+    try:
+        loaded = domain.load(",".join(map(str, ids)), dataset)
+    except (PlanningError, ValueError, OSError) as exc:
+        raise ImportError_(f"{path}: {exc}") from None
+    if example_plans:
+        plans = recorded_example_plans(domain, loaded, example_plans)
+        if plans:
+            options = {**options, "example_plans": plans}
+            domain = get_domain(base, **options)
+    for inst in loaded:
+        try:
+            ours = domain.prompt(inst)[-1]["content"]
+        except PlanningError as exc:
+            raise ImportError_(f"{path}: instance {inst.id}: {exc}") from None
+        recorded = queries[int(inst.id)]
+        if ours != recorded:
+            raise ImportError_(
+                f"{path}: instance {inst.id}: the recorded prompt is not PlanBench's {describe(options)} prompt "
+                f"the other instances were sent: {first_difference(recorded, ours)}"
+            )
+    return options
+
+
+def recorded_example_plans(
+    domain: Any, loaded: Sequence[Any], example_plans: Mapping[str, str]
+) -> dict[str, list[str]]:
+    """PlanBench's own plans of the example instances the run showed, as PDDL lines, for the examples the
+    dataset knows no plan of (Logistics ships none; our planner may pick another plan as short). Stored with the
+    study, they make the replayed prompts the recorded ones."""
+    from critiquebench.domains import Instance
+
+    plans: dict[str, list[str]] = {}
+    for inst in loaded:
+        for example in inst.data.get("examples", [])[:1]:
+            ident = str(example["id"])
+            text = example_plans.get(ident)
+            if text is None or example.get("plan") or ident in plans:
+                continue
+            if "\n   Action: " in text:  # a state-tracking example: its plan is its Action lines
+                text = "\n".join(ln.split("Action:", 1)[1] for ln in text.split("\n") if "   Action: " in ln)
+            example_inst = Instance(domain.name, ident, {"problem": example["problem"], "source": ident})
+            parsed = domain.parse(example_inst, text)
+            if parsed:
+                plans[ident] = parsed
+    return plans
+
+
+def producing_reader(
+    base: str, options: Mapping[str, Any], dataset: Path, answers: Mapping[int, tuple[str, Any]]
+) -> tuple[str | None, float]:
+    """The plan reader that produced a file's labels: the one whose plans equal the plans PlanBench stored
+    (`extracted_llm_plan`) on the most answers; our sound reader (None) unless a PlanBench reader does strictly
+    better; with the share of stored plans the best reader reproduces. `answers` maps instance id -> (answer,
+    stored plan). PlanBench's labels were made by several reader
+    versions (`../shared/audits/planbench_breadth.md`, class 4); the stored plan says which."""
+    from critiquebench.domains import get_domain
+    from critiquebench.domains.planning.planbench_reading import BLOCKSWORLD_READINGS
+
+    stored = {i: _plan_lines(plan) for i, (_, plan) in answers.items() if _plan_lines(plan) is not None}
+    if not stored:
+        return None, 1.0
+    scores: dict[str | None, int] = {}
+    for reading in (None, *BLOCKSWORLD_READINGS):
+        try:
+            domain = get_domain(base, **{**options, "reading": reading})
+            loaded = domain.load(",".join(map(str, sorted(stored))), dataset)
+        except (PlanningError, ValueError, OSError):
+            continue
+        score = 0
+        for inst in loaded:
+            _, canonical = domain.assess(inst, answers[int(inst.id)][0])
+            score += _plan_lines(canonical or "") == stored[int(inst.id)]
+        scores[reading] = score
+    best = max(scores.items(), key=lambda kv: kv[1], default=(None, 0))
+    share = best[1] / len(stored)
+    return (best[0] if best[1] > scores.get(None, 0) else None), share
+
+
+def _plan_lines(plan: Any) -> tuple[str, ...] | None:
+    if isinstance(plan, list):
+        plan = "\n".join(str(p) for p in plan)
+    if not isinstance(plan, str):
+        return None
+    return tuple(" ".join(line.strip().lower().split()) for line in plan.splitlines() if line.strip())
