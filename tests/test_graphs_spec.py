@@ -86,7 +86,8 @@ def test_parameters_are_declared_once_with_types_choices_and_help() -> None:
     [
         (
             "standard:style=typo",
-            "'style' of scheme 'standard' must be one of nl, nl_legacy, pddl, refine, none, not 'typo'",
+            "'style' of scheme 'standard' must be one of nl, nl_legacy, pddl, refine, nl_zero_shot, pddl_planbench, "
+            "pddl_zero_shot, pddl_zero_shot_2023, state_tracking, none, not 'typo'",
         ),
         ("llm-llm:critic=nobody", "unknown critic 'nobody'; available: llm, intrinsic, llm-cot, sound"),
         ("sound-first:rounds=2.5", "'rounds' of scheme 'sound-first' must be an integer, not '2.5'"),
