@@ -164,11 +164,15 @@ class Judged(Protocol):
 
 @runtime_checkable
 class SelfCritiqued(Protocol):
-    """Capability: intrinsic self-critique's critic (Bohnet et al.): its prompt and its verdict phrases. The
-    critique goes back to the planner as it is (the paper's Revise-Prompt), not in a wrapper of the domain's."""
+    """Capability: intrinsic self-critique's critic (Bohnet et al.): its prompt (A.1-A.5 by `shots`,
+    `domain_definition` and `instructions`), its verdict phrases, and the paper's Revise-Prompt (`revise`: what
+    one step appends to the planner's prompt: the plan as the critic saw it, the critique, the request)."""
 
-    def critic_messages(self, instance: Instance, answer: str, shots: int = 0, domain_definition: bool = True
-                        ) -> Messages:  # fmt: skip
+    def critic_messages(self, instance: Instance, answer: str, shots: int = 0, domain_definition: bool = True,
+                        instructions: str = "three-step") -> Messages:  # fmt: skip
+        ...
+
+    def revise(self, instance: Instance, answer: str, critique: str) -> str:
         ...
 
     def read_critique(self, reply: str) -> LLMVerdict:

@@ -38,6 +38,7 @@ BUILTIN: dict[str, BuiltinDomain] = {
     ),
     "logistics": BuiltinDomain(PLANNING, data="planbench/logistics", folder="logistics"),
     "blocksworld_3_7": BuiltinDomain(PLANNING, folder="blocksworld", generated=True),
+    "logistics_star": BuiltinDomain(PLANNING, folder="logistics", generated=True),
     "logistics_hard": BuiltinDomain(PLANNING, folder="logistics", generated=True),
     "minigrid": BuiltinDomain(PLANNING, folder="minigrid", generated=True),
     "minigrid_hard": BuiltinDomain(PLANNING, folder="minigrid", generated=True),

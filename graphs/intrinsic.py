@@ -1,13 +1,13 @@
-"""intrinsic: intrinsic self-critique for planning, as Bohnet et al. ran it. A many-shot planner (`shots=16`
-examples in the PDDL prompt style) plans; the same model critiques the plan in a fresh conversation with the
-paper's critic prompt (the domain definition, step-by-step verification, ending "the plan is correct" / "the
-plan is wrong" / "goal not reached"; `critique_shots=8` adds verified example plans); a "wrong" majority of
-`votes` critiques sends the critique, as it is (the paper's Revise-Prompt concatenates context, plan and
-critique; no request of ours), back to the planner, whose conversation keeps every earlier plan and critique.
-Steps 0..`steps` give up to steps+1 plans; a run stops early, and says so in its last round's feedback, when
-a prompt would exceed `context_limit` tokens. `critic=sound` is the oracle variant (the validator's feedback
-as the critique); `runs=5` is self-critique with self-consistency (five independent runs, the most common
-final plan).
+"""intrinsic: intrinsic self-critique for planning, as Bohnet et al. ran it (paper 001, Algorithm 1). The
+many-shot planner prompt B.1 (`shots=16` solved training problems) plans; the same model critiques the plan in
+a fresh prompt with the paper's critic prompt (A.2; A.1 with `critique_shots=8`; A.3-A.5 as Table 4's
+ablations); unless a strict majority of `votes` critiques says "the plan is correct" (a tie is wrong), the
+plan and the critique are appended to the planner's prompt with the paper's request "Please can you explain
+the error and fix it." (the Revise-Prompt of its traces D.1/E.1) and the model plans again. Steps 0..`steps`
+give up to steps+1 plans; a run stops early, and says so in its last round's feedback, when a prompt would
+exceed `context_limit` tokens. `critic=sound` is the Oracle (VAL's repair advice as the critique);
+`runs=5` (`intrinsic-sc`) is ours: five independent runs and the most common final plan, not the paper's
+Critique+SC (which is `votes`).
 
 On domains other than planning the scheme runs with the domain's own generation prompt and, for the critic,
 its own verification prompt.
@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from critiquebench.domains.contract import Judged, Prompted, SelfCritiqued
+from critiquebench.domains.contract import Judged, LLMVerdict, Prompted, SelfCritiqued
+from critiquebench.domains.planning.critique import INSTRUCTIONS
 from critiquebench.domains.prompts import DEFAULT
 from critiquebench.graphs.cost import Calls, critic_calls
 from critiquebench.graphs.params import (
@@ -57,7 +58,15 @@ PARAMS = (
           maximum=MAX_SHOTS),
     Param("critique_shots", int, 0, "verified example plans in the critic prompt: the paper used 0 or 8", minimum=0,
           maximum=MAX_SHOTS),
-    Param("domain_definition", bool, True, "the domain's PDDL in the critic prompt (a Table 4 ablation)"),
+    Param("domain_definition", bool, True, "the domain's PDDL in the critic prompt (false: A.3, a Table 4 ablation)"),
+    Param(
+        "instructions",
+        str,
+        "three-step",
+        "the critic's instructions: three-step (A.1-A.3), verify-each (A.4) or chain-of-thought (A.5); the last "
+        "two are Table 4's ablations, without domain definition or exemplars",
+        choices=INSTRUCTIONS,
+    ),
     Param(
         "context_limit",
         int,
@@ -98,6 +107,17 @@ def calls(params: dict[str, Any]) -> Calls:
                  shared_first=False)  # fmt: skip
 
 
+def oracle(ctx: RunContext) -> Any:
+    """The paper's Oracle on planning domains (001:142: the validator's feedback as the critique): VAL's repair
+    advice for the first failure, in the problem's PDDL names, as the planner's prompt writes them."""
+
+    def critic(instance: Any, answer: str, sample: int = 0) -> LLMVerdict:
+        verdict = ctx.domain.assess(instance, answer)[0]
+        return LLMVerdict(verdict.valid, "" if verdict.valid else ctx.domain.val_advice(instance, answer))
+
+    return critic
+
+
 def max_rounds(params: dict[str, Any]) -> int:
     return (int(params["steps"]) + 1) * int(params["runs"])
 
@@ -116,22 +136,34 @@ def build(
     temperature: float | None,
     vote_temperature: float,
     max_tokens: int | None,
+    instructions: str,
     critic_params: dict[str, Any],
 ) -> StateGraph:
+    if instructions != "three-step" and critique_shots:
+        raise ValueError(
+            f"intrinsic: instructions={instructions} is a critic prompt without exemplars (001:244-245); "
+            "use critique_shots=0"
+        )
     per_run = steps + 1
     options = dict(critic_params)
     if critic == "intrinsic":
-        options.update(shots=critique_shots, domain_definition=domain_definition)
+        options.update(shots=critique_shots, domain_definition=domain_definition, instructions=instructions)
     critic_temperature = vote_temperature if votes > 1 else temperature
 
     def judge(ctx: RunContext) -> Any:
         llm = AtTemperature(ctx.llm, critic_temperature, max_tokens)
+        if critic == "sound" and hasattr(ctx.domain, "val_advice"):
+            return oracle(ctx), llm
         return make_critic(critic, llm, ctx.domain, **options), llm
 
     def critic_messages(ctx: RunContext, answer: str) -> list[dict[str, str]]:
         if isinstance(ctx.domain, SelfCritiqued):
             return ctx.domain.critic_messages(
-                ctx.instance, answer, shots=critique_shots, domain_definition=domain_definition
+                ctx.instance,
+                answer,
+                shots=critique_shots,
+                domain_definition=domain_definition,
+                instructions=instructions,
             )
         assert isinstance(ctx.domain, Judged)  # the study left the scheme out of domains with neither
         return ctx.domain.judge_prompt(ctx.instance, "critique", answer)

@@ -77,7 +77,9 @@ def make_llm_cot_critic(llm: Any, domain: Domain) -> Critic:
     return make_llm_critic(llm, domain, cot=True)
 
 
-def make_intrinsic_critic(llm: Any, domain: Domain, shots: int = 0, domain_definition: bool = True) -> Critic:
+def make_intrinsic_critic(
+    llm: Any, domain: Domain, shots: int = 0, domain_definition: bool = True, instructions: str = "three-step"
+) -> Critic:
     """The intrinsic self-critique paper's critic: step-by-step verification against the domain definition,
     concluding "the plan is correct" / "the plan is wrong" / "goal not reached" (domains with that critic,
     `SelfCritiqued`; others use their own verification prompt)."""
@@ -85,7 +87,9 @@ def make_intrinsic_critic(llm: Any, domain: Domain, shots: int = 0, domain_defin
         return make_llm_critic(llm, domain)
 
     def critic(instance: Instance, answer: str, sample: int = 0) -> LLMVerdict:
-        prompt = domain.critic_messages(instance, answer, shots=shots, domain_definition=domain_definition)
+        prompt = domain.critic_messages(
+            instance, answer, shots=shots, domain_definition=domain_definition, instructions=instructions
+        )
         return domain.read_critique(llm.complete(prompt, sample=sample).text)
 
     return critic

@@ -88,11 +88,13 @@ def make_planner(
     temperature: float | None = None,
     max_tokens: int | None = None,
 ) -> Node:
-    """The planner: the domain's `shots`-shot prompt, then this run's earlier plans and their critiques. The
-    critique goes back as it is, with no request around it: the paper's Revise-Prompt(τ, plan, critique) is
-    the concatenation τ ⊕ plan ⊕ critique (Algorithm 1), here the plan as the model's turn and the critique
-    as the next user turn. Other domains, which run on their own study's prompts, wrap it in that study's
-    backprompt (their answer format needs its closing instruction)."""
+    """The planner: the domain's `shots`-shot prompt, then this run's earlier plans and their critiques. On
+    planning domains the paper's Revise-Prompt(τ, plan, critique) = τ ⊕ plan ⊕ critique (Algorithm 1,
+    001:103-112) as its traces show it (D.1 001:420-601): one prompt, to which each step appends "The clean
+    plan:", the plan as the critic saw it, the critique and "Please can you explain the error and fix it."
+    (`PlanningDomain.revise`). Other domains, which run on their own study's prompts, get the plan as the
+    model's turn and the critique in that study's backprompt (their answer format needs its closing
+    instruction)."""
 
     def planner(state: IntrinsicState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         ctx = runtime.context
@@ -100,12 +102,14 @@ def make_planner(
         run, first, _last = run_of(round_, per_run)
         earlier = [r for r in rounds_before(ctx, state, round_) if r["round"] >= first]
         messages = list(ctx.domain.prompt(ctx.instance, style, shots=shots))
-        # the paper's Revise-Prompt hands the critique back as it is; other domains use their study's wrapper
-        own = isinstance(ctx.domain, SelfCritiqued)
-        wrap = (lambda text: text) if own else partial(ctx.domain.backprompt, ctx.instance)
-        for row in earlier:
-            messages.append({"role": "assistant", "content": row["answer"] or ""})
-            messages.append({"role": "user", "content": wrap(row["feedback"] or "")})
+        if isinstance(ctx.domain, SelfCritiqued):  # the paper's Revise-Prompt: one prompt that grows
+            revise = partial(ctx.domain.revise, ctx.instance)
+            tau = messages[-1]["content"] + "".join(revise(r["answer"] or "", r["feedback"] or "") for r in earlier)
+            messages[-1] = {**messages[-1], "content": tau}
+        else:  # other domains: the plan as the model's turn, the critique in their study's wrapper
+            for row in earlier:
+                messages.append({"role": "assistant", "content": row["answer"] or ""})
+                messages.append({"role": "user", "content": ctx.domain.backprompt(ctx.instance, row["feedback"] or "")})
         size = _over(context_limit, messages) if earlier else None
         if size is not None:
             previous = {k: earlier[-1].get(k) for k in PAST_KEYS}

@@ -37,13 +37,17 @@ def test_features_of_one_answer() -> None:
     domain = get_domain("blocksworld")
     (instance,) = load_instances(domain, "2", DATASETS / "planbench" / "blocksworld")
     top, below = next((f[1], f[2]) for f in sorted(domain.task(instance).init) if f[0] == "on")
-    # Step 2 repeats the unstack (its preconditions no longer hold); step 3 is executable again.
+    # Step 2 repeats the unstack (its preconditions no longer hold): VAL checks it, fails and stops there, so
+    # step 3 (executable again) is never judged and the goal is never checked (004's code reads `VAL -v`).
     text = f"(unstack {top} {below})\n(unstack {top} {below})\n(put-down {top})"
     attempt = measure(domain, instance, text)
-    assert (attempt.plan_length, attempt.valid_prefix, attempt.violations) == (3, 1, 1)
-    assert attempt.valid_share == pytest.approx(2 / 3)
-    assert attempt.unmet_goals > 0
+    assert (attempt.plan_length, attempt.valid_prefix, attempt.violations) == (3, 2, 1)
+    assert attempt.valid_share == pytest.approx(100 * 2 / 3)  # the code's percentage of happenings checked
+    assert attempt.unmet_goals == 0
     assert not attempt.success
+    executes = measure(domain, instance, f"(unstack {top} {below})\n(put-down {top})")
+    assert (executes.valid_prefix, executes.valid_share, executes.violations) == (2, 100.0, 0)
+    assert executes.unmet_goals > 0 and not executes.success  # a missed goal is no violation
     empty = measure(domain, instance, "I cannot solve this.")
     assert (empty.plan_length, empty.valid_share, empty.valid_prefix, empty.success) == (0, 0.0, 0, False)
     assert empty.unmet_goals > 0
@@ -78,7 +82,7 @@ def synthetic_rows(n_runs: int = 160, seed: int = 0, domain: str = "synthetic") 
             bad = 0 if valid else rng.randint(1, 3)
             rows.append({
                 "source": "synthetic", "domain": domain, "scheme": "refine", "problem": str(i), "trial": 0,
-                "run": f"{domain}/{i}", "iteration": it, "valid_share": (length - bad) / length,
+                "run": f"{domain}/{i}", "iteration": it, "valid_share": 100 * (length - bad) / length,
                 "valid_prefix": length if valid else rng.randint(0, length - bad), "violations": bad,
                 "unmet_goals": 0 if valid else rng.randint(0, 2), "plan_length": length, "success": valid,
                 "attempts": n, "run_success": success, "problem_text": f"problem {i}", "plan": "(noop)",
@@ -183,3 +187,37 @@ def test_bundled_encoder_loads_offline() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["wordllama-l2-supercat-256", "3", "256", "True"]
+
+
+def test_meta_networks_read_the_papers_inputs() -> None:
+    """MN-1: the final attempt's four features (004:167-174); MN-4: four features of each of four attempts,
+    zeros where a run stopped earlier (004:182-189); no iteration index, no presence flag."""
+    from critiquebench.confidence.models import Featurizer, examples
+
+    exs, _ = examples(synthetic_rows(20), "paper")
+    mn1 = Featurizer("mn1").fit(exs).transform(exs)
+    mn4 = Featurizer("mn4").fit(exs).transform(exs)
+    assert mn1.shape == (20, 4) and mn4.shape == (20, 16)
+    short = next(i for i, e in enumerate(exs) if len(e.seen) == 2)
+    last = exs[short].seen[-1]
+    assert list(mn1[short]) == [last["valid_share"], last["valid_prefix"], last["violations"], last["plan_length"]]
+    assert list(mn4[short][8:]) == [0.0] * 8
+
+
+def test_table_2_mean_confidence_per_problem_type(tmp_path: Path) -> None:
+    """004's Table 2: one row per problem type with the mean MN-4 confidence over its runs."""
+    rows = synthetic_rows(30) + synthetic_rows(20, seed=3, domain="other")
+    features = tmp_path / "two.csv"
+    with features.open("w", encoding="utf-8", newline="") as fp:
+        write_rows(rows, fp, "csv")
+    model = tmp_path / "mn4.pkl"
+    cli("confidence", "train", str(features), "--model", "mn4", "--protocol", "paper", "--output", str(model))
+    per_run = json.loads(cli("confidence", "predict", str(model), str(features), "--format", "json").stdout)
+    table = json.loads(cli("confidence", "predict", str(model), str(features), "--by-type", "--format", "json").stdout)
+    assert [t["type"] for t in table] == ["other", "synthetic"] and [t["runs"] for t in table] == [20, 30]
+    for t in table:
+        mine = [o["p_success"] for o in per_run if o["domain"] == t["type"]]
+        assert t["mean_confidence"] == pytest.approx(sum(mine) / len(mine), abs=1e-4)
+        assert t["succeeded"] == sum(1 for o in per_run if o["domain"] == t["type"] and o["run_success"])
+    shown = cli("confidence", "predict", str(model), str(features), "--by-type").stdout
+    assert "mean confidence per problem type" in shown and "synthetic" in shown

@@ -233,14 +233,15 @@ def test_planning_schemes(
     for spec, (rounds, correct) in expected.items():
         out, rows = bench.run(spec)
         assert (out.status, out.rounds, out.correct) == ("done", rounds, correct), spec
-    # intrinsic plans in the PDDL prompt style; the critique goes back as the critic wrote it, nothing added
+    # intrinsic plans with the paper's B.1 prompt; the plan and the critique go back inside that one prompt,
+    # with the paper's request (its Revise-Prompt, 001:420, 600)
     _, rows = bench.run("intrinsic:votes=3,shots=3,critic=llm")
-    revised = [m for m, _ in bench.server.calls if len(m) > 1 and m[0]["content"].startswith("Given the domain")]
-    assert revised and "(:goal" in revised[0][0]["content"]
-    assert revised[0][1:] == [
-        {"role": "assistant", "content": rows[0]["answer"]},
-        {"role": "user", "content": rows[0]["llm_critique"]},
-    ]
+    revised = [m for m, _ in bench.server.calls if "Please can you explain the error and fix it." in m[-1]["content"]]
+    assert revised and len(revised[0]) == 1 and revised[0][0]["content"].startswith("The domain definition:")
+    assert revised[0][0]["content"].endswith(
+        "\nThe clean plan:\n" + domain.critic_plan(instance, rows[0]["answer"]) + "\n" + rows[0]["llm_critique"]
+        + "\n\nPlease can you explain the error and fix it."
+    )  # fmt: skip
     # refine hands the validator's first error back as the refinement paper's request
     _, rows = bench.run("refine")
     assert rows[0]["feedback"] == domain.feedback(instance, domain.verify(instance, rows[0]["answer"]), "request")

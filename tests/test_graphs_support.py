@@ -17,9 +17,7 @@ from typing import Any
 
 from critiquebench.domains.base import Domain, Instance
 
-Critic = Callable[
-    [bool, int], bool
-]  # (answer is correct, how often this critic prompt was asked) -> says valid
+Critic = Callable[[bool, int], bool]  # (answer is correct, how often this critic prompt was asked) -> says valid
 
 
 def truthful(correct: bool, occurrence: int) -> bool:
@@ -34,6 +32,9 @@ def always_no(correct: bool, occurrence: int) -> bool:
     return False
 
 
+REVISED = "\nThe clean plan:\n"  # one per revise step of intrinsic self-critique (001:420)
+
+
 class ScriptedModel:
     """`plan` lists the answer of attempt 1, 2, ...: "c" a correct answer, an int j the j-th distinct wrong
     one; attempts past the end repeat the last entry."""
@@ -46,6 +47,9 @@ class ScriptedModel:
     ) -> None:
         self.plan, self.critic = list(plan), critic
         self._by_prompt = {_key(d.prompt(i, style)): (d, i) for d, i in instances for style in (None, "pddl", "refine")}
+        self._by_text = {
+            d.prompt(i, "pddl")[0]["content"]: (d, i) for d, i in instances if hasattr(d, "revise")
+        }  # planning domains' B.1 prompts, which intrinsic's revise steps extend
         self._answers: dict[str, bool] = {}
         self._seen: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -62,6 +66,12 @@ class ScriptedModel:
                     self.generations += 1
                     turns = sum(m["role"] == "assistant" for m in messages)
                     return self._answer(*found, turns + occurrence)
+            if len(messages) == 1:  # intrinsic's Revise-Prompt: the planner prompt with plans and critiques appended
+                text = messages[0]["content"]
+                found = next((v for k, v in self._by_text.items() if text.startswith(k)), None)
+                if found is not None:
+                    self.generations += 1
+                    return self._answer(*found, text.count(REVISED) + occurrence)
             self.critiques += 1
             text = messages[-1]["content"]
             judged = max((a for a in self._answers if a in text), key=len, default=None)

@@ -1,17 +1,19 @@
-"""Intrinsic self-critique as published, message by message on the scripted server: the many-shot planner,
-the paper's critic prompt and verdict words, the critique handed back as it is, steps 0..10, the oracle, the
-context-length exit and self-critique with self-consistency.
+"""Intrinsic self-critique as published (paper 001, Bohnet et al.), message by message on the scripted server: the
+many-shot planner prompt B.1, the critic prompts A.1-A.5, the Revise-Prompt of the traces D.1/E.1, steps 0..10,
+the oracle, the context-length exit and self-critique with self-consistency.
 
-The expected prompts are built here from the paper's templates as public readings of its appendix quote them
-(critic prompt A.2, and A.1 with its `{self_evaluations_exemplars}` after the domain definition) and from the
-paper's Algorithm 1 (Revise-Prompt concatenates the context, the plan and the critique), written out
-independently of our prompt modules. The planner frame is not from the paper (its B.1 is not readable): the
-test pins our neutral layout, built from A.2's own labels.
+The expected messages are built from the paper's own text, read from ../shared/papers/ at the lines cited: the
+critic prompts A.1-A.5 (001:241-245) with their placeholders filled, B.1's frame (001:249) laid out as the traces
+D.1 (001:289-419) and E.1 (001:1149-1241) show it, and the revise step of those traces (001:420, 597-601,
+925). The appendix prints each prompt on one line (extraction lost the line breaks), so critic prompts are
+compared with their whitespace collapsed; its quotes are typeset (’) and are mended to ASCII. Nothing here is
+taken from our prompt files.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from critiquebench.domains.base import Instance
 from critiquebench.domains.planning import PlanningDomain
 from critiquebench.domains.planning.critique import parse_critic_verdict
 from critiquebench.graphs import SCHEMES
+from critiquebench.store.cache import CallCache
 from critiquebench.store.db import connect
 from critiquebench.store.results import attempts
 
@@ -28,23 +31,69 @@ from critiquebench.studies.execute import execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
 
-# The paper's critic prompt A.2; A.1 is the same with the exemplars right after the domain definition.
-PAPER_DOMAIN = "Given the domain definition:\n{domain}\n\n"
-PAPER_CRITIC = (
-    "So, for each action:\n"
-    "1. Take the action and its preconditions from the domain definition for the specific action.\n"
-    "2. Verify whether the preconditions are met for the action.\n"
-    "3. Apply the action and provide the resulting state.\n\n"
-    "The problem to solve:\n{instance}\n\n"
-    "The suggested solution:\n{plan}\n\n"
-    "Please carefully evaluate the plan. Verify each step as described above.\n"
-    "Do not stop until each action is verified; please *do not* omit steps.\n"
-    "Conclude with the assessment literally either with 'the plan is correct',\n"
-    "'the plan is wrong', or 'goal not reached'."
-)
+PAPER = DATASETS.parent / "papers" / "001_d090ca30e1edfbcb.txt"
 VERDICTS = ("the plan is correct", "the plan is wrong", "goal not reached")
-CRITIC_MARK = "So, for each action:\n1. Take the action"
+CRITIC_MARK = "The suggested solution:"  # every critic prompt A.1-A.5 has it; B.1 does not
 WRONG_PLAN = "(pick-up a)\n[PLAN END]"
+
+
+@functools.cache
+def paper_lines() -> list[str]:
+    return PAPER.read_text(encoding="utf-8").splitlines()
+
+
+def paper(line: int) -> str:
+    """Line `line` (1-based, as cited) of paper 001."""
+    return paper_lines()[line - 1]
+
+
+def appendix_prompt(line: int, title: str) -> str:
+    """The prompt printed on `line` after its title, quotes mended (’ -> ')."""
+    text = paper(line)
+    assert text.startswith(title), text[:80]
+    return text[len(title) :].strip().replace("\u2019", "'")
+
+
+A1 = (241, "A.1: Self-Critique Prompt with few-shot exemplars")
+A2 = (242, "A.2: Self-Critique 0-shot Prompt (without exemplars) with Domain Definition")
+A3 = (243, "A.3: Self-Critique 0-shot Prompt without Domain Definition")
+A4 = (244, "A.4: Self-Critique Prompt: Ablation of Domain Definition and numbered Instructions")
+A5 = (245, "A.5: Self-Critique Prompt: Ablation of Domain Definition and numbered Instructions")
+
+
+def collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def expected_critic(which: tuple[int, str], domain: str, instance: str, plan: str, exemplars: str = "") -> str:
+    """The paper's critic prompt with its placeholders filled (whitespace collapsed: see the module doc)."""
+    text = appendix_prompt(*which)
+    for field, value in (("{domain_pddl}", domain), ("{instance}", instance), ("{plan}", plan),
+                         ("{self_evaluations_exemplars}", exemplars)):  # fmt: skip
+        text = text.replace(field, value)
+    return collapse(text)
+
+
+# B.1's frame (001:249), each piece as the paper prints it; the layout (line breaks, blank lines) is the traces'.
+B1_DOMAIN = "The domain definition:"  # 001:249, D.1 001:289
+B1_EXAMPLE = "Example of a problem and its solution (plan):"  # 001:249, D.1 001:323
+B1_PLAN = "The plan without formatting:"  # 001:249, D.1 001:347
+B1_PROBLEM = "And now the problem for you to solve. Please solve the following problem:"  # 001:249
+B1_ONLY = "Provide only the plan. Do not add numbers, items or any additional text."  # 001:249, E.1 001:1239
+B1_END = "Your plan as plain text without formatting:"  # 001:249, D.1 001:419
+CLEAN = "The clean plan:"  # D.1 001:420, 601, 803
+REQUEST = "Please can you explain the error and fix it."  # D.1 001:600, 802, 925; E.1 001:1269
+
+
+def test_the_frame_pieces_are_the_papers() -> None:
+    b1 = paper(249)
+    for piece in (B1_DOMAIN, B1_EXAMPLE, B1_PLAN, B1_PROBLEM, B1_ONLY, B1_END):
+        assert piece in b1, piece
+    assert paper(289) == B1_DOMAIN and paper(323) == B1_EXAMPLE and paper(347) == B1_PLAN
+    assert paper(419) == B1_END and paper(420) == CLEAN and paper(1239) == B1_ONLY
+    for line in (600, 802, 925, 1269):
+        assert paper(line) == REQUEST
+    assert paper(601) == CLEAN and paper(803) == CLEAN
 
 
 @functools.cache
@@ -55,32 +104,27 @@ def blocksworld() -> tuple[PlanningDomain, Instance]:
 
 
 def domain_text(domain: PlanningDomain) -> str:
-    """The domain file as the model sees it: without its comment lines."""
+    """The domain file as the model sees it: without its comment lines (PlanBench's file, as D.1 shows it)."""
     lines = (domain.folder / "domain.pddl").read_text().strip().splitlines()
     return "\n".join(line for line in lines if not line.lstrip().startswith(";")).strip()
 
 
-def expected_planner_prompt(inst: Instance, shots: int) -> list[dict[str, str]]:
-    """Our neutral planner frame (A.2's labels, no instruction, no system message): the domain, the first
-    `shots` example problems with their dataset plans (earliest last), then the problem."""
+def expected_planner_prompt(inst: Instance, shots: int) -> str:
+    """B.1 with the first `shots` problems of the instance's training pool and their dataset plans."""
     domain, _ = blocksworld()
     shown = "".join(
-        f"The problem to solve:\n{e['problem'].strip()}\n\nThe suggested solution:\n" + "\n".join(e["plan"]) + "\n\n"
-        for e in inst.data["examples"][:shots][::-1]
+        f"{B1_EXAMPLE}\n{e['problem'].strip()}\n\n{B1_PLAN}\n" + "\n".join(e["plan"]) + "\n\n\n"
+        for e in inst.data["train"][:shots]
     )
-    text = (
-        PAPER_DOMAIN.format(domain=domain_text(domain))
-        + shown
-        + f"The problem to solve:\n{inst.data['problem'].strip()}\n\nThe suggested solution:\n"
+    return (
+        f"{B1_DOMAIN}\n{domain_text(domain)}\n\n{shown}{B1_PROBLEM}\n{inst.data['problem'].strip()}\n\n"
+        f"{B1_ONLY}\n{B1_END}"
     )
-    return [{"role": "user", "content": text}]
 
 
-def expected_critic_prompt(domain: PlanningDomain, inst: Instance, plan: str) -> list[dict[str, str]]:
-    text = PAPER_DOMAIN.format(domain=domain_text(domain)) + PAPER_CRITIC.format(
-        instance=inst.data["problem"].strip(), plan=plan
-    )
-    return [{"role": "user", "content": text}]
+def revise(plan: str, critique: str) -> str:
+    """One Revise-Prompt addition as D.1 shows it (001:419-433, 597-602)."""
+    return f"\n{CLEAN}\n{plan}\n{critique}\n\n{REQUEST}"
 
 
 def gold(domain: PlanningDomain, inst: Instance) -> str:
@@ -132,19 +176,93 @@ def test_steps_0_to_10_give_11_plans_and_each_critique_reaches_the_next_planner_
     assert (out.status, out.rounds, out.final_round) == ("done", 11, 11)
     assert len(script.plans) == 11 and len(script.critiques) == 11
     domain, inst = blocksworld()
-    first = expected_planner_prompt(inst, 16)
-    assert script.plans[0] == first
-    for step, messages in enumerate(script.plans[1:], start=1):
-        # Revise-Prompt: τ ⊕ plan ⊕ critique. Every earlier plan is the model's turn, its critique (as the
-        # critic wrote it, no request added) the next user turn.
-        history = []
-        for earlier in range(step):
-            history.append({"role": "assistant", "content": "(pick-up a)\n" * (earlier + 1) + "[PLAN END]"})
-            history.append({"role": "user", "content": critiques[earlier % 2]})
-        assert messages == first + history, step
-    for n, messages in enumerate(script.critiques, start=1):  # a fresh conversation, A.2 with the plan read
-        assert messages == expected_critic_prompt(domain, inst, "\n".join(["(pick-up a)"] * n)), n
+    tau = expected_planner_prompt(inst, 16)  # step 0: B.1, 16 shots
+    for step, messages in enumerate(script.plans):
+        # Algorithm 1: one prompt, τ ⊕ plan ⊕ critique per earlier step, with D.1's label and request
+        text = tau + "".join(revise("\n".join(["(pick-up a)"] * (k + 1)), critiques[k % 2]) for k in range(step))
+        assert messages == [{"role": "user", "content": text}], step
+    for n, messages in enumerate(script.critiques, start=1):  # a fresh prompt each step: A.2 with the plan read
+        (message,) = messages
+        assert message["role"] == "user"
+        plan = "\n".join(["(pick-up a)"] * n)
+        expected = expected_critic(A2, domain_text(domain), inst.data["problem"].strip(), plan)
+        assert collapse(message["content"]) == expected, n
     assert [r["llm_verdict"] for r in rows] == [0] * 11
+
+
+def exemplars_of(text: str) -> str:
+    """The A.1 exemplars a critic prompt shows (between A.1's sentence and its instructions)."""
+    start = text.index("For instance, we verify the following steps.") + len(
+        "For instance, we verify the following steps."
+    )
+    return text[start : text.index("So, for each action:")].strip()
+
+
+def test_planner_critic_and_revise_at_steps_0_and_2_with_0_and_8_critic_shots(
+    tmp_path: Path, scripted_server: ScriptedServer, make_llm: Callable[..., LLMClient]
+) -> None:
+    """The acceptance check of issue 23: planner (B.1), critic (A.2 / A.1) and revise messages as the paper's
+    text gives them, at step 0 and step 2, with 0 and 8 critic shots."""
+    domain, inst = blocksworld()
+    problem = inst.data["problem"].strip()
+    for shots in (0, 8):
+        critiques = [f"**step 1: (pick-up a)** ... **the plan is wrong** ({shots}, {k})" for k in range(3)]
+        script = Script(critiques)
+        scripted_server.calls.clear()
+        llm = make_llm(cache=CallCache(tmp_path / f"cache{shots}.sqlite"))  # every call reaches the server
+        run(tmp_path / str(shots), scripted_server, llm, f"intrinsic:steps=2,critique_shots={shots}", script)
+        tau = expected_planner_prompt(inst, 16)
+        assert script.plans[0] == [{"role": "user", "content": tau}], shots
+        step2 = tau + revise("(pick-up a)", critiques[0]) + revise("(pick-up a)\n(pick-up a)", critiques[1])
+        assert script.plans[2] == [{"role": "user", "content": step2}]
+        for step in (0, 2):
+            (message,) = script.critiques[step]
+            plan = "\n".join(["(pick-up a)"] * (step + 1))
+            if shots == 0:
+                expected = expected_critic(A2, domain_text(domain), problem, plan)
+            else:
+                shown = exemplars_of(message["content"])
+                expected = expected_critic(A1, domain_text(domain), problem, plan, shown)
+                assert shown.count("## plan evaluation:") == 8
+            assert collapse(message["content"]) == expected, (shots, step)
+
+
+def test_few_shot_exemplars_are_shaped_like_the_papers_and_agree_with_the_validator() -> None:
+    """A.1's exemplars (001:132): verifications of training plans whose verdict agrees with the validator, in the
+    shape of the paper's (D.1 001:433-599), none of them a test instance."""
+    domain, inst = blocksworld()
+    (message,) = domain.critic_messages(inst, "(pick-up a)", shots=8)
+    shown = exemplars_of(message["content"]).split("The problem to solve:\n")[1:]
+    assert len(shown) == 8
+    pool = {e["problem"].strip(): e for e in inst.data["train"]}
+    endings = []
+    for exemplar in shown:
+        problem, after = exemplar.split("\n\nThe suggested solution:\n")
+        assert problem in pool and problem != inst.data["problem"].strip()
+        plan, trace = after.split("\n\n", 1)
+        assert trace.startswith("## plan evaluation:\n\n**step 1: ")  # D.1 001:433-435
+        assert "1. **action and preconditions:**" in trace and "2. **verification:**" in trace
+        verdict = parse_critic_verdict(trace)
+        truth = domain.verify(Instance(inst.domain, "x", {"problem": problem}), plan).valid
+        assert verdict.parsed and verdict.says_valid == truth
+        endings.append(next((v for v in VERDICTS if v in trace.strip().lower().splitlines()[-1]), trace[-200:]))
+    assert set(endings) == set(VERDICTS)
+
+
+def test_critic_ablations_a3_a4_a5(tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient) -> None:
+    """Table 4's last three rows (001:206-208): no domain definition (A.3), no 3-step instruction (A.4), no
+    "verify each action" (A.5)."""
+    domain, inst = blocksworld()
+    problem = inst.data["problem"].strip()
+    for spec, which in (
+        ("intrinsic:steps=0,domain_definition=false", A3),
+        ("intrinsic:steps=0,instructions=verify-each", A4),
+        ("intrinsic:steps=0,instructions=chain-of-thought", A5),
+    ):
+        script = Script(["the plan is correct"])
+        run(tmp_path / which[1][:3], scripted_server, scripted_llm, spec, script)
+        (message,) = script.critiques[0]
+        assert collapse(message["content"]) == expected_critic(which, "", problem, "(pick-up a)"), spec
 
 
 def test_correct_verdict_stops_and_the_plan_is_output(
@@ -157,60 +275,21 @@ def test_correct_verdict_stops_and_the_plan_is_output(
     assert [r["sound_valid"] for r in rows] == [0, 1]
 
 
-def test_oracle_hands_back_the_validators_feedback(
+def test_oracle_hands_back_vals_advice_in_the_planners_names(
     tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
 ) -> None:
+    """The Oracle (001:142): the validator's feedback as the critique, in the PDDL names the planner's prompt
+    uses (VAL's repair advice), inside the same Revise-Prompt."""
     domain, inst = blocksworld()
     script = Script([], right=gold(domain, inst), solve_at=3)
     out, rows = run(tmp_path, scripted_server, scripted_llm, "intrinsic:critic=sound", script)
     assert (out.rounds, out.correct) == (3, True) and not script.critiques  # no LLM critic calls
-    assert script.plans[1][-1]["content"].startswith("The above plan is invalid.")
+    advice = rows[0]["feedback"]
+    assert advice.startswith("(pick-up a) has an unsatisfied precondition at time 1\n")
+    assert "(Set (clear a) to true)" in advice and "block" not in advice
     assert script.plans[1] == [
-        *expected_planner_prompt(inst, 16),
-        {"role": "assistant", "content": "(pick-up a)\n[PLAN END]"},
-        {"role": "user", "content": rows[0]["feedback"]},
+        {"role": "user", "content": expected_planner_prompt(inst, 16) + revise("(pick-up a)", advice)}
     ]
-
-
-def test_few_shot_critic_without_domain_definition(
-    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
-) -> None:
-    domain, inst = blocksworld()
-    script = Script(["the plan is correct"])
-    run(tmp_path, scripted_server, scripted_llm, "intrinsic:critique_shots=8,domain_definition=false", script)
-    (message,) = script.critiques[0]
-    assert message["role"] == "user"
-    # A.1 without the domain definition: the exemplars, then A.2's instructions, problem and plan.
-    exemplars, rest = message["content"].split("So, for each action:", 1)
-    assert "So, for each action:" + rest == PAPER_CRITIC.format(
-        instance=inst.data["problem"].strip(), plan="(pick-up a)"
-    )
-    assert "(:action" not in exemplars and exemplars.startswith("The problem to solve:\n")
-    shown = exemplars.split("The problem to solve:\n")[1:]
-    assert len(shown) == 8
-    problems = {e["problem"].strip() for e in inst.data["examples"]}
-    endings = []
-    for exemplar in shown:
-        problem, after = exemplar.split("\n\nThe suggested solution:\n")
-        assert problem in problems
-        plan, trace = after.split("\n\n", 1)
-        assert all(line.startswith("(") for line in plan.splitlines())
-        endings.append(trace.strip().splitlines()[-1])  # each trace ends with one of the paper's verdicts
-    assert set(endings) == set(VERDICTS)
-
-
-def test_few_shot_critic_puts_the_exemplars_after_the_domain_definition(
-    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
-) -> None:
-    domain, inst = blocksworld()
-    script = Script(["the plan is correct"])
-    run(tmp_path, scripted_server, scripted_llm, "intrinsic:critique_shots=3", script)
-    text = script.critiques[0][0]["content"]
-    head = PAPER_DOMAIN.format(domain=domain_text(domain))
-    assert text.startswith(head + "The problem to solve:\n")
-    exemplars = text[len(head) : text.index("So, for each action:")]
-    assert exemplars.count("The suggested solution:\n") == 3
-    assert text.endswith(PAPER_CRITIC.format(instance=inst.data["problem"].strip(), plan="(pick-up a)"))
 
 
 def test_context_limit_stops_early_and_says_so(

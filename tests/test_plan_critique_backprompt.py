@@ -19,7 +19,7 @@ from critiquebench.llm.client import LLMClient
 from critiquebench.studies.execute import execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
-from tests.test_intrinsic import CRITIC_MARK, expected_critic_prompt
+from tests.test_intrinsic import A2, CRITIC_MARK, collapse, domain_text, expected_critic
 
 # The study's requests, typed here from its code (not read from ours).
 STUDY_PDDL_REQUEST = (
@@ -80,7 +80,8 @@ def test_pddl_prompts_are_verified_by_the_a2_critic_and_get_the_study_s_pddl_req
     script = Script(CRITIC_MARK, "(pick-up a)", critique)
     rows = run_llm_llm(tmp_path, scripted_server, scripted_llm, domain, instance, script)
     assert [r["llm_verdict"] for r in rows] == [0, 0, 0]
-    assert all(messages == expected_critic_prompt(domain, instance, "(pick-up a)") for messages in script.critics)
+    a2 = expected_critic(A2, domain_text(domain), instance.data["problem"].strip(), "(pick-up a)")
+    assert all(len(m) == 1 and collapse(m[0]["content"]) == a2 for m in script.critics) and script.critics
     assert script.generations[-1][-1]["content"] == critique.strip() + STUDY_PDDL_REQUEST
     # The critic prompt's own verdict phrases decide, as in the intrinsic scheme.
     assert domain.parse_llm_verdict("Every step holds: the plan is correct.").says_valid

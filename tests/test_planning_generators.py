@@ -73,6 +73,6 @@ def test_generated_sets_are_reproducible_and_prompt_with_optimal_examples() -> N
     minigrid = get_domain("minigrid")
     inst = load_instances(minigrid, "gen:2:1")[0]
     prompt = minigrid.prompt(inst)[-1]["content"]  # PDDL style by default, examples solved by BFS
-    assert prompt.startswith("Given the domain definition:") and "(move cell-" in prompt
+    assert prompt.startswith("The domain definition:") and "(move cell-" in prompt  # B.1 (001:249)
     english = get_domain("minigrid", prompt_style="nl").prompt(inst)[1]["content"]
     assert "I am a robot in a grid of rooms" in english and "[PLAN END]" in english

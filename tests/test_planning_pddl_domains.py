@@ -201,5 +201,5 @@ def test_sound_first_with_pddl_prompts_runs_on_every_autoplanbench_domain(
         out = execute_run(tmp_path / "store.sqlite", "t", domain, inst, "sound-first", 0, scripted_llm)
         assert (out.status, out.correct, out.rounds) == ("done", True, 2), name
         prompt = scripted_server.calls[-2][0][-1]["content"]
-        assert prompt.startswith("Given the domain definition:\n(define") and "The suggested solution:\n(" in prompt
+        assert prompt.startswith("The domain definition:\n(define") and "The plan without formatting:\n(" in prompt
         assert "The above plan is invalid." in scripted_server.calls[-1][0][-1]["content"]

@@ -110,10 +110,15 @@ def test_pddl_style_is_a_many_shot_raw_pddl_prompt(blocksworld):
     inst = instances["10"]
     (message,) = pddl.prompt(inst)  # one user message: the paper shows no system message
     text = message["content"]
-    assert text.startswith("Given the domain definition:\n(define (domain blocksworld-4ops)")
+    assert text.startswith("The domain definition:\n(define (domain blocksworld-4ops)")  # B.1, 001:249
     assert ";" not in text  # the shipped file's comments are not part of the prompt
-    assert text.count("The problem to solve:\n") == 4 and text.count("\nThe suggested solution:\n") == 4
-    assert text.endswith(inst.data["problem"].strip() + "\n\nThe suggested solution:\n")
-    shots = [e["problem"].strip() for e in inst.data["examples"][:3]][::-1]  # instances 7, 8, 9 in order
+    assert text.count("Example of a problem and its solution (plan):\n") == 3
+    assert text.endswith(
+        inst.data["problem"].strip() + "\n\nProvide only the plan. Do not add numbers, items or any additional "
+        "text.\nYour plan as plain text without formatting:"
+    )
+    # a whole folder loaded: each instance's shots are other instances (leave-one-out), in its own fixed order
+    shots = [e["problem"].strip() for e in inst.data["train"][:3]]
+    assert inst.data["problem"].strip() not in shots
     assert [text.index(s) for s in shots] == sorted(text.index(s) for s in shots)
     assert "(unstack" in text or "(pick-up" in text

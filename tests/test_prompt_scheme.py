@@ -26,7 +26,7 @@ def test_prompt_scheme_shows_what_intrinsic_sends(tmp_path: Path) -> None:
     one = ("--domain", "blocksworld_3_7", "--among", "gen:16:1", "--instance", "gen-1-16")
     planner = shown(*one, "--scheme", "intrinsic:shots=16")
     assert planner in sent
-    assert planner[-1]["content"].count("The problem to solve:") == 17  # 16 examples and the problem
+    assert planner[-1]["content"].count("Example of a problem and its solution (plan):") == 16  # B.1's examples
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps([REPLY]))
     critic = shown(*one, "--scheme", spec, "--call", "2", "--replies", str(replies))

@@ -6,6 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from critiquebench.reports.intrinsic import critic_by_step, shots_sweep, steps_curve
 from tests.test_reports import CLI, add_run, new_store
 
@@ -24,6 +26,9 @@ def test_steps_shots_and_critic_figures(tmp_path: Path) -> None:
     curve = {(p.scheme, p.step): (p.correct, p.total) for p in steps_curve(db, "s")}
     assert [curve[(SCHEMES[0], s)] for s in (0, 1, 2)] == [(0, 2), (0, 2), (1, 2)]
     assert [curve[(SCHEMES[1], s)] for s in (0, 1)] == [(1, 2), (2, 2)]
+    wald = {(p.scheme, p.step): p.wald for p in steps_curve(db, "s")}  # the paper's "±" beside each step
+    assert wald[(SCHEMES[1], 0)] == pytest.approx(1.959963984540054 * (0.25 / 2) ** 0.5)
+    assert wald[(SCHEMES[1], 1)] == 0.0
 
     sweep = [(p.series, p.shots, p.correct, p.total) for p in shots_sweep(db, "s")]
     assert ("intrinsic:steps=2", 1, 0, 1) in sweep and ("intrinsic:steps=2", 16, 1, 2) in sweep

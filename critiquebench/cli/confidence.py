@@ -165,6 +165,13 @@ def predict_cmd(
     source: SourceArg,
     fmt: FormatOpt = "table",
     store: StoreOpt = None,
+    by_type: Annotated[
+        bool,
+        typer.Option(
+            "--by-type",
+            help="The refinement paper's Table 2: mean confidence per problem type (domain), not per run.",
+        ),
+    ] = False,
 ) -> None:
     """The probability that each run of SOURCE succeeds, from the attempts the model was trained to see."""
     _check_format(fmt)
@@ -184,16 +191,41 @@ def predict_cmd(
         p = 1.0 if settled else float(probabilities[run])
         out.append({"run": run, "domain": first["domain"], "problem": first["problem"], "seen": len(seen),
                     "p_success": round(p, 4), "settled": settled, "run_success": first["run_success"]})  # fmt: skip
+    if by_type:
+        out = mean_confidence_by_type(out)
     if fmt == "json":
         typer.echo(json.dumps(out, indent=2))
         return
     from critiquebench.reports.tables import Grid, rich_text
 
+    title = f"{fitted.model} ({fitted.protocol}{'' if fitted.protocol == 'paper' else f', k={fitted.k}'})"
+    if by_type:
+        headers = ["problem type", "runs", "mean confidence", "succeeded"]
+        cells = [[o["type"], str(o["runs"]), f"{o['mean_confidence']:.4f}", f"{o['succeeded']}/{o['runs']}"]
+                 for o in out]  # fmt: skip
+        typer.echo(rich_text([Grid(f"{title}: mean confidence per problem type", headers, cells)]))
+        return
     headers = ["run", "attempts seen", "p(success)", "actual"]
     cells = [[o["run"], str(o["seen"]), "settled" if o["settled"] else f"{o['p_success']:.2f}",
               "success" if o["run_success"] else "failure"] for o in out]  # fmt: skip
-    title = f"{fitted.model} ({fitted.protocol}{'' if fitted.protocol == 'paper' else f', k={fitted.k}'})"
     typer.echo(rich_text([Grid(title, headers, cells)]))
+
+
+def mean_confidence_by_type(predictions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The refinement paper's Table 2 (004:233-252): the mean predicted probability of success over the runs of
+    each problem type (here: each domain), with how many runs succeeded. Settled runs count with p = 1."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in predictions:
+        groups.setdefault(row["domain"], []).append(row)
+    return [
+        {
+            "type": kind,
+            "runs": len(rows),
+            "mean_confidence": round(sum(r["p_success"] for r in rows) / len(rows), 4),
+            "succeeded": sum(1 for r in rows if r["run_success"]),
+        }
+        for kind, rows in sorted(groups.items())
+    ]
 
 
 def register(app: typer.Typer) -> None:

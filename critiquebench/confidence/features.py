@@ -1,19 +1,25 @@
 """The attempt dataset: one row per attempt of a planning run, with the validator features of Merola et al.
 
 Features of one attempt (recomputed from its answer text with the sound validator in `domains/planning`, so any
-stored planning study qualifies, whatever scheme or feedback produced it):
+stored planning study qualifies, whatever scheme or feedback produced it), as the paper defines them
+(`004:142-148`) and its code computes them from `VAL -v` (Singh8899/LLM-Planning-Leonardo,
+`utils/dataset_generator.py`); VAL stops at the first failure, and so does the simulation here
+(`domains/planning/val_words.py`):
 
 - `plan_length`: actions read from the answer (0 when no plan could be read);
-- `valid_share`: share of those actions whose preconditions held when executed (the plan is simulated to the end,
-  effects applied anyway, so every step is judged; the paper's "percentage of valid actions");
-- `valid_prefix`: consecutive executable actions from the start (VAL stops at the first failing one);
-- `violations`: actions with unmet preconditions or that are not actions of the problem;
-- `unmet_goals`: goal facts not true at the end (ours: the paper folds an unreached goal into its violations);
+- `valid_share`: the code's "valid_action_percent", 100 x the happenings VAL checked / plan size (0-100; VAL
+  checks a step before it fails on it, so the failing step counts; a plan VAL cannot read scores 0);
+- `valid_prefix`: the code's "consecutive_valid_steps", the same count of happenings checked;
+- `violations`: precondition failures VAL reports: 1 when a step's preconditions do not hold, else 0 (VAL
+  stops there; a plan that executes but misses its goal has none). The code counts the lines of VAL's output
+  that mention "unsatisfied precondition" or "Plan failed", a fixed multiple of this for the one failure;
 - `success`: the sound verdict of this attempt;
 
 plus where it comes from (`domain`, `problem`, `trial`, `run`, `iteration` = 1-based round) and the run's final
 outcome `run_success` (the sound verdict of the answer the run output) with its number of attempts `attempts`.
 `problem_text` (the PDDL problem) and `plan` (the plan read, one PDDL action per line) feed the text encoder.
+`unmet_goals` (goal facts not true after a plan that executes) is recorded for inspection only: it is not a
+feature of the paper, and no meta-network reads it.
 """
 
 from __future__ import annotations
@@ -30,9 +36,10 @@ import sqlite_utils
 from critiquebench.domains.base import Instance
 from critiquebench.store.reads import study_rounds
 
-FEATURES: tuple[str, ...] = ("valid_share", "valid_prefix", "violations", "unmet_goals", "plan_length")
+# The paper's four features (004:142-148), the inputs of MN-1 and, per attempt, MN-4 (004:167-189).
+FEATURES: tuple[str, ...] = ("valid_share", "valid_prefix", "violations", "plan_length")
 COLUMNS: tuple[str, ...] = (
-    "source", "domain", "scheme", "problem", "trial", "run", "iteration", *FEATURES, "success",
+    "source", "domain", "scheme", "problem", "trial", "run", "iteration", *FEATURES, "unmet_goals", "success",
     "attempts", "run_success", "problem_text", "plan",
 )  # fmt: skip
 _INTS = ("trial", "iteration", "valid_prefix", "violations", "unmet_goals", "plan_length", "attempts")
@@ -58,20 +65,19 @@ class Attempt:
 
 def measure(domain: Any, instance: Instance, text: str) -> Attempt:
     """Features of answer `text` for `instance` of a planning domain (never raises on bad text)."""
-    from critiquebench.domains.planning.validator import check_plan
+    from critiquebench.domains.planning.val_words import run_val
 
     task = domain.task(instance)
     parsed = domain.read(instance, text or "")
     steps = list(parsed.steps) if parsed is not None else []
-    check = check_plan(task, steps)
-    failing = len(check.step_errors)
-    prefix = check.step_errors[0].step - 1 if check.step_errors else len(steps)
+    model = getattr(domain, "model", None)
+    val = run_val(task, steps, tuple(getattr(model, "schemas", ()) or ()))
     return Attempt(
         plan_length=len(steps),
-        valid_share=(len(steps) - failing) / len(steps) if steps else 0.0,
-        valid_prefix=prefix,
-        violations=failing,
-        unmet_goals=len(check.unmet_goals),
+        valid_share=100.0 * val.checked / len(steps) if steps else 0.0,
+        valid_prefix=val.checked,
+        violations=int(val.failure == "precondition"),
+        unmet_goals=len(val.unmet) + len(val.unmet_negative) if val.failure == "goal" else 0,
         success=domain.assess(instance, text or "")[0].valid,
         plan="\n".join("(" + " ".join((name, *args)) + ")" for name, args in steps),
     )

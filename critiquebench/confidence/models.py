@@ -2,10 +2,11 @@
 
 One example per run; the label is the run's final outcome (`run_success`). The models (Merola et al.):
 
-- MN-1: a small feed-forward net (scikit-learn MLP) on the last seen attempt's features and its iteration index;
-- MN-2: a text encoder over "problem + last seen plan", then an MLP;
-- MN-3: MN-2's embedding and MN-1's features together;
-- MN-4: an MLP on the features of every seen attempt (padded, with a "present" flag per attempt);
+- MN-1: a small feed-forward net (scikit-learn MLP) on the last seen attempt's four features (004:167-174);
+- MN-2: a text encoder over "problem + last seen plan", then an MLP (004:176-178);
+- MN-3: MN-2's embedding and MN-1's features together (004:180);
+- MN-4: an MLP on the four features of each of the first four attempts, zeros where a run has fewer
+  (004:182-189: at most four iterations, 004:153);
 - base (ours): the training share of successes for every run, what F1 alone earns on unbalanced data.
 
 Protocols:
@@ -36,7 +37,8 @@ from critiquebench.confidence.features import FEATURES, runs
 MODELS: tuple[str, ...] = ("base", "mn1", "mn2", "mn3", "mn4")
 PROTOCOLS: tuple[str, ...] = ("paper", "leakage-free")
 METRICS: tuple[str, ...] = ("f1", "precision", "recall", "auc")
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the paper's inputs (no iteration index, MN-4 four attempts wide, no presence flag)
+MN4_ATTEMPTS = 4  # the refinement loop's four iterations (004:80,153)
 
 
 class ConfidenceError(ValueError):
@@ -85,7 +87,7 @@ class Featurizer:
     _encoder: Any = field(default=None, repr=False)
 
     def fit(self, exs: Sequence[Example]) -> Featurizer:
-        self.width = max((len(e.seen) for e in exs), default=1)
+        self.width = MN4_ATTEMPTS
         return self
 
     def encoder(self) -> Any:
@@ -102,16 +104,16 @@ class Featurizer:
     def transform(self, exs: Sequence[Example]) -> np.ndarray:
         parts = []
         if self.model in ("mn1", "mn3"):
-            parts.append(np.array([_attempt_vector(e.seen[-1]) + [float(e.seen[-1]["iteration"])] for e in exs]))
+            parts.append(np.array([_attempt_vector(e.seen[-1]) for e in exs]))
         if self.model in ("mn2", "mn3"):
             texts = [f"{e.seen[-1]['problem_text']}\n{e.seen[-1]['plan']}" for e in exs]
             parts.append(self.encoder().encode(texts))
         if self.model == "mn4":
-            n = len(FEATURES) + 1
+            n = len(FEATURES)
             block = np.zeros((len(exs), self.width * n))
             for i, e in enumerate(exs):
                 for j, row in enumerate(e.seen[: self.width]):
-                    block[i, j * n : (j + 1) * n] = _attempt_vector(row) + [1.0]
+                    block[i, j * n : (j + 1) * n] = _attempt_vector(row)
             parts.append(block)
         return np.hstack(parts).astype(np.float64)
 
@@ -222,7 +224,7 @@ def metrics(y: Sequence[int], p: Sequence[float], boot: int = 1000, seed: int = 
                 samples[name].append(value)
     for name in METRICS:
         values = samples[name]
-        low, high = (np.percentile(values, [2.5, 97.5]) if values else (float("nan"), float("nan")))
+        low, high = np.percentile(values, [2.5, 97.5]) if values else (float("nan"), float("nan"))
         out[f"{name}_low"], out[f"{name}_high"] = float(low), float(high)
     return out
 

@@ -20,7 +20,15 @@ from pathlib import Path
 import sqlite_utils
 
 from critiquebench.graphs import parse_spec
-from critiquebench.reports.metrics import budget_curve, ordered_keys, ratio, spec_of, study_config, table1
+from critiquebench.reports.metrics import (
+    budget_curve,
+    ordered_keys,
+    ratio,
+    spec_of,
+    study_config,
+    table1,
+    wald_half_width,
+)
 from critiquebench.store.reads import study_rounds
 
 SCHEME = "intrinsic"
@@ -39,13 +47,15 @@ class StepPoint:
     correct: int
     total: int
     accuracy: float | None
+    wald: float | None = None  # the paper's "±" at this step (Table 4's 1st and 11th step): a Wald half-width
     table: str = "steps"
 
 
 def steps_curve(db: sqlite_utils.Database, study: str) -> list[StepPoint]:
     """Figure 2: correct instances by step for each intrinsic configuration (steps = rounds - 1)."""
     return [
-        StepPoint(p.study, p.domain, p.scheme, p.budget - 1, p.correct, p.total, p.accuracy)
+        StepPoint(p.study, p.domain, p.scheme, p.budget - 1, p.correct, p.total, p.accuracy,
+                  wald_half_width(p.correct, p.total))  # fmt: skip
         for p in budget_curve(db, study)
         if _is_intrinsic(p.scheme)
     ]

@@ -45,6 +45,14 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def wald_half_width(successes: int, n: int, z: float = Z95) -> float | None:
+    """Half-width of the Wald interval, z * sqrt(p(1-p)/n); None when n is 0."""
+    if n == 0:
+        return None
+    p = successes / n
+    return z * math.sqrt(p * (1 - p) / n)
+
+
 def ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 
@@ -68,6 +76,9 @@ class Table1Row:
     failed: int
     unfinished: int
     table: str = "1"
+    # the half-width of the Wald interval, z * sqrt(p(1-p)/n): the "±" the intrinsic self-critique paper prints
+    # (every "±" of its Tables 1-5 is this at n = 600 or 1000), beside our Wilson interval
+    wald: float | None = None
 
 
 @dataclass
@@ -216,6 +227,7 @@ def table1(db: sqlite_utils.Database, study: str) -> list[Table1Row]:
                 cache_hits=sum(r["cache_hits"] for r in done),
                 failed=sum(1 for r in runs if r["status"] == "failed"),
                 unfinished=sum(1 for r in runs if r["status"] in ("pending", "running")),
+                wald=wald_half_width(correct, n),
             )
         )
     return out

@@ -1,21 +1,19 @@
-"""The intrinsic self-critique paper's critic (Bohnet et al., critic prompts A.1 / A.2): prompt, verdict, examples.
+"""The intrinsic self-critique paper's critic (Bohnet et al., critic prompts A.1-A.5): prompt, verdict, examples.
 
-Every text of this module is in domains/prompts/intrinsic_self_critique.toml.
+Every text of this module is in domains/prompts/intrinsic_self_critique.toml, each with the paper line it comes
+from: A.2 (001:242) is the zero-shot critic; A.1 (001:241) adds "For instance, we verify the following steps."
+and the exemplars after the domain definition; A.3 (001:243) drops the domain (`domain_definition=False`); A.4
+(001:244) and A.5 (001:245), Table 4's last two ablations, drop the numbered instructions ("verify-each") and
+"verify each action" too ("chain-of-thought"). The verdict phrases "the plan is correct", "the plan is wrong",
+"goal not reached" are the paper's; how a reply is read (the last phrase wins; none is "wrong") is ours, as the
+paper gives no parsing rule.
 
-Sources. The paper's appendix is not readable in a source we have (the stored arXiv page,
-arxiv.org/html/2512.24103v1, yields only its opening). The critic prompt (`critic`) is the zero-shot
-prompt A.2 as two public readings of the paper quote it: a reimplementation's critic prompt
-(az9713/llm-self-critique, backend/src/critique/orchestrator.py) and a summary written from the paper's PDF;
-both give step 1 as "... from the domain definition for the specific action." (an earlier copy in the same
-reimplementation's docs omits the last four words). The verdict phrases "the plan is correct", "the plan is
-wrong", "goal not reached" are the paper's. The few-shot prompt A.1 places its exemplars
-(`{self_evaluations_exemplars}`) after the domain definition and before the instructions, as the
-reimplementation's design document gives A.1's structure.
-
-Not from the paper (marked ``not from the paper`` below): each A.1 exemplar is laid out with A.2's own
-labels ("The problem to solve:", "The suggested solution:") followed by its verification trace, and the traces
-are generated from our validator's simulation of each example plan, in our own wording ("Step N: ...",
-"Preconditions: ...", "All met. Resulting state: ..."); the paper's exemplar traces are not available.
+A.1's exemplars are, in the paper, the model's own verifications of training plans, bootstrapped from one
+handcrafted example and kept where the verdict agreed with VAL (001:132). Ours are written by our validator in
+the shape of the paper's verifications (D.1 001:433-599: "## plan evaluation:", "**step N: (act)**", the action
+and its preconditions, the checks with where each fact comes from, the resulting state, the verdict): correct
+plans and plans with a step dropped or cut, so exemplars of every verdict. How A.1 lays out one exemplar is not
+shown: ours gives A.2's labels, then the verification.
 """
 
 from __future__ import annotations
@@ -47,6 +45,11 @@ _VERDICT = re.compile(
 )
 
 
+# The critic's instructions: A.1-A.3's three numbered steps, or Table 4's two last ablations (A.4, A.5), which
+# have no domain definition and no exemplars.
+INSTRUCTIONS = ("three-step", "verify-each", "chain-of-thought")
+
+
 def critic_prompt(
     domain_pddl: str,
     problem_pddl: str,
@@ -54,16 +57,23 @@ def critic_prompt(
     examples: Sequence[tuple[str, str, str]] = (),
     domain_definition: bool = True,
     prompts: Prompts = DEFAULT,
+    instructions: str = "three-step",
 ) -> str:
     """The critic prompt for a plan; `examples` are (problem, plan, verification trace) for the few-shot A.1;
-    `domain_definition=False` drops the domain (the paper's Table 4 ablation)."""
+    `domain_definition=False` drops the domain (A.3); `instructions` "verify-each" is A.4, "chain-of-thought"
+    A.5 (both without domain and exemplars)."""
     texts = prompts[SET]
+    if instructions != "three-step":
+        if instructions not in INSTRUCTIONS:
+            raise ValueError(f"unknown critic instructions {instructions!r}; known: {', '.join(INSTRUCTIONS)}")
+        return texts.render(f"critic-{instructions}", problem=problem_pddl.strip(), plan=plan_text.strip())
     block = texts.render("critic-domain", domain=strip_comments(domain_pddl)) if domain_definition else ""
     shots = "".join(
         texts.render("critic-example", problem=p.strip(), plan=pl.strip(), trace=t.strip()) for p, pl, t in examples
     )
+    intro = texts.render("critic-examples", examples=shots) if shots else ""
     return texts.render(
-        "critic", domain_block=block, examples=shots, problem=problem_pddl.strip(), plan=plan_text.strip()
+        "critic", domain_block=block, examples=intro, problem=problem_pddl.strip(), plan=plan_text.strip()
     )
 
 
@@ -86,36 +96,82 @@ class Example:
 
 
 def verification_trace(task: Task, steps: Sequence[Step], texts: PromptSet | None = None) -> str:
-    """A step-by-step verification of `steps` in the critic's requested form, from our simulation (not from
-    the paper: its wording is ours, `trace.*` in the prompt set)."""
+    """A step-by-step verification of `steps` in the shape of the paper's (D.1), computed by our simulation:
+    each step's action schema and preconditions, each precondition checked with where it comes from, the
+    resulting state, up to the first failure; then the conclusion with its verdict phrase."""
     texts = texts or _BUILTIN
     state = task.init
-    lines = []
+    since: dict[Fact, int] = {}  # the step that last made each fact true or false (absent: the initial state)
+    parts = [texts.text("trace.header")]
     for i, (name, args) in enumerate(steps, start=1):
         text = pddl_plan_text([(name, args)])
         action = task.ground(name, args)
-        if action is None:
-            lines.append(texts.render("trace.not-an-action", step=i, action=text))
-            return "\n".join([*lines, texts.text("verdict.wrong")])
-        pre = sorted(action.pre) + [("not", *f) for f in sorted(action.neg_pre)]
-        lines.append(texts.render("trace.step", step=i, action=text, facts=_facts(pre, texts)))
-        missing, present = action.unmet(state)
-        if missing or present or not action.applicable(state):
-            unmet = sorted(missing) + [("not", *f) for f in sorted(present)]
-            lines.append(texts.render("trace.unmet", facts=_facts(unmet, texts)))
-            return "\n".join([*lines, texts.text("verdict.wrong")])
+        schema = task.domain.schemas.get(name)
+        if action is None or schema is None:
+            parts.append(texts.render("trace.not-an-action", step=i, action=text))
+            return "\n\n".join(parts)
+        binding = dict(zip(schema.params, args, strict=False))
+        checks = [(f, True) for f in _bound(schema.pre, binding)] + [
+            (f, False) for f in _bound(schema.neg_pre, binding)
+        ]
+        lines = [
+            texts.render(
+                "trace.check",
+                fact=_atom(f) if positive else f"(not {_atom(f)})",
+                value="true" if (f in state) == positive else "false",
+                origin=_origin(since.get(f), i, texts),
+            )
+            for f, positive in checks
+        ]
+        ok = action.applicable(state)
+        lines.append(texts.text("trace.met" if ok else "trace.unmet"))
+        parts.append(
+            texts.render(
+                "trace.step",
+                step=i,
+                action=text,
+                schema=" ".join((schema.name, *schema.params)),
+                preconditions=_conjunction(schema.pre, schema.neg_pre),
+                checks="\n".join(lines),
+            )
+        )
+        if not ok:
+            parts.append(texts.render("trace.wrong", action=text, step=i))
+            return "\n\n".join(parts)
+        effects = [_atom(f) for f in _bound(schema.add, binding)]
+        effects += [f"(not {_atom(f)})" for f in _bound(schema.delete, binding)]
+        before = texts.text("trace.before-first" if i == 1 else "trace.before-later")
+        facts = "\n".join(texts.render("trace.fact", fact=f) for f in effects)
+        parts[-1] += texts.render("trace.result", facts=facts, before=before)
+        for f in action.add | action.delete:
+            since[f] = i
         state = action.apply(state)
-        lines.append(texts.render("trace.applied", facts=_facts(sorted(state), texts)))
-    unmet_goals = sorted(task.goal - state)
-    if unmet_goals or task.neg_goal & state:
-        lines.append(texts.render("trace.goal-unmet", facts=_facts(unmet_goals + sorted(task.neg_goal & state), texts)))
-        return "\n".join([*lines, texts.text("verdict.not-reached")])
-    lines.append(texts.text("trace.goal-holds"))
-    return "\n".join([*lines, texts.text("verdict.correct")])
+    unmet = sorted(task.goal - state)
+    goals = sorted(task.goal) if not unmet else unmet
+    listed = "\n".join(texts.render("trace.goal", fact=_atom(f)) for f in goals)
+    parts.append(texts.render("trace.not-reached" if unmet else "trace.correct", goals=listed))
+    return "\n\n".join(parts)
 
 
-def _facts(facts: Sequence[Fact], texts: PromptSet) -> str:
-    return " ".join("(" + " ".join(f) + ")" for f in facts) or texts.text("trace.no-facts")
+def _atom(fact: Fact) -> str:
+    return "(" + " ".join(fact) + ")"
+
+
+def _bound(facts: Sequence[Fact], binding: dict[str, str]) -> list[Fact]:
+    return [tuple(binding.get(term, term) for term in f) for f in facts]
+
+
+def _conjunction(pre: Sequence[Fact], neg_pre: Sequence[Fact]) -> str:
+    atoms = [_atom(f) for f in pre] + [f"(not {_atom(f)})" for f in neg_pre]
+    return atoms[0] if len(atoms) == 1 else "(and " + " ".join(atoms) + ")"
+
+
+def _origin(step: int | None, now: int, texts: PromptSet) -> str:
+    if step is None:
+        return texts.text("trace.origin-init")
+    if step == now - 1:
+        return texts.text("trace.origin-previous")
+    return texts.render("trace.origin-step", step=step)
 
 
 def example_plans(steps: Sequence[Step], rng: random.Random) -> list[tuple[str, list[Step]]]:

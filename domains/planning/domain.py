@@ -27,8 +27,14 @@ from critiquebench.domains.planning import planbench_prompts
 from critiquebench.domains.planning import prompts as plan_prompts
 from critiquebench.domains.planning.candidates import CANDIDATE_KINDS, make_candidate
 from critiquebench.domains.planning.critique import critic_prompt, make_examples, parse_critic_verdict
-from critiquebench.domains.planning.generators import GENERATORS, generate_problems
-from critiquebench.domains.planning.instances import generated_instances, load_instances, problem_folder
+from critiquebench.domains.planning.generators import GENERATORS, generate_problems, training_problems
+from critiquebench.domains.planning.instances import (
+    TEST_SET,
+    TRAIN_POOL,
+    generated_instances,
+    load_instances,
+    problem_folder,
+)
 from critiquebench.domains.planning.parser import ActionReader, ParsedPlan
 from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_problem_text
 from critiquebench.domains.planning.planbench_reading import (
@@ -236,7 +242,11 @@ class PlanningDomain:
         kind = self.generator or (self.name if self.name in GENERATORS else None)
         if kind is None:
             raise PlanningError(f"domain {self.name!r} has no instance generator; load instances from a folder")
-        return generated_instances(self.name, generate_problems(kind, n + 1, seed), seed)
+        problems = generate_problems(kind, n + 1, seed)
+        # the pool never holds one of the first 1000 test problems of this seed (the paper's test-set size,
+        # 001:81), whatever n is: every study of up to 1000 instances sees the same pool
+        tests = problems if n >= TEST_SET else generate_problems(kind, TEST_SET + 1, seed)
+        return generated_instances(self.name, problems, seed, training_problems(kind, TRAIN_POOL, seed, tests))
 
     def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> list[dict[str, str]]:
         """The generation prompt; `shots` overrides the domain's number of pddl-style examples."""
@@ -249,8 +259,14 @@ class PlanningDomain:
             return self._planbench_prompt(style, instance, task)
         if style == "pddl":
             count = self.shots if shots is None else shots
-            chosen = [(e["problem"], self._plan(e["problem"], e["id"], e.get("plan"))) for e in examples[:count]]
-            text = plan_prompts.pddl_prompt(self.domain_pddl, instance.data["problem"], chosen[::-1], self.prompts)
+            pool = self.training_pool(instance)
+            if count > len(pool):
+                raise PlanningError(
+                    f"{count} planning examples asked for, but the training pool of {self.name} instance "
+                    f"{instance.id} holds {len(pool)} problems (disjoint from the test instances): ask for fewer"
+                )
+            chosen = [(e["problem"], self._plan(e["problem"], e["id"], e.get("plan"))) for e in pool[:count]]
+            text = plan_prompts.pddl_prompt(self.domain_pddl, instance.data["problem"], chosen, self.prompts)
             return [{"role": "user", "content": text}]  # no system message: the paper gives none
         if style not in ("nl", "nl_legacy"):
             raise PlanningError(f"unknown prompt style {style!r}; known: {plan_prompts.PROMPT_STYLES}")
@@ -489,13 +505,45 @@ class PlanningDomain:
         """A valid plan for the instance: its known plan, else our planner's (shortest where `optimal`)."""
         return list(self._plan(instance.data["problem"], instance.data.get("source", instance.id)))
 
-    def critic_messages(
-        self, instance: Instance, text: str, shots: int = 0, domain_definition: bool = True
-    ) -> list[dict[str, str]]:
-        """The intrinsic self-critique paper's critic prompt for the answer `text` (see `critique`): the plan
-        as PDDL lines when it can be read, else as written; `shots` verified example plans (A.1)."""
+    def training_pool(self, instance: Instance) -> list[dict]:
+        """The instance's many-shot examples in its own order: its set's training problems, none a test
+        instance (`instances`). Instances made before there was a pool fall back to their neighbours."""
+        return list(instance.data.get("train", instance.data.get("examples", [])))
+
+    def critic_plan(self, instance: Instance, text: str) -> str:
+        """The plan of answer `text` as the intrinsic self-critique critic sees it (E.1: "extract plan only as
+        provided to the self-critique", 001:1271): PDDL action lines when it can be read, else as written."""
         parsed = self.read(instance, text)
-        plan = plan_prompts.pddl_plan_text(parsed.steps) if parsed else (text or "").strip()
+        return plan_prompts.pddl_plan_text(parsed.steps) if parsed else (text or "").strip()
+
+    def revise(self, instance: Instance, text: str, critique: str) -> str:
+        """The intrinsic self-critique paper's Revise-Prompt addition for one step (`revise`): the plan of
+        answer `text` as the critic saw it, the critique, the refinement request."""
+        texts = self.prompts["intrinsic_self_critique"]
+        return texts.render("revise", plan=self.critic_plan(instance, text), critique=critique.strip())
+
+    def val_advice(self, instance: Instance, text: str) -> str:
+        """VAL's repair advice for the first failure of answer `text` ("" when valid), in the PDDL names of the
+        problem: the intrinsic self-critique paper's oracle critique (001:142: the validator's feedback)."""
+        from critiquebench.domains.planning.requests import first_failure
+        from critiquebench.domains.planning.val_words import repair_advice
+
+        parsed = self.read(instance, text)
+        steps = list(parsed.steps) if parsed is not None else []
+        unread = parsed.unread if parsed is not None else ()
+        return repair_advice(first_failure(self.task(instance), steps, unread, tuple(self.model.schemas)))
+
+    def critic_messages(
+        self,
+        instance: Instance,
+        text: str,
+        shots: int = 0,
+        domain_definition: bool = True,
+        instructions: str = "three-step",
+    ) -> list[dict[str, str]]:
+        """The intrinsic self-critique paper's critic prompt for the answer `text` (see `critique`): A.2, A.1 with
+        `shots` verified example plans, A.3 without the domain, A.4/A.5 by `instructions`."""
+        plan = self.critic_plan(instance, text)
         solved = (
             [
                 (
@@ -503,7 +551,7 @@ class PlanningDomain:
                     self._problem(e["problem"], e["id"]).task,
                     self._plan(e["problem"], e["id"], e.get("plan")),
                 )
-                for e in instance.data.get("examples", [])[: -(-shots // 3)]
+                for e in self.training_pool(instance)[: -(-shots // 3)]
             ]
             if shots
             else []
@@ -511,7 +559,7 @@ class PlanningDomain:
         critic_texts = self.prompts["intrinsic_self_critique"]
         examples = [(x.problem, x.plan, x.trace) for x in make_examples(solved, shots, instance.id, critic_texts)]
         prompt = critic_prompt(
-            self.domain_pddl, instance.data["problem"], plan, examples, domain_definition, self.prompts
+            self.domain_pddl, instance.data["problem"], plan, examples, domain_definition, self.prompts, instructions
         )
         return [{"role": "user", "content": prompt}]
 

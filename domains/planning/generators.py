@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from critiquebench.domains.planning.strips import PlanningError
 
@@ -52,6 +52,29 @@ def blocksworld_problem(n_blocks: int, rng: random.Random) -> str:
     return (
         f"(define (problem BW-rand-{n_blocks})\n(:domain blocksworld-4ops)\n(:objects {' '.join(blocks)} )\n"
         f"(:init\n" + "\n".join(init) + f"\n)\n(:goal\n(and\n{goals})\n)\n)\n"
+    )
+
+
+def blocksworld_3_7_problem(n_blocks: int, rng: random.Random) -> str:
+    """A Blocksworld problem in the layout of the intrinsic self-critique paper's Blocksworld 3-7 set (its traces,
+    D.1 001:323-345): blocks b1..bN, the objects and the initial facts in random order, `(:goal (and` on one
+    line. The towers are drawn as `blocksworld_problem` draws them."""
+    text = blocksworld_problem(n_blocks, rng)
+    names = {old: f"b{i}" for i, old in enumerate(string.ascii_lowercase[:n_blocks], start=1)}
+    init = text[text.index("(:init\n") + 7 : text.index("\n)\n(:goal")].splitlines()
+    goal = text[text.index("(and\n") + 5 : text.rindex(")\n)\n)")].splitlines()
+
+    def rename(fact: str) -> str:
+        words = fact.strip("()").split()
+        return "(" + " ".join([words[0], *(names.get(w, w) for w in words[1:])]) + ")"
+
+    objects = list(names.values())
+    rng.shuffle(objects)
+    facts = [rename(f) for f in init]
+    rng.shuffle(facts)
+    return (
+        f"(define (problem BW-rand-{n_blocks})\n(:domain blocksworld-4ops)\n(:objects {' '.join(objects)})\n"
+        "(:init\n" + "\n".join(facts) + "\n)\n(:goal (and\n" + "\n".join(rename(g) for g in goal) + "\n))\n)\n"
     )
 
 
@@ -161,15 +184,21 @@ def _logistics(rng: random.Random) -> str:
 
 
 # The intrinsic self-critique paper's datasets: every size each generator draws from (uniformly), so a test can
-# check each one. Logistics-hard: up to 4 cities with 2 places each and up to 8 packages.
+# check each one. Blocksworld 3-7: 3 to 7 blocks (001:81). Logistics*: "up to four places and two packages"
+# (001:161); Logistics-hard: "up to 4 cities, 2 places per city and 8 packages" (001:161). What the paper leaves
+# open is ours: every count from 1 up to its bound, one truck per city, one airplane, at least two places (a package
+# must have somewhere to go), and for Logistics* 1-2
+# cities of 1-2 places (so at most four places).
 PAPER_SIZES: dict[str, tuple[tuple[int, ...], ...]] = {
     "blocksworld_3_7": tuple((n,) for n in range(3, 8)),
-    "logistics_hard": tuple((c, 2, p, 1) for c in (3, 4) for p in range(5, 9)),
+    "logistics_star": tuple((c, s, p, 1) for c in (1, 2) for s in (1, 2) for p in (1, 2) if c * s > 1),
+    "logistics_hard": tuple((c, 2, p, 1) for c in range(1, 5) for p in range(1, 9)),
     "minigrid": tuple((2, w, h) for w in (2, 3) for h in (2, 3)),
     "minigrid_hard": tuple((3, w, h) for w in (2, 3) for h in (2, 3)),
 }
 _PAPER_MAKERS: dict[str, Callable[..., str]] = {
-    "blocksworld_3_7": blocksworld_problem,
+    "blocksworld_3_7": blocksworld_3_7_problem,
+    "logistics_star": logistics_problem,
     "logistics_hard": logistics_problem,
     "minigrid": minigrid_problem,
     "minigrid_hard": minigrid_problem,
@@ -201,3 +230,36 @@ def generate_problems(kind: str, n: int, seed: int) -> list[str]:
         raise PlanningError(f"no instance generator for domain {kind!r}; known: {', '.join(GENERATORS)}")
     rng = random.Random(f"{kind}:{seed}")
     return [GENERATORS[kind](rng) for _ in range(n)]
+
+
+def problem_key(text: str) -> tuple[str, ...]:
+    """A problem's lines without layout or order (objects in any order too): two texts of the same problem have
+    the same key."""
+    lines = []
+    for ln in text.splitlines():
+        words = ln.split()
+        if words and words[0] == "(:objects":
+            words = ["(:objects", *sorted(w.strip(")") for w in words[1:] if w.strip(")")), ")"]
+        if words:
+            lines.append(" ".join(words))
+    return tuple(sorted(lines))
+
+
+def training_problems(kind: str, size: int, seed: int, exclude: Iterable[str] = ()) -> list[str]:
+    """`size` distinct problems of generator `kind` from a stream of their own (not the test stream of
+    `generate_problems`), none of them one of `exclude` (the test problems): the training set that examples
+    are drawn from. Fewer when the generator's space runs out (tiny worlds)."""
+    if kind not in GENERATORS:
+        raise PlanningError(f"no instance generator for domain {kind!r}; known: {', '.join(GENERATORS)}")
+    rng = random.Random(f"{kind}:train:{seed}")
+    seen = {problem_key(t) for t in exclude}
+    out: list[str] = []
+    for _ in range(100 * size):
+        if len(out) >= size:
+            break
+        text = GENERATORS[kind](rng)
+        key = problem_key(text)
+        if key not in seen:
+            seen.add(key)
+            out.append(text)
+    return out

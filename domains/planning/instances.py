@@ -6,12 +6,22 @@ problem (``orig_gold_plans/instance-N_gold_plan.txt``, ``gold_plans/``, ``plans/
 / ``.soln`` beside the problem); a single ``.pddl`` file also works. Instance ``instance-N.pddl`` gets id
 "N"; its examples are the instances before it in id order (PlanBench's one-shot example for N is N-1),
 wrapping around for the first one.
+
+Many-shot prompts (the intrinsic self-critique paper's planner, `pddl` style) draw their examples from a training
+pool disjoint from the test instances instead (`train`; 001:130: "randomly sampled from the respective training
+set in a deterministic manner"): a folder's instances that the selection leaves out, or a generated set's own
+training problems. A selection of a whole folder leaves nothing out: each instance then draws from every other
+instance (leave-one-out, as the paper's 21-problem AutoPlanBench sets force, 001:177), which is not disjoint.
+Each instance sees the pool in its own fixed random order, so k shots are the first k, the
+same in every ablation and nested across shot counts.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +29,10 @@ from critiquebench.domains.base import Instance
 from critiquebench.domains.datasets import Generated, parse_selection, pick
 from critiquebench.domains.planning.strips import PlanningError
 
-MAX_EXAMPLES = 16  # the intrinsic self-critique paper's 16-shot planner; the nl style uses the first
+MAX_EXAMPLES = 16  # neighbouring instances kept as `examples`; the nl style (PlanBench's one-shot) uses the first
+# Generated sets draw their training pool (`train`) from a stream of their own: Figure 3's largest shot count.
+TRAIN_POOL = 64
+TEST_SET = 1000  # the paper's validation and test sets (001:81): a generated pool avoids this many test problems
 PROBLEM_FOLDERS = ("instances", "orig_problems", "problems")
 PLAN_FOLDERS = ("orig_gold_plans", "gold_plans", "plans")
 PLAN_SUFFIXES = ("_gold_plan.txt", ".plan", ".soln", ".txt")
@@ -152,6 +165,14 @@ def load_instances(domain: str, path: Path, selection: str | None) -> list[Insta
                 raise PlanningError(f"{by_id[ident]}: cannot read: {err}") from None
         return texts[ident]
 
+    picked = set(chosen)
+    left_out = [e for e in ids if e not in picked]
+
+    def pool(ident: str) -> list[dict[str, Any]]:
+        # the selection's left-out instances; with none left out, every other one (leave-one-out)
+        return [{"id": e, "problem": text(e), "plan": plans.get(e)} for e in (left_out or ids) if e != ident]
+
+    shared = pool("") if left_out else None
     out = []
     for ident in chosen:
         pos = ids.index(ident)
@@ -160,13 +181,23 @@ def load_instances(domain: str, path: Path, selection: str | None) -> list[Insta
             "source": str(by_id[ident]),
             "problem": text(ident),
             "examples": [{"id": e, "problem": text(e), "plan": plans.get(e)} for e in example_ids],
+            "train": training_order(shared if shared is not None else pool(ident), ident),
         }
         out.append(Instance(domain, ident, data))
     return out
 
 
-def generated_instances(domain: str, problems: list[str], seed: int) -> list[Instance]:
-    """Instances "gen-SEED-i" (i = 1..n) from n+1 generated problems; problem 0 only serves as an example."""
+def training_order(pool: Sequence[dict[str, Any]], ident: str) -> list[dict[str, Any]]:
+    """The training pool in instance `ident`'s own fixed random order."""
+    order = list(pool)
+    random.Random(f"train:{ident}").shuffle(order)
+    return order
+
+
+def generated_instances(domain: str, problems: list[str], seed: int, train: Sequence[str] = ()) -> list[Instance]:
+    """Instances "gen-SEED-i" (i = 1..n) from n+1 generated problems; problem 0 only serves as an example.
+    `train` are the set's training problems ("train-SEED-j"), the pool of many-shot examples."""
+    pool = [{"id": f"train-{seed}-{j}", "problem": p, "plan": None} for j, p in enumerate(train)]
     out = []
     for i in range(1, len(problems)):
         example_ids = [(i - k) % len(problems) for k in range(1, min(MAX_EXAMPLES, len(problems) - 1) + 1)]
@@ -174,6 +205,7 @@ def generated_instances(domain: str, problems: list[str], seed: int) -> list[Ins
             "source": f"generated (seed {seed})",
             "problem": problems[i],
             "examples": [{"id": f"gen-{seed}-{e}", "problem": problems[e], "plan": None} for e in example_ids],
+            "train": training_order(pool, f"gen-{seed}-{i}"),
         }
         out.append(Instance(domain, f"gen-{seed}-{i}", data))
     return out

@@ -7,13 +7,12 @@ Styles (`PROMPT_STYLES`):
   problem's ``[STATEMENT]`` ending in ``[PLAN]``.
 - ``nl_legacy``: as PlanBench's published GPT-4 one-shot results: the config's ``domain_intro_legacy`` (the
   Blocksworld intro without its last line) when present, and a newline after the final ``[PLAN]``.
-- ``pddl``: the intrinsic self-critique paper's many-shot PDDL planner prompt (`planner` in
-  domains/prompts/intrinsic_self_critique.toml): the domain
-  definition, example problems each followed by its plan as PDDL action lines, then the problem. The paper's
-  planner prompt (B.1) is not readable in a source we have; its frame is *not from the paper* and is kept to
-  the paper's own words: the labels of its critic prompt A.2 ("Given the domain definition:", "The problem
-  to solve:", "The suggested solution:"), no instruction line, no end marker and no system message (the
-  prompt ends at "The suggested solution:", where the plan goes). Answers are PDDL action lines.
+- ``pddl``: the intrinsic self-critique paper's many-shot PDDL planner prompt B.1 (001:249; `planner` and
+  `planner-example` in domains/prompts/intrinsic_self_critique.toml), laid out as its traces D.1/E.1 show it: "The
+  domain definition:", the domain, solved example problems ("Example of a problem and its solution (plan):" ...
+  "The plan without formatting:" and the plan as PDDL action lines), then the problem and the paper's two
+  instruction lines, ending "Your plan as plain text without formatting:". No system message (the paper shows
+  none). Answers are PDDL action lines.
 - ``refine``: the zero-shot PDDL prompt of the refinement paper (Merola et al., from the study's code): its
   system prompt, then the full domain and problem PDDL with the "Can you BUILD A PLAN?" request
   (domains/prompts/validator_refinement.toml, `refine_messages`). Answers are PDDL action lines.

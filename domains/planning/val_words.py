@@ -1,0 +1,104 @@
+"""VAL's view of a plan, in VAL's own words, from our validator's simulation.
+
+The papers hand on what VAL (KCL-Planning/VAL's `Validate`) prints, and VAL stops at the first failure: it
+checks each happening in turn ("Checking next happening (time N)" under `-v`, printed before the step's
+preconditions are checked, so the failing step is counted), and a step whose preconditions do not hold ends
+the run ("Plan failed to execute"); only a plan that executes has its goal checked ("Goal not satisfied",
+"Plan invalid"). A step naming no action of the domain is "No matching action defined for ..."; one whose
+objects do not fit is a "Bad plan description!". `VAL -v` also gives repair advice for the first failure:
+
+    (unstack b a) has an unsatisfied precondition at time 3
+    (Set (clear b) to true)
+
+with "(Follow each of:" ... "and (Set ...)" ... ")" around several conditions, and "The goal is not satisfied"
+before the goal's. Our validator is not VAL (no durative actions, no numeric fluents), so these are VAL's words
+for the failures our STRIPS simulation finds, not VAL's output byte for byte.
+
+Used by: the refinement study's request reason (`requests`: what its code, Singh8899/LLM-Planning-Leonardo
+`generate_with_validation`, extracts from VAL's output run without `-v`), its meta-network features
+(`critiquebench.confidence.features`, read from `VAL -v` by its `dataset_generator.py`), and the intrinsic
+self-critique paper's oracle, whose critique is the validator's feedback (`001:142`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from critiquebench.domains.planning.strips import Fact, Task
+
+Step = tuple[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class ValRun:
+    """What VAL finds in a plan of `plan_size` steps: `checked` happenings checked (the failing one included),
+    the first `failure` ("no-action", "bad-plan", "precondition", "goal"; None: valid) at 1-based `step`,
+    its `action` as written in a plan, and the facts that would have had to be true (`unmet`) or false
+    (`unmet_negative`)."""
+
+    plan_size: int
+    checked: int
+    failure: str | None = None
+    step: int | None = None
+    action: str = ""
+    unmet: tuple[Fact, ...] = ()
+    unmet_negative: tuple[Fact, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        return self.failure is None
+
+
+def atom(name: str, args: Sequence[str]) -> str:
+    return "(" + " ".join((name, *args)) + ")"
+
+
+def run_val(task: Task, steps: Sequence[Step], known_actions: Sequence[str] = ()) -> ValRun:
+    """VAL's run over `steps`. `known_actions` are the domain's action names (a step naming another is "No
+    matching action"); without them every step that does not ground is a "Bad plan description!"."""
+    names = {n.lower() for n in known_actions}
+    for i, (name, args) in enumerate(steps, start=1):
+        if task.ground(name, args) is None:
+            # VAL reads and type-checks the whole plan before executing any of it
+            kind = "no-action" if names and name.lower() not in names else "bad-plan"
+            return ValRun(len(steps), 0, kind, i, atom(name, args))
+    state = task.init
+    for i, (name, args) in enumerate(steps, start=1):
+        action = task.ground(name, args)
+        assert action is not None  # checked above
+        if not action.applicable(state):
+            missing, present = action.unmet(state)
+            return ValRun(len(steps), i, "precondition", i, atom(name, args), _sorted(missing), _sorted(present))
+        state = action.apply(state)
+    unmet, unwanted = task.goal - state, task.neg_goal & state
+    if unmet or unwanted:
+        return ValRun(len(steps), len(steps), "goal", None, "", _sorted(unmet), _sorted(unwanted))
+    return ValRun(len(steps), len(steps))
+
+
+def repair_advice(run: ValRun) -> str:
+    """VAL's repair advice for the first failure ("" for a valid plan), in the planner's PDDL names."""
+    if run.failure == "no-action":
+        return f"No matching action defined for {run.action}"
+    if run.failure == "bad-plan":
+        return "Bad plan description!"
+    sets = [f"(Set {_fact(f)} to true)" for f in run.unmet] + [f"(Set {_fact(f)} to false)" for f in run.unmet_negative]
+    if run.failure == "precondition":
+        head = f"{run.action} has an unsatisfied precondition at time {run.step}"
+    elif run.failure == "goal":
+        head = "The goal is not satisfied"
+    else:
+        return ""
+    if len(sets) == 1:
+        return f"{head}\n{sets[0]}"
+    body = "\n".join("    " + ("" if k == 0 else "and ") + s for k, s in enumerate(sets))
+    return f"{head}\n(Follow each of:\n{body}\n)"
+
+
+def _fact(fact: Fact) -> str:
+    return atom(fact[0], fact[1:])
+
+
+def _sorted(facts: frozenset[Fact]) -> tuple[Fact, ...]:
+    return tuple(sorted(facts))
