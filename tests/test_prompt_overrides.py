@@ -89,5 +89,8 @@ def test_an_override_reaches_what_a_scheme_sends(tmp_path: Path) -> None:
     replies.write_text('["(unstack b a)", ""]')  # a plan, then a critic that says nothing (wrong)
     third = shown("--domain", "blocksworld_3_7", "--instance", "gen:1:1", "--scheme", "intrinsic", "--call", "3",
                   "--replies", str(replies), "--prompts", str(mine))  # fmt: skip
-    assert [m["role"] for m in third] == ["user", "assistant", "user"]
-    assert third[-1]["content"] == "Your plan is wrong; try again."
+    assert [m["role"] for m in third] == ["user"]  # the paper's Revise-Prompt: one prompt that grows (001:112)
+    assert third[-1]["content"].endswith(
+        "\nThe clean plan:\n(unstack b a)\nYour plan is wrong; try again.\n\n"
+        "Please can you explain the error and fix it."
+    )
