@@ -94,3 +94,32 @@ def test_an_override_reaches_what_a_scheme_sends(tmp_path: Path) -> None:
         "\nThe clean plan:\n(unstack b a)\nYour plan is wrong; try again.\n\n"
         "Please can you explain the error and fix it."
     )
+
+
+def test_an_override_reaches_every_planbench_task(tmp_path: Path) -> None:
+    """PlanBench's task statements (t1-t8) are templates of the planbench set: a user's file changes them all."""
+    import yaml
+    from critiquebench.domains import get_domain
+    from critiquebench.domains.planning.tasks import TASKS
+
+    planbench = builtin("planbench")
+    statements = ["statement", *(k for k in planbench if k.startswith("task.") and "[STATEMENT]" in planbench.text(k))]
+    changed = {k: planbench.text(k).replace("[STATEMENT]", "[PROBLEM]") for k in statements}
+    changed["system"] = "You plan."
+    changed["task.t6.event"] = planbench.text("task.t6.event").replace("an unexpected event", "a surprise")
+    changed["task.t7.action-sequence"] = planbench.text("task.t7.action-sequence").replace("SEQUENCE END", "DONE")
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(yaml.safe_dump({"extends": "planbench", **{k: {"text": t, "source": "ours", "note": "test"}
+                                                                for k, t in changed.items()}}))  # fmt: skip
+    for name in TASKS:
+        ours = get_domain(f"mystery_blocksworld:{name}", prompts=[str(mine)])
+        theirs = get_domain(f"mystery_blocksworld:{name}")
+        [inst] = ours.load("3", DATASETS / "planbench" / "mystery_blocksworld")
+        [same] = theirs.load("3", DATASETS / "planbench" / "mystery_blocksworld")
+        system, user = ours.prompt(inst)
+        built_in = theirs.prompt(same)[1]["content"]
+        assert system == {"role": "system", "content": "You plan."}
+        assert "[STATEMENT]" not in user["content"] and user["content"].count("[PROBLEM]") == built_in.count(
+            "[STATEMENT]"), name  # fmt: skip
+        assert ("a surprise" in user["content"]) == (name == "t6") == ("an unexpected event" in built_in), name
+        assert ("[ACTION DONE]" in user["content"]) == (name == "t7") == ("[ACTION SEQUENCE END]" in built_in), name

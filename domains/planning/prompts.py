@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from critiquebench.domains.base import PROMPT_STYLES as PROMPT_STYLES  # re-exported: the styles of this module
 from critiquebench.domains.planning.strips import Task
 from critiquebench.domains.planning.templates import NLConfig
-from critiquebench.domains.prompts import DEFAULT, Prompts
+from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
 
 Step = tuple[str, tuple[str, ...]]
 
@@ -67,9 +67,13 @@ def statement(cfg: NLConfig, task: Task, plan: Sequence[Step] | None, tail: str 
     """PlanBench's `fill_template` for one problem: with its plan (an example), or open after `[PLAN]`."""
     texts = prompts[PLANBENCH]
     body = texts.render("plan-block", steps=plan_text(cfg, plan)) if plan is not None else tail
-    text = texts.render(
-        "statement", init=cfg.prompt_facts(task.init).strip(), goal=cfg.prompt_facts(task.goal), plan=body
-    )
+    return fill_template(cfg, cfg.prompt_facts(task.init), cfg.prompt_facts(task.goal), body, texts)
+
+
+def fill_template(cfg: NLConfig, init: str, goal: str, plan: str, texts: PromptSet | None = None) -> str:
+    """PlanBench's `fill_template` (its `statement` template) on fact texts, `plan` after ``[PLAN]``."""
+    texts = DEFAULT[PLANBENCH] if texts is None else texts
+    text = texts.render("statement", init=init.strip(), goal=goal, plan=plan)
     if "blocksworld" in cfg.domain_name:
         # PlanBench's own post-processing for (mystery) blocksworld, reproduced for byte-identity.
         text = text.replace("-", " ").replace("ontable", "on the table")

@@ -5,6 +5,9 @@ instances, which plan prefix, which perturbation, ...). Fresh runs draw the choi
 (`choose`); an imported PlanBench file supplies the choices its run drew, read back from the recorded query
 (`recover`), so the prompt we build from them can be compared byte for byte with the one PlanBench sent.
 
+The texts are PlanBench's, in domains/prompts/planbench.toml (`statement`, `plan-block`, `task.*`); a task
+fills them from its domain's prompt set (`dom.base.texts`), so a user's prompt file reaches them.
+
 Two fact orders are PlanBench's and both are used, as its code does: statements built by `fill_template`
 (t1, t5, t8) sort facts as tarski atoms (`NLConfig.prompt_facts`), the executor-based ones (t2, t3, t4, t6,
 t7) sort "pred_arg" strings (`NLConfig.state_facts`).
@@ -19,19 +22,19 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from critiquebench.domains.base import Instance, Verdict
-from critiquebench.domains.planning.prompts import plan_text
+from critiquebench.domains.planning.prompts import PLANBENCH, plan_text
+from critiquebench.domains.planning.prompts import fill_template as fill_template  # the tasks' statements
 from critiquebench.domains.planning.strips import Fact, PlanningError, State, Task
 from critiquebench.domains.planning.templates import NLConfig
 from critiquebench.domains.planning.validator import check_plan, error_sentences
-from critiquebench.domains.prompts import DEFAULT
+from critiquebench.domains.prompts import DEFAULT, PromptSet
 
 if TYPE_CHECKING:
     from critiquebench.domains.planning.tasks.domain import TaskDomain
 
 Step = tuple[str, tuple[str, ...]]
 Params = dict[str, Any]
-STATEMENT = "\n[STATEMENT]\n"
-NO_PLAN = DEFAULT["planbench"].text("feedback.no-plan")
+STATEMENT = "\n[STATEMENT]\n"  # what splits a recorded query into its statements (`statements`)
 
 
 class PlanTask:
@@ -61,23 +64,16 @@ class PlanTask:
 # ---- PlanBench's text pieces ----
 
 
-def fill_template(cfg: NLConfig, init: str, goal: str, plan_block: str) -> str:
-    """PlanBench's `fill_template`: one statement, its plan block after ``[PLAN]``."""
-    text = ""
-    if init:
-        text += f"{STATEMENT}As initial conditions I have that, {init.strip()}."
-    if goal:
-        text += f"\nMy goal is to have that {goal}."
-    text += f"\n\nMy plan is as follows:\n\n[PLAN]{plan_block}"
-    if "blocksworld" in cfg.domain_name:
-        # PlanBench's own post-processing for (mystery) blocksworld, kept for byte-identity.
-        text = text.replace("-", " ").replace("ontable", "on the table")
-    return text
+def plan_block(cfg: NLConfig, steps: Sequence[Step], texts: PromptSet | None = None, key: str = "plan-block") -> str:
+    """A shown plan as PlanBench writes it: "\\n" + one English action per line + its end marker line
+    (`key`: PlanBench's `plan-block`, or `task.t7.action-sequence` for t7's executed actions)."""
+    return (DEFAULT[PLANBENCH] if texts is None else texts).render(key, steps=plan_text(cfg, steps))
 
 
-def plan_block(cfg: NLConfig, steps: Sequence[Step], end: str = "[PLAN END]") -> str:
-    """"\\n" + one English action per line + the end marker line, as PlanBench writes a shown plan."""
-    return "\n" + plan_text(cfg, steps) + end + "\n"
+def facts(cfg: NLConfig, task: Task) -> dict[str, str]:
+    """The `init` and `goal` fields of the executor-based tasks' statements (PlanBench's `get_state_translation`
+    order, the initial state stripped as its task_utils.py does)."""
+    return {"init": cfg.state_facts(task.init).strip(), "goal": cfg.state_facts(task.goal)}
 
 
 def ordered_goal(cfg: NLConfig, facts: Sequence[Fact]) -> str:
@@ -119,7 +115,7 @@ def plan_verdict(dom: TaskDomain, inst: Instance, text: str, task: Task | None =
         # empty plan file, which PlanBench's evaluator validates); otherwise there is nothing to judge.
         if task.goal_reached(task.init):
             return Verdict("valid", (), [])
-        return Verdict("malformed", (NO_PLAN,), None)
+        return Verdict("malformed", (dom.base.texts.text("feedback.no-plan"),), None)
     check = check_plan(task, parsed.steps)
     errors = error_sentences(dom.base.cfg, task, check, dom.base.texts)
     return Verdict("valid" if check.valid else "invalid", errors, [pddl(s) for s in parsed.steps])

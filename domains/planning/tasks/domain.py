@@ -179,7 +179,7 @@ class TaskDomain:
         raise PlanningError(f"task {self.task.name} runs on PlanBench-style instance folders, not generated ones")
 
     def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> list[dict[str, str]]:
-        return prompts.messages(self.task.prompt(self, instance, instance.data.get("params") or {}))
+        return prompts.messages(self.task.prompt(self, instance, instance.data.get("params") or {}), self.base.prompts)
 
     def verify(self, instance: Instance, text: str) -> Verdict:
         try:

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from critiquebench.domains.base import Instance, Verdict
 from critiquebench.domains.planning.tasks.base import (
-    STATEMENT,
     Params,
     PlanTask,
     Step,
     between,
+    facts,
     pddl,
     plan_block,
     simulate,
@@ -55,20 +55,17 @@ class Execution(PlanTask):
         return params
 
     def prompt(self, dom: TaskDomain, inst: Instance, params: Params) -> str:
-        cfg = dom.base.cfg
+        cfg, texts = dom.base.cfg, dom.base.texts
         text = cfg.domain_intro
         ids = [*params["examples"], inst.id]
         for n, (ident, k) in enumerate(zip(ids, params["prefixes"], strict=True)):
             task = dom.problem(ident).task if ident != inst.id else dom.base.task(inst)
             steps = plan_for(dom, params, ident)[:k]
-            text += (
-                f"{STATEMENT}As initial conditions I have that, {cfg.state_facts(task.init).strip()}."
-                "\n I have executed the following action sequence:\n\n[ACTION SEQUENCE]"
-                + plan_block(cfg, steps, "[ACTION SEQUENCE END]")
-                + "[RESULTING STATE]\n"
-            )
+            fields = dict(facts(cfg, task), plan=plan_block(cfg, steps, texts, "task.t7.action-sequence"))
             if n < len(ids) - 1:
-                text += cfg.state_facts(simulate(task, steps)) + "\n"
+                text += texts.render("task.t7.example", **fields, state=cfg.state_facts(simulate(task, steps)))
+            else:
+                text += texts.render("task.t7.query", **fields)
         return text
 
     def evaluate(self, dom: TaskDomain, inst: Instance, params: Params, text: str) -> Verdict:
@@ -80,9 +77,9 @@ class Execution(PlanTask):
         if set(said) == truth:
             return Verdict("valid", (), answer)
         missing, extra = sorted(truth - set(said)), sorted(set(said) - truth)
-        errors = []
+        errors, cfg, texts = [], dom.base.cfg, dom.base.texts
         if missing:
-            errors.append("The resulting state also has: " + dom.base.cfg.state_facts(missing))
+            errors.append(texts.render("task.t7.missing-facts", facts=cfg.state_facts(missing)))
         if extra:
-            errors.append("These facts do not hold in the resulting state: " + dom.base.cfg.state_facts(extra))
+            errors.append(texts.render("task.t7.extra-facts", facts=cfg.state_facts(extra)))
         return Verdict("invalid", tuple(errors), answer)

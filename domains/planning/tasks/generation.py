@@ -44,17 +44,17 @@ class Generation(PlanTask):
         return recorded_plans(dom, params, params["examples"], blocks)
 
     def prompt(self, dom: TaskDomain, inst: Instance, params: Params) -> str:
-        cfg = dom.base.cfg
+        cfg, texts = dom.base.cfg, dom.base.texts
         legacy = bool(params.get("legacy"))
         intro = (cfg.domain_intro_legacy or cfg.domain_intro) if legacy else cfg.domain_intro
         text = intro
         for ident in params["examples"]:
             task = dom.problem(ident).task
-            shown = plan_block(cfg, plan_for(dom, params, ident))
-            text += fill_template(cfg, cfg.prompt_facts(task.init), cfg.prompt_facts(task.goal), shown)
+            shown = plan_block(cfg, plan_for(dom, params, ident), texts)
+            text += fill_template(cfg, cfg.prompt_facts(task.init), cfg.prompt_facts(task.goal), shown, texts)
         task = dom.base.task(inst)
         tail = "\n" if legacy else ""
-        return text + fill_template(cfg, cfg.prompt_facts(task.init), cfg.prompt_facts(task.goal), tail)
+        return text + fill_template(cfg, cfg.prompt_facts(task.init), cfg.prompt_facts(task.goal), tail, texts)
 
     def evaluate(self, dom: TaskDomain, inst: Instance, params: Params, text: str) -> Verdict:
         return plan_verdict(dom, inst, text)

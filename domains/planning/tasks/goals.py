@@ -46,8 +46,10 @@ class _Goals(PlanTask):
         cfg, task = dom.base.cfg, dom.base.task(inst)
         shown, asked = self.goals(dom, inst, params)
         init = cfg.prompt_facts(task.init)
-        plan = plan_block(cfg, plan_for(dom, params, inst.id))
-        return cfg.domain_intro + fill_template(cfg, init, shown, plan) + fill_template(cfg, init, asked, "")
+        texts = dom.base.texts
+        plan = plan_block(cfg, plan_for(dom, params, inst.id), texts)
+        example = fill_template(cfg, init, shown, plan, texts)
+        return cfg.domain_intro + example + fill_template(cfg, init, asked, "", texts)
 
     def evaluate(self, dom: TaskDomain, inst: Instance, params: Params, text: str) -> Verdict:
         return plan_verdict(dom, inst, text)

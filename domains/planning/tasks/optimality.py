@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from critiquebench.domains.base import Instance, Verdict
 from critiquebench.domains.planning.tasks.base import (
-    STATEMENT,
     Params,
     PlanTask,
     between,
+    facts,
     plan_block,
     plan_verdict,
     statements,
@@ -28,10 +28,6 @@ if TYPE_CHECKING:
     from critiquebench.domains.planning.tasks.domain import TaskDomain
 
 _STATED = re.compile(r"\d+")
-
-
-def cost_line(cost: int) -> str:
-    return f"The total time to execute the plan is {cost} minute" + ("s.\n" if cost > 1 else ".\n")
 
 
 def stated_cost(text: str) -> int:
@@ -61,21 +57,13 @@ class Optimality(PlanTask):
         return recorded_plans(dom, params, params["examples"], blocks)
 
     def prompt(self, dom: TaskDomain, inst: Instance, params: Params) -> str:
-        cfg = dom.base.cfg
+        cfg, texts = dom.base.cfg, dom.base.texts
         text = cfg.domain_intro_cost or cfg.domain_intro
         for ident in params["examples"]:
-            plan = plan_for(dom, params, ident)
-            text += self._statement(dom, dom.problem(ident).task) + plan_block(cfg, plan) + cost_line(len(plan))
-        return text + self._statement(dom, dom.base.task(inst)) + " "
-
-    @staticmethod
-    def _statement(dom: TaskDomain, task: Any) -> str:
-        cfg = dom.base.cfg
-        return (
-            f"{STATEMENT}As initial conditions I have that, {cfg.state_facts(task.init).strip()}."
-            f"\nMy goal is to have that {cfg.state_facts(task.goal)}. I want to minimize the time taken to "
-            "achieve my goal.\nMy plan is as follows:\n\n[PLAN]"
-        )
+            plan, task = plan_for(dom, params, ident), dom.problem(ident).task
+            cost = texts.render("task.t2.cost-many" if len(plan) > 1 else "task.t2.cost-one", cost=len(plan))
+            text += texts.render("task.t2.example", **facts(cfg, task), plan=plan_block(cfg, plan, texts), cost=cost)
+        return text + texts.render("task.t2.query", **facts(cfg, dom.base.task(inst)))
 
     def evaluate(self, dom: TaskDomain, inst: Instance, params: Params, text: str) -> Verdict:
         verdict = plan_verdict(dom, inst, text)
@@ -84,6 +72,6 @@ class Optimality(PlanTask):
         cost, optimal = len(verdict.answer), len(dom.plan(inst.id))
         answer = {"plan": verdict.answer, "cost": cost, "optimal_cost": optimal, "stated_cost": stated_cost(text)}
         if cost != optimal:
-            return Verdict("invalid", (f"The above plan is valid but not optimal: it takes {cost} steps, an "
-                                       f"optimal plan takes {optimal}.",), answer)  # fmt: skip
+            sentence = dom.base.texts.render("task.t2.not-optimal", cost=cost, optimal=optimal)
+            return Verdict("invalid", (sentence,), answer)
         return Verdict("valid", (), answer)

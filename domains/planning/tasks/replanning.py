@@ -18,11 +18,11 @@ from critiquebench.domains.base import Instance, Verdict
 from critiquebench.domains.planning.planner import find_plan
 from critiquebench.domains.planning.strips import Fact, PlanningError, Task
 from critiquebench.domains.planning.tasks.base import (
-    STATEMENT,
     Params,
     PlanTask,
     Step,
     between,
+    facts,
     pddl,
     plan_block,
     plan_verdict,
@@ -36,7 +36,7 @@ from critiquebench.domains.planning.tasks.examples import example_ids, plan_for,
 if TYPE_CHECKING:
     from critiquebench.domains.planning.tasks.domain import TaskDomain
 
-EVENT = "\nDuring execution, an unexpected event has occurred.\n"
+# How a recorded query marks the example's plan from the new state (PlanBench's text, read back, not sent).
 REPLANNED = "\nAfter re-planning from the new state, the plan is as follows:\n[PLAN]"
 # (holding, clear, on, handempty) of the domains with PlanBench's "held block lands" event
 _HAND_DOMAINS = (("holding", "clear", "on", "handempty"), ("pain", "province", "craves", "harmony"))
@@ -129,25 +129,22 @@ class Replanning(PlanTask):
         return [(a.name, a.args) for a in find_plan(with_state(task, init=start))]
 
     def prompt(self, dom: TaskDomain, inst: Instance, params: Params) -> str:
-        cfg = dom.base.cfg
+        cfg, texts = dom.base.cfg, dom.base.texts
         text = cfg.domain_intro
         ids = [*params["examples"], inst.id]
         for ident, event in zip(ids, params["events"], strict=True):
             task = self._task(dom, inst, ident)
             plan = plan_for(dom, params, ident)
             k = event["prefix"]
-            text += (
-                f"{STATEMENT}As initial conditions I have that, {cfg.state_facts(task.init).strip()}."
-                f"\nMy goal is to have that {cfg.state_facts(task.goal)}.\nMy plan is as follows:\n\n[PLAN]"
-                + plan_block(cfg, plan)
-                + EVENT
-                + f'After executing the action "{cfg.action_text(*plan[k - 1])}" at step {k} in the plan, the '
-                + f"following facts unexpectedly became true: {cfg.state_facts(_facts(event['add']))}"
-                + f"\nThe following facts became unexpectedly false: {cfg.state_facts(_facts(event['remove']))}"
-                + REPLANNED
-            )
+            text += texts.render("task.t6.statement", **facts(cfg, task), plan=plan_block(cfg, plan, texts))
+            text += texts.render("task.t6.event", action=cfg.action_text(*plan[k - 1]), step=k,
+                                 added=cfg.state_facts(_facts(event["add"])),
+                                 removed=cfg.state_facts(_facts(event["remove"])))  # fmt: skip
             if ident != inst.id:
-                text += plan_block(cfg, self._replan(dom, task, ident, params, event))
+                replan = plan_block(cfg, self._replan(dom, task, ident, params, event), texts)
+                text += texts.render("task.t6.replan-example", plan=replan)
+            else:
+                text += texts.render("task.t6.replan-query")
         return text
 
     def evaluate(self, dom: TaskDomain, inst: Instance, params: Params, text: str) -> Verdict:

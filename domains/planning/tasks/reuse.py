@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from critiquebench.domains.base import Instance, Verdict
 from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.domains.planning.tasks.base import (
-    STATEMENT,
     Params,
     PlanTask,
     between,
+    facts,
     plan_block,
     plan_verdict,
     simulate,
@@ -59,17 +59,12 @@ class Reuse(PlanTask):
         return params
 
     def prompt(self, dom: TaskDomain, inst: Instance, params: Params) -> str:
-        cfg, task = dom.base.cfg, dom.base.task(inst)
+        cfg, texts, task = dom.base.cfg, dom.base.texts, dom.base.task(inst)
         plan = plan_for(dom, params, inst.id)
-        init = cfg.state_facts(task.init).strip()
         reached = simulate(task, plan[: params["prefix"]])
-        return (
-            cfg.domain_intro
-            + f"{STATEMENT}As initial conditions I have that, {init}.\nMy goal is to have that "
-            + f"{cfg.state_facts(task.goal)}.\nMy plan is as follows:\n\n[PLAN]{plan_block(cfg, plan)} "
-            + f"{STATEMENT}As initial conditions I have that, {init}.\nMy goal is to have that "
-            + f"{cfg.state_facts(reached)}.\nMy plan is as follows:\n\n[PLAN]"
-        )
+        shown = texts.render("task.t4.example", **facts(cfg, task), plan=plan_block(cfg, plan, texts))
+        asked = texts.render("task.t4.query", init=facts(cfg, task)["init"], goal=cfg.state_facts(reached))
+        return cfg.domain_intro + shown + asked
 
     def evaluate(self, dom: TaskDomain, inst: Instance, params: Params, text: str) -> Verdict:
         task = dom.base.task(inst)

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 from critiquebench.domains.base import Instance, Verdict
 from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.domains.planning.tasks.base import (
-    STATEMENT,
     Params,
     PlanTask,
     Step,
     between,
+    facts,
     pddl,
     plan_block,
     recorded_intro,
@@ -27,7 +27,7 @@ from critiquebench.domains.planning.tasks.base import (
     step_of,
 )
 from critiquebench.domains.planning.tasks.states import StateReader
-from critiquebench.domains.planning.validator import VALID, check_plan, error_sentences, render
+from critiquebench.domains.planning.validator import check_plan, error_sentences, render
 
 if TYPE_CHECKING:
     from critiquebench.domains.planning.tasks.domain import TaskDomain
@@ -75,20 +75,17 @@ class Verification(PlanTask):
         return {"plans": plans, **recorded_intro(dom.base.cfg, str(record.get("query", "")))}
 
     def prompt(self, dom: TaskDomain, inst: Instance, params: Params) -> str:
-        cfg = dom.base.cfg
+        cfg, texts = dom.base.cfg, dom.base.texts
         text = cfg.intros.get(str(params.get("intro"))) or cfg.domain_intro
         shown = params["plans"]
         for n, (ident, lines) in enumerate(shown):
             task = dom.problem(ident).task if ident != inst.id else dom.base.task(inst)
             steps = [step_of(s) for s in lines]
-            text += (
-                f"{STATEMENT}As initial conditions I have that, {cfg.state_facts(task.init).strip()}."
-                f"\nMy goal is to have that {cfg.state_facts(task.goal)}. \nMy plan is as follows:\n\n[PLAN]"
-                + plan_block(cfg, steps)
-                + "\n[VERIFICATION]"
-            )
+            fields = dict(facts(cfg, task), plan=plan_block(cfg, steps, texts))
             if n < len(shown) - 1:
-                text += "\n" + message(dom, task, steps)
+                text += texts.render("task.t3.example", **fields, verdict=message(dom, task, steps))
+            else:
+                text += texts.render("task.t3.query", **fields)
         return text
 
     def evaluate(self, dom: TaskDomain, inst: Instance, params: Params, text: str) -> Verdict:
@@ -104,7 +101,8 @@ class Verification(PlanTask):
             if kind and truth["kind"] == "unmet_precondition":
                 expl = expl and said.get("action") == truth.get("action")
         answer = {"said": said, "truth": truth, "binary": binary, "type": kind, "explanation": expl}
-        errors = () if binary else (f"The plan is {'valid' if truth['valid'] else 'invalid'}.",)
+        wrong = dom.base.texts.render("task.t3.wrong-verdict", truth="valid" if truth["valid"] else "invalid")
+        errors = () if binary else (wrong,)
         return Verdict("valid" if binary else "invalid", errors, answer)
 
 
@@ -112,7 +110,7 @@ def message(dom: TaskDomain, task: Any, steps: list[Step]) -> str:
     """The verdict PlanBench shows after an example: "The above plan is valid.\\n" or VAL's first failure."""
     check = check_plan(task, steps)
     if check.valid:
-        return VALID + "\n"
+        return dom.base.texts.text("feedback.valid") + "\n"
     return render(error_sentences(dom.base.cfg, task, check, dom.base.texts), "first", False, dom.base.texts)
 
 
