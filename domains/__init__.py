@@ -44,6 +44,7 @@ __all__ = [
     "LLMVerdict",
     "Verdict",
     "available_domains",
+    "call_options",
     "get_domain",
     "load_instances",
 ]
@@ -54,7 +55,37 @@ def get_domain(name: str, **options: Any) -> Domain:
 
     Options go to the domain's factory, e.g. `prompt_style="pddl"` for planning domains, `prompts=[...]` (prompt
     set names or files over the built-in sets); None values are dropped so callers can pass optional CLI flags
-    straight through."""
+    straight through. `stop` (a list of stop sequences, e.g. the self-verification study's "[ANSWER END]") is
+    no factory's: every LLM call made for the domain carries it (`call_options`)."""
+    stop = options.pop("stop", None)
+    domain = _build(name, **options)
+    if stop is not None:
+        try:
+            domain.call_options = {"stop": stop_sequences(stop)}  # type: ignore[attr-defined]
+        except AttributeError as exc:  # a frozen or slotted plug-in domain
+            raise ValueError(f"domain {name!r} cannot carry a stop sequence: {exc}") from None
+    return domain
+
+
+MAX_STOP_SEQUENCES = 4  # what the OpenAI API accepts
+
+
+def stop_sequences(value: Any) -> tuple[str, ...]:
+    """`stop` as given in a study's domain options: a string or a list of up to 4 non-empty strings."""
+    seqs = [value] if isinstance(value, str) else value
+    if not isinstance(seqs, list | tuple) or not all(isinstance(s, str) and s for s in seqs):
+        raise ValueError(f'stop must be a list of non-empty strings, e.g. ["[ANSWER END]"], not {value!r}')
+    if len(seqs) > MAX_STOP_SEQUENCES:
+        raise ValueError(f"stop takes at most {MAX_STOP_SEQUENCES} sequences, not {len(seqs)}")
+    return tuple(seqs)
+
+
+def call_options(domain: Any) -> dict[str, Any]:
+    """The options every LLM call for `domain` carries (its stop sequences), {} for none."""
+    return dict(getattr(domain, "call_options", None) or {})
+
+
+def _build(name: str, **options: Any) -> Domain:
     options = {key: value for key, value in options.items() if value is not None}
     if "prompts" in options and not isinstance(options["prompts"], Prompts):  # set names or files (a study's)
         options["prompts"] = Prompts.of(options["prompts"])

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Protocol, TypedDict
 
+from critiquebench.domains import call_options
 from critiquebench.domains.base import Domain, Instance
 from langgraph.channels.delta import DeltaChannel
 
@@ -87,8 +88,9 @@ class Meter:
     A run's nodes execute one at a time, so one meter per run attributes usage to the node that spent it.
     """
 
-    def __init__(self, llm: ChatLLM) -> None:
+    def __init__(self, llm: ChatLLM, options: Mapping[str, Any] | None = None) -> None:
         self.llm = llm
+        self.options = dict(options or {})  # every call's (the domain's `call_options`: its stop sequences)
         self._lock = threading.Lock()
         self._usage = dict.fromkeys(USAGE_KEYS, 0)
         self._keys: list[str] = []
@@ -98,7 +100,7 @@ class Meter:
     ) -> Reply:
         """`options` (e.g. a scheme's `max_tokens`) go to the client as they are; none are sent when none are given,
         so simple clients need only the protocol's arguments."""
-        done = self.llm.complete(messages, sample=sample, temperature=temperature, **options)
+        done = self.llm.complete(messages, sample=sample, temperature=temperature, **{**self.options, **options})
         with self._lock:
             self._usage["prompt_tokens"] += done.prompt_tokens
             self._usage["completion_tokens"] += done.completion_tokens
@@ -142,7 +144,8 @@ class RunContext:
     def create(
         cls, domain: Domain, instance: Instance, llm: ChatLLM, thread_id: str = "", prior: Sequence[Mapping] = ()
     ) -> RunContext:
-        return cls(domain, instance, llm if isinstance(llm, Meter) else Meter(llm), thread_id, tuple(prior))
+        meter = llm if isinstance(llm, Meter) else Meter(llm, call_options(domain))
+        return cls(domain, instance, meter, thread_id, tuple(prior))
 
 
 def add_usage(attempt: Mapping[str, Any], usage: Mapping[str, int]) -> dict[str, int]:

@@ -7,7 +7,8 @@
 
 `reply` is a string, a list of (substring of the last user message, reply) rules tried in order, or a callable
 `reply(messages, params) -> str` that gets the full message list and the request's other fields (temperature,
-max_completion_tokens, stop, ...). All attributes documented on `ScriptedServer` may be changed while it runs.
+max_completion_tokens, stop, ...); a reply is cut before the request's first stop sequence, as OpenAI's
+servers cut it. All attributes documented on `ScriptedServer` may be changed while it runs.
 
 Faults (queued with `queue_fault(kind)`, or drawn at random with `fault_rate` from `faults`):
 "400" (a bad request: not worth retrying), "429" (with a Retry-After header of `retry_after` seconds),
@@ -146,6 +147,9 @@ class ScriptedServer:
                 (m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), ""
             )
             text = next((answer for needle, answer in reply if needle in str(last_user)), self.default)
+        stop = params.get("stop")
+        for seq in [stop] if isinstance(stop, str) else stop or ():  # as OpenAI does: cut before the first one
+            text = str(text).split(seq)[0] if seq else text
         with self._lock:
             self.answered += 1
             self.calls.append((messages, params))

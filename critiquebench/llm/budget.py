@@ -1,11 +1,11 @@
 """Token budgets: no new LLM call once the tokens spent (plus those the calls in flight may spend) reach a limit.
 
 Before a call that will reach the endpoint (cache hits are free), the client reserves the call's worst case:
-its prompt at 4 characters a token plus `max_tokens`. A call starts only while the tokens spent plus those
-reserved by calls in flight are below the limit (checked and taken in one step); when only the reservations
-stand in the way it waits for calls in flight to end, and it is refused only once the tokens actually spent
-reach the limit. After the call its reservation gives way to the tokens the endpoint reported. So concurrent
-calls never overshoot the limit by more than the calls in flight when it was reached.
+its prompt at 4 characters a token plus `max_tokens` (`UNCAPPED_REPLY_TOKENS` without a cap). A call starts
+only while the tokens spent plus those reserved by calls in flight are below the limit (checked and taken in
+one step); when only the reservations stand in the way it waits for calls in flight to end, and it is refused
+only once the tokens actually spent reach the limit. After the call its reservation gives way to the tokens the
+endpoint reported. So concurrent calls never overshoot the limit by more than the calls in flight when it was reached.
 
 - `TokenBudget`: in memory, for one client (`LLMSettings.budget_tokens`).
 - `StudyBudget`: a study's budget in the store's `budgets` table (study, limit_tokens, spent_tokens,
@@ -23,6 +23,10 @@ from typing import Protocol
 from critiquebench.store import budgets
 from critiquebench.store.db import connect
 
+# The reply length assumed for a call without a length cap, where nothing but the model's context window bounds
+# it: what the budget reserves (then settled at what the call spent) and what a dry run counts. Ours: the cap the
+# paper studies had before they sent none, as their code did; a longer reply is simply counted when it comes.
+UNCAPPED_REPLY_TOKENS = 1024
 _POLL_S = 0.05  # how often a waiting call looks again (other processes sharing the store do not notify)
 
 

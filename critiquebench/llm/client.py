@@ -4,8 +4,9 @@ call cache in front of it.
 - `LLMSettings`: frozen configuration of one endpoint + sampling parameters.
 - `Completion`: one answered call.
 - `LLMClient(settings, cache).complete(messages, sample=0, temperature=None) -> Completion` is thread-safe
-  (`temperature` overrides the settings' for one call, e.g. a sampling scheme's own; so does `max_tokens`,
-  where None means no cap: the endpoint's own limit); it returns cached
+  (`temperature` overrides the settings' for one call, e.g. a sampling scheme's own; so do `max_tokens`,
+  where None means no cap: the endpoint's own limit, and `stop`, e.g. a domain's stop sequence as its study's
+  code sent it); it returns cached
   answers without contacting the endpoint, and raises `LLMCallError` when a call still fails after retries
   (the failure is recorded in the cache's log first), `BudgetExceeded` once the budget cap is reached, and
   `ReplayMiss` in replay mode when a call is not in the cache.
@@ -34,7 +35,7 @@ from urllib.parse import urlsplit
 import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
-from critiquebench.llm.budget import Budget, TokenBudget
+from critiquebench.llm.budget import UNCAPPED_REPLY_TOKENS, Budget, TokenBudget
 from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMCallError, LLMError, ReplayMiss
 from critiquebench.llm.urls import (
     API_KEY_ENV,
@@ -76,7 +77,7 @@ class LLMSettings:
     model: str = "smollm2-135m-instruct"
     base_url: str | None = None  # None: $OPENAI_BASE_URL, else serve the embedded default model
     temperature: float = 0.0
-    max_tokens: int = 512
+    max_tokens: int | None = 512  # None: no cap, the request carries no length field (the endpoint's own limit)
     stop: tuple[str, ...] = ()
     timeout: float = 120.0
     concurrency: int = 4
@@ -156,14 +157,18 @@ class LLMClient:
         self._random = random.Random()
         self._usage = {"calls": 0, "hits": 0, "failed": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
-    def params_at(self, temperature: float | None, max_tokens: int | None | str = SETTINGS_CAP) -> dict[str, Any]:
+    def params_at(
+        self, temperature: float | None, max_tokens: int | None | str = SETTINGS_CAP, stop: Sequence[str] | None = None
+    ) -> dict[str, Any]:
         """The sampling parameters of a call at `temperature` (None: the settings' own) with `max_tokens`
-        (`SETTINGS_CAP`: the settings' own; None: no cap)."""
+        (`SETTINGS_CAP`: the settings' own; None: no cap) and `stop` sequences (None: the settings' own)."""
         changes: dict[str, Any] = {}
         if temperature is not None and float(temperature) != self._params["temperature"]:
             changes["temperature"] = float(temperature)
         if max_tokens != SETTINGS_CAP and max_tokens != self._params["max_tokens"]:
             changes["max_tokens"] = None if max_tokens is None else int(max_tokens)
+        if stop is not None and [str(s) for s in stop] != self._params["stop"]:
+            changes["stop"] = [str(s) for s in stop]
         return {**self._params, **changes} if changes else self._params
 
     def key(
@@ -172,8 +177,9 @@ class LLMClient:
         sample: int = 0,
         temperature: float | None = None,
         max_tokens: int | None | str = SETTINGS_CAP,
+        stop: Sequence[str] | None = None,
     ) -> str:
-        params = self.params_at(temperature, max_tokens)
+        params = self.params_at(temperature, max_tokens, stop)
         return cache_key(self.settings.model, self.endpoint, messages, params, sample)
 
     def usage(self) -> dict[str, Any]:
@@ -192,15 +198,17 @@ class LLMClient:
         sample: int = 0,
         temperature: float | None = None,
         max_tokens: int | None | str = SETTINGS_CAP,
+        stop: Sequence[str] | None = None,
     ) -> Completion:
         """Sample `sample` of `messages` at `temperature` (None: the settings' temperature), at most
-        `max_tokens` long (`SETTINGS_CAP`: the settings' cap; None: no cap); the same messages, parameters and
-        sample are the same cached draw, whichever scheme asks."""
+        `max_tokens` long (`SETTINGS_CAP`: the settings' cap; None: no cap), ending at any of `stop` (None: the
+        settings' stop sequences); the same messages, parameters and sample are the same cached draw, whichever
+        scheme asks."""
         msgs = normalise_messages(messages)
         bad = [m["role"] for m in msgs if m["role"] not in ROLES]
         if bad or not msgs:
             raise ValueError(f"messages need roles among {ROLES} and at least one message (got {bad or 'none'})")
-        params = self.params_at(temperature, max_tokens)
+        params = self.params_at(temperature, max_tokens, stop)
         key = cache_key(self.settings.model, self.endpoint, msgs, params, sample)
         with self._flight(key) as flight:  # two threads asking for the same call make one request
             if flight.error is not None:  # it failed for the thread that made it: one failure for all waiters
@@ -355,7 +363,8 @@ class LLMClient:
         """Reserve the call's worst case (prompt at 4 characters a token + max_tokens) in the budget."""
         if self.budget is None:
             return 0
-        need = sum(len(m["content"]) for m in messages) // 4 + self.settings.max_tokens
+        cap = self.settings.max_tokens
+        need = sum(len(m["content"]) for m in messages) // 4 + (UNCAPPED_REPLY_TOKENS if cap is None else cap)
         if not self.budget.reserve(need):
             limit, spent = self.budget.state()
             raise BudgetExceeded(
@@ -435,6 +444,8 @@ def _overrides(params: Mapping[str, Any], default: Mapping[str, Any], is_openai:
         out["max_tokens"] = openai.NOT_GIVEN if cap is None else cap
         if not is_openai:  # see `chat_model`: these servers read `max_tokens` from the body
             out["extra_body"] = {} if cap is None else {"max_tokens": cap}
+    if params["stop"] != default["stop"]:
+        out["stop"] = list(params["stop"])
     return out
 
 
@@ -463,7 +474,8 @@ def chat_model(settings: LLMSettings, base_url: str) -> Any:
             f"{redact_url(base_url)}: the URL's credentials are sent as HTTP Basic auth in place of ${API_KEY_ENV} "
             "(a request has one Authorization header); take them out of the URL to send the key"
         )
-    extra_body = None if is_openai else {"max_tokens": settings.max_tokens}
+    # No cap sends no length field at all (not a null, which some servers refuse).
+    extra_body = None if is_openai or settings.max_tokens is None else {"max_tokens": settings.max_tokens}
     return ChatOpenAI(
         model=settings.model,
         base_url=base_url,

@@ -11,13 +11,14 @@ TOML keys (all optional except domains and, for a loop study, schemes; see studi
     instances = "901-905"  |  [instances] game24 = "901-905", coloring = "1-5"
     dataset = "../../shared/datasets"           # relative paths are relative to the TOML file
     figure = "main_figure2.png"                 # `run` also writes Figure 2 here (not part of the study)
-    model, base_url, temperature, max_tokens, concurrency, timeout
+    model, base_url, temperature, max_tokens, concurrency, timeout   # max_tokens = "none": no cap
     trials, budget_tokens                       # loop studies
     kinds, per_kind, from_study, cot, seed      # verification-only studies
     [kinds] coloring = ["correct", "llm"],  [from_study] coloring = "loops"   # the same, per domain
     llm_instances = "1-100" | [llm_instances] game24 = "1-100",  llm_per_instance = 1   # (with from_study)
     [candidate_files] game24 = "self_verification/game24_verification"   # the study's own candidates
     [domain_options.blocksworld] prompt_style = "pddl"
+    [domain_options.game24] stop = ["[ANSWER END]"]   # every LLM call for the domain carries these stop sequences
     prompts = ["self_verification.toml"]       # prompt files over the built-in sets (domains/prompts/), for every
                                                 # domain (or per domain: [domain_options.game24] prompts = [...])
 A study records the label (name@version, and a file's digest) of every prompt set it used as `prompt_sets`.
@@ -44,7 +45,8 @@ LOOP, VERIFY = "loop", "verify"
 RANGES: dict[str, tuple[int, int]] = {"trials": (1, 1000), "concurrency": (1, 1024), "max_tokens": (1, 1_000_000),
                                       "budget_tokens": (1, 10**12), "per_kind": (1, 1000),
                                       "llm_per_instance": (0, 10_000)}  # fmt: skip
-MAX_TIMEOUT_S = 3600.0  # seconds per LLM call
+MAX_TIMEOUT_S = 3600.0
+NO_CAP = "none"  # max_tokens = "none": no length cap (TOML has no null)  # seconds per LLM call
 # The settings only one kind of study has; a study stores (and compares) the shared ones and its own.
 # Settings added later are stored only when set, so the definitions of older studies stay as they were.
 _STORED_WHEN_SET = {"llm_instances": {}, "llm_per_instance": 0, "prompt_sets": {}, "candidate_files": {}}
@@ -86,7 +88,7 @@ class StudyConfig:
     model: str = DEFAULT_MODEL
     base_url: str | None = None  # None: the embedded model
     temperature: float = 0.0
-    max_tokens: int = 512
+    max_tokens: int | None = 512  # None ("none" in a file): no cap, as the self-verification study's code
     trials: int = 1  # loop
     concurrency: int = 4
     timeout: float = 120.0
@@ -278,7 +280,7 @@ _TOML_TYPES: dict[str, tuple[Any, str]] = {
     "figure": (lambda v: isinstance(v, str), "a path string"),
     "temperature": (_is_number, "a number"),
     "timeout": (_is_number, "a number of seconds"),
-    "max_tokens": (_is_int, "an integer"),
+    "max_tokens": (lambda v: _is_int(v) or v == NO_CAP, f'an integer, or "{NO_CAP}" for no cap'),
     "trials": (_is_int, "an integer"),
     "concurrency": (_is_int, "an integer"),
     "budget_tokens": (_is_int, "an integer"),
@@ -385,6 +387,8 @@ def build_config(
     given = {k: v for k, v in flags.items() if v is not None}
     merged: dict[str, Any] = {**(defaults or {}), **file_values, **given}
     merged.pop("name", None)
+    if merged.get("max_tokens") == NO_CAP:  # stored as null: requests carry no length field
+        merged["max_tokens"] = None
     if merged.pop("kind", kind) != kind:
         other = VERIFY if kind == LOOP else LOOP
         raise ConfigError(f"this is a {other} study's definition: use `critiquebench {_COMMAND[other]}`")
@@ -439,7 +443,7 @@ def validate(config: StudyConfig) -> None:
         raise ConfigError("a scheme spec is listed twice")
     for key, (low, high) in RANGES.items():
         value = getattr(config, key)
-        if value is None and key == "budget_tokens":
+        if value is None and key in ("budget_tokens", "max_tokens"):
             continue
         if not _is_int(value) or value < low:
             raise ConfigError(f"{key} must be an integer >= {low}, got {value!r}")

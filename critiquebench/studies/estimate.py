@@ -16,7 +16,8 @@ enumerated (each repeats trial 0's calls), so an estimate of a huge study takes 
 
 Tokens: prompts are measured (4 characters a token, as the client estimates when an endpoint reports no
 usage); a later round's prompt adds one answer and its feedback per earlier round; every reply is counted at
-`max_tokens`, so token and cost figures are upper bounds for the calls they count.
+`max_tokens` (`UNCAPPED_REPLY_TOKENS` without a cap), so token and cost figures are upper bounds for the calls
+they count.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from typing import Any
 
 import sqlite_utils
 
+from critiquebench.domains import call_options
 from critiquebench.domains.contract import Domain, Instance, Judged
 from critiquebench.graphs import Calls, parse_spec
+from critiquebench.llm.budget import UNCAPPED_REPLY_TOKENS
 from critiquebench.store.cache import cache_key, has_call, normalise_messages
 from critiquebench.store.db import Store, opened, store_exists
 from critiquebench.store.reads import study_runs
@@ -91,13 +94,16 @@ class _Tally:
         self.cached = 0
         self.max_calls = self.expected = self.max_in = self.expected_in = 0.0
         self.max_out = self.expected_out = 0.0
-        self.max_tokens = int(params.get("max_tokens") or 0)
+        self.uncapped = params.get("max_tokens") is None
+        self.max_tokens = UNCAPPED_REPLY_TOKENS if self.uncapped else int(params["max_tokens"])
 
     def known_call(self, messages: Sequence[Mapping[str, str]], sample: int, temperature: float | None,
-                   probability: float) -> None:  # fmt: skip
+                   probability: float, stop: Sequence[str] | None = None) -> None:  # fmt: skip
         params = dict(self.params)
         if temperature is not None:
             params["temperature"] = float(temperature)
+        if stop is not None:  # the domain's stop sequences, keyed as the client keys them
+            params["stop"] = [str(s) for s in stop]
         key = cache_key(self.model, self.endpoint, normalise_messages(messages), params, sample)
         if key in self.known:
             self.known[key] = (max(self.known[key][0], probability), self.known[key][1])
@@ -124,6 +130,9 @@ class _Tally:
         for probability, prompt in self.known.values():
             if probability > 0:
                 self.unknown_calls(1, probability, prompt, probability * prompt)
+        if self.uncapped:
+            notes = (*notes, f"no max_tokens (as the study's code): each reply counted at {UNCAPPED_REPLY_TOKENS} "
+                     "tokens, an assumption; nothing but the model's context window bounds a reply")
         return Estimate(runs, done, self.max_calls, self.expected, self.cached, self.max_in, self.max_out,
                         self.expected_in, self.expected_out, unit, tuple(notes))  # fmt: skip
 
@@ -180,14 +189,15 @@ def _run_calls(tally: _Tally, domain: Any, instance: Any, params: Mapping[str, A
     first = domain.prompt(instance, params.get("style"))
     base = tokens(first)
     go = 1.0 - stop_rate
+    stop = call_options(domain).get("stop")
     if calls.samples:  # every round re-asks the first prompt: each is a known call
         for sample in range(calls.rounds):
-            tally.known_call(first, sample, params.get("temperature"), go**sample if calls.stops else 1.0)
+            tally.known_call(first, sample, params.get("temperature"), go**sample if calls.stops else 1.0, stop)
         return
     reach = calls.reach(stop_rate)
     known = 1 if calls.shared_first else 0
     if known:
-        tally.known_call(first, 0, None, 1.0)
+        tally.known_call(first, 0, None, 1.0, stop)
     step = tally.max_tokens + FEEDBACK_TOKENS  # each earlier round adds an answer and its feedback
     # generation calls after the known one; a later round's prompt holds the rounds before it
     later_max = calls.repeats * calls.rounds - known
@@ -213,15 +223,16 @@ def _history_tokens(rounds: int, go: float, base: int, step: int) -> float:
     return base * total + step * weighted
 
 
-def estimate_calls(calls: Iterable[list[dict[str, str]]], model: str, endpoint: str, params: Mapping[str, Any],
-                   store: Path, runs: int, done: int, unknown: Iterable[list[dict[str, str]]] = (),
-                   notes: Sequence[str] = ()) -> Estimate:  # fmt: skip
-    """The estimate of a fixed list of single calls (a verification-only study's judged answers); `unknown`
-    are calls whose answer text is not known yet (measured without it), each one new."""
+def estimate_calls(calls: Iterable[tuple[list[dict[str, str]], Mapping[str, Any]]], model: str, endpoint: str,
+                   params: Mapping[str, Any], store: Path, runs: int, done: int,
+                   unknown: Iterable[list[dict[str, str]]] = (), notes: Sequence[str] = ()) -> Estimate:  # fmt: skip
+    """The estimate of a fixed list of single calls, each (messages, the domain's `call_options`) (a
+    verification-only study's judged answers); `unknown` are calls whose answer text is not known yet (measured
+    without it), each one new."""
     with _reader(store) as db:
         tally = _Tally(db, model, endpoint, params)
-        for messages in calls:
-            tally.known_call(messages, 0, None, 1.0)
+        for messages, options in calls:
+            tally.known_call(messages, 0, None, 1.0, options.get("stop"))
         for messages in unknown:
             size = tokens(messages)
             tally.unknown_calls(1, 1.0, size, size)

@@ -24,6 +24,7 @@ from typing import Any
 
 import sqlite_utils
 
+from critiquebench.domains import call_options
 from critiquebench.domains.base import (
     Domain,
     Instance,
@@ -200,7 +201,8 @@ def estimate_verify(db: sqlite_utils.Database, config: StudyConfig, store: Path)
     done = judged_keys(db, config.name) if "verify_results" in table_names(db) else set()
     items = make_items(config, db, pending_ok=True)
     todo = [i for i in items if (i.domain.name, i.instance.id, i.kind, i.idx) not in done]
-    known = (verification_messages(i.domain, i.instance, i.text, i.variant) for i in todo if not _pending(i))
+    known = ((verification_messages(i.domain, i.instance, i.text, i.variant), call_options(i.domain))
+             for i in todo if not _pending(i))  # fmt: skip
     unknown = (verification_messages(i.domain, i.instance, i.text, i.variant) for i in todo if _pending(i))
     return estimate_calls(known, config.model, settings.endpoint(), settings.sampling_params(), store,
                           len(items), len(items) - len(todo), unknown, answer_counts(items))  # fmt: skip
@@ -254,7 +256,8 @@ def judge(item: Item, llm: Any) -> dict[str, Any]:
         "sound_status": sound.status,
         "sound_valid": int(sound.valid),
     }
-    done = llm.complete(verification_messages(item.domain, item.instance, item.text, item.variant))
+    messages = verification_messages(item.domain, item.instance, item.text, item.variant)
+    done = llm.complete(messages, **call_options(item.domain))  # the domain's stop sequences, if it has any
     judgement = read_judgement(item.domain, item.instance, item.text, done.text, item.variant)
     said = judgement.verdict
     right = judgement.evaluation_correct
