@@ -31,6 +31,7 @@ def verified_loop(
     history: str = "full",
     wrap: Callable[[Instance, str], str] | None = None,
     temperature: float | None = None,
+    vote: str = "answer",
 ) -> StateGraph:
     graph = StateGraph(RunState, context_schema=RunContext)
     graph.add_node("generator", make_generator(mode=mode, style=style, history_policy=history, wrap=wrap,
@@ -40,7 +41,7 @@ def verified_loop(
     graph.add_edge("generator", "verifier")
     targets: dict[str, str] = {END: END} if rounds == 1 else {"generator": "generator", END: END}
     if policy == "collect":
-        graph.add_node("vote", make_consistency_vote())
+        graph.add_node("vote", make_consistency_vote(vote))
         graph.add_edge("vote", END)
         targets = {"generator": "generator", "vote": "vote"}
     graph.add_conditional_edges("verifier", route, targets)

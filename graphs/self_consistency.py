@@ -1,7 +1,8 @@
-"""self-consistency: k samples of the same prompt; the most common canonical answer is output (ties:
-earliest).
+"""self-consistency: k samples of the same prompt; the most common answer is output (ties: earliest).
 
-The sound verdict of every sample is recorded (never used to choose) so reports can score any round.
+`vote=answer` (default, ours) counts canonical parsed answers; `vote=text` counts reply texts as the
+self-verification study's code did (`nodes.voting.VOTE_ON`). The sound verdict of every sample is recorded
+(never used to choose) so reports can score any round.
 """
 
 from __future__ import annotations
@@ -10,14 +11,19 @@ from typing import Any
 
 from critiquebench.graphs.cost import Calls
 from critiquebench.graphs.loops import verified_loop
-from critiquebench.graphs.params import samples, style, temperature
+from critiquebench.graphs.params import Param, samples, style, temperature
+from critiquebench.nodes.voting import VOTE_ON
 from langgraph.graph import StateGraph
 
-PARAMS = (samples(15), style(), temperature())
+PARAMS = (
+    samples(15), style(), temperature(),
+    Param("vote", str, "answer", "what is counted: answer (the canonical parsed answer) or text (the reply "
+          "text, cut at the domain's stop and stripped, as the self-verification study's code)", choices=VOTE_ON),
+)  # fmt: skip
 
 
-def build(*, k: int, style: str | None, temperature: float | None) -> StateGraph:
-    return verified_loop(rounds=k, mode="sample", policy="collect", style=style, temperature=temperature)
+def build(*, k: int, style: str | None, temperature: float | None, vote: str) -> StateGraph:
+    return verified_loop(rounds=k, mode="sample", policy="collect", style=style, temperature=temperature, vote=vote)
 
 
 def calls(params: dict[str, Any]) -> Calls:
