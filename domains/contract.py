@@ -175,7 +175,7 @@ class SelfCritiqued(Protocol):
     def revise(self, instance: Instance, answer: str, critique: str) -> str:
         ...
 
-    def read_critique(self, reply: str) -> LLMVerdict:
+    def read_critique(self, reply: str, instructions: str = "three-step") -> LLMVerdict:
         ...
 
 

@@ -63,8 +63,9 @@ PARAMS = (
         "instructions",
         str,
         "three-step",
-        "the critic's instructions: three-step (A.1-A.3), verify-each (A.4) or chain-of-thought (A.5); the last "
-        "two are Table 4's ablations, without domain definition or exemplars",
+        "the critic's instructions: three-step (A.1-A.3), verify-each (A.4), chain-of-thought (A.5), or Table 6's "
+        "self-verification templates formatted / cot-formatted (paper 000's JSON prompts, 001:274); all but "
+        "three-step without exemplars, A.4/A.5 without domain definition",
         choices=INSTRUCTIONS,
     ),
     Param(
@@ -141,7 +142,7 @@ def build(
 ) -> StateGraph:
     if instructions != "three-step" and critique_shots:
         raise ValueError(
-            f"intrinsic: instructions={instructions} is a critic prompt without exemplars (001:244-245); "
+            f"intrinsic: instructions={instructions} is a critic prompt without exemplars (001:244-245, 274); "
             "use critique_shots=0"
         )
     per_run = steps + 1

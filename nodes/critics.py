@@ -90,7 +90,10 @@ def make_intrinsic_critic(
         prompt = domain.critic_messages(
             instance, answer, shots=shots, domain_definition=domain_definition, instructions=instructions
         )
-        return domain.read_critique(llm.complete(prompt, sample=sample).text)
+        reply = llm.complete(prompt, sample=sample).text
+        # only non-default instructions are passed on: a plug-in's read_critique(reply) keeps working
+        return domain.read_critique(reply, instructions=instructions) if instructions != "three-step" else (
+            domain.read_critique(reply))
 
     return critic
 

@@ -114,3 +114,19 @@ def test_prompt_scheme_shows_64_distinct_training_examples_none_a_test_instance(
     failed = CliRunner().invoke(app, [*args, "--scheme", "intrinsic:shots=65"])
     assert failed.exit_code != 0 and "65 planning examples asked for" in failed.stderr
     assert len(failed.stderr.strip().splitlines()) == 1
+
+
+def test_standard_is_the_papers_16_shot_no_critique_baseline_on_its_sets() -> None:
+    """The No-Critique baseline is step 0 with "a 16-shot planning prompt" (001:145; 16 chosen, 001:151; Table 5,
+    001:216): `standard` on the paper's generated sets sends B.1 with 16 training examples unless the study says
+    otherwise (`domain_options.NAME.shots`); PlanBench's domains in PDDL keep our 3."""
+    from typer.testing import CliRunner
+
+    from critiquebench.cli import app
+
+    for name in ("blocksworld_3_7", "logistics_star"):
+        result = CliRunner().invoke(app, ["prompt", "--domain", name, "--instance", "gen:1:1"])
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout.count("Example of a problem and its solution (plan):") == 16, name  # 001:249
+    three = CliRunner().invoke(app, ["prompt", "--domain", "blocksworld", "--instance", "2", "--style", "pddl"])
+    assert three.stdout.count("Example of a problem and its solution (plan):") == 3

@@ -15,6 +15,10 @@ from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.domains.prompts import DEFAULT, Prompts
 from critiquebench.domains.registry import BUILTIN
 
+# Planning examples in a pddl-style prompt when a study gives none (`domain_options.NAME.shots`). The intrinsic
+# self-critique paper's sets: 16, its No-Critique baseline (step 0, "a 16-shot planning prompt", 001:145; "chose it
+# to be 16 exemplars", 001:151; Table 5's "16 few-shot for the plan prediction", 001:216). Other domains: 3, ours.
+PAPER_SHOTS, OTHER_SHOTS = 16, 3
 # Views of the one domain table (`domains.registry`): the shipped planning domains, and the intrinsic
 # self-critique paper's generated sets with the shipped folder each uses.
 BUILTIN_PLANNING: tuple[str, ...] = tuple(n for n, d in BUILTIN.items() if d.folder and not d.generated)
@@ -36,7 +40,7 @@ def load_planning_domain(
     prompt_style: str | None = None,
     *,
     strict: bool = False,
-    shots: int = 3,
+    shots: int | None = None,
     intro: str | None = None,
     example_plans: dict[str, list[str]] | None = None,
     newline: bool = False,
@@ -51,8 +55,9 @@ def load_planning_domain(
 
     `prompt_style` is one of `PROMPT_STYLES` (None: nl when the folder has templates, else pddl); `strict`
     makes action-like lines that cannot be read invalidate a plan (PlanBench skips them); `shots` is the
-    number of examples in the pddl style; `intro`, `example_plans`, `reading`, `prompts`, `verifier` and `verdict`
-    as in `PlanningDomain`.
+    number of examples in the pddl style (None: `PAPER_SHOTS` for the intrinsic self-critique paper's generated
+    sets, whose No-Critique baseline is the 16-shot planner prompt, else `OTHER_SHOTS`); `intro`,
+    `example_plans`, `reading`, `prompts`, `verifier` and `verdict` as in `PlanningDomain`.
     """
     builtin = BUILTIN.get(str(name_or_folder))
     if builtin is not None and builtin.folder:
@@ -62,7 +67,7 @@ def load_planning_domain(
             DATA_DIR / builtin.folder,
             prompt_style or ("pddl" if builtin.generated else "nl"),
             strict,
-            shots,
+            (PAPER_SHOTS if builtin.generated else OTHER_SHOTS) if shots is None else shots,
             generator=name,
             optimal=builtin.generated,
             intro=intro,
@@ -87,7 +92,7 @@ def load_planning_domain(
         folder.resolve(),
         prompt_style,
         strict,
-        shots,
+        OTHER_SHOTS if shots is None else shots,
         intro=intro,
         example_plans=example_plans,
         newline=newline,

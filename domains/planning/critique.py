@@ -46,8 +46,11 @@ _VERDICT = re.compile(
 
 
 # The critic's instructions: A.1-A.3's three numbered steps, or Table 4's two last ablations (A.4, A.5), which
-# have no domain definition and no exemplars.
-INSTRUCTIONS = ("three-step", "verify-each", "chain-of-thought")
+# have no domain definition and no exemplars, or Table 6's self-verification templates of paper 000 (001:274):
+# "formatted" (000's format-based JSON prompt) and "cot-formatted" (its chain-of-thought JSON prompt), read by
+# their JSON's "valid" key, without exemplars.
+INSTRUCTIONS = ("three-step", "verify-each", "chain-of-thought", "formatted", "cot-formatted")
+FORMATTED = ("formatted", "cot-formatted")
 
 
 def critic_prompt(
@@ -61,13 +64,16 @@ def critic_prompt(
 ) -> str:
     """The critic prompt for a plan; `examples` are (problem, plan, verification trace) for the few-shot A.1;
     `domain_definition=False` drops the domain (A.3); `instructions` "verify-each" is A.4, "chain-of-thought"
-    A.5 (both without domain and exemplars)."""
+    A.5 (both without domain and exemplars), "formatted" / "cot-formatted" Table 6's templates (`FORMATTED`)."""
     texts = prompts[SET]
-    if instructions != "three-step":
-        if instructions not in INSTRUCTIONS:
-            raise ValueError(f"unknown critic instructions {instructions!r}; known: {', '.join(INSTRUCTIONS)}")
-        return texts.render(f"critic-{instructions}", problem=problem_pddl.strip(), plan=plan_text.strip())
+    if instructions not in INSTRUCTIONS:
+        raise ValueError(f"unknown critic instructions {instructions!r}; known: {', '.join(INSTRUCTIONS)}")
     block = texts.render("critic-domain", domain=strip_comments(domain_pddl)) if domain_definition else ""
+    if instructions in FORMATTED:  # Table 6's templates after PDDL prompts (the frame is ours: see the file)
+        return texts.render("critic-formatted-pddl", domain_block=block, problem=problem_pddl.strip(),
+                            plan=plan_text.strip(), instruction=texts.text(f"critic-{instructions}"))  # fmt: skip
+    if instructions != "three-step":
+        return texts.render(f"critic-{instructions}", problem=problem_pddl.strip(), plan=plan_text.strip())
     shots = "".join(
         texts.render("critic-example", problem=p.strip(), plan=pl.strip(), trace=t.strip()) for p, pl, t in examples
     )

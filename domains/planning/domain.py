@@ -26,7 +26,7 @@ from critiquebench.domains.contract import (
 from critiquebench.domains.planning import planbench_prompts
 from critiquebench.domains.planning import prompts as plan_prompts
 from critiquebench.domains.planning.candidates import CANDIDATE_KINDS, make_candidate
-from critiquebench.domains.planning.critique import critic_prompt, make_examples, parse_critic_verdict
+from critiquebench.domains.planning.critique import FORMATTED, critic_prompt, make_examples, parse_critic_verdict
 from critiquebench.domains.planning.generators import GENERATORS, generate_problems, training_problems
 from critiquebench.domains.planning.instances import (
     TEST_SET,
@@ -542,7 +542,11 @@ class PlanningDomain:
         instructions: str = "three-step",
     ) -> list[dict[str, str]]:
         """The intrinsic self-critique paper's critic prompt for the answer `text` (see `critique`): A.2, A.1 with
-        `shots` verified example plans, A.3 without the domain, A.4/A.5 by `instructions`."""
+        `shots` verified example plans, A.3 without the domain, A.4/A.5 by `instructions`; Table 6's templates
+        ("formatted", "cot-formatted": paper 000's JSON prompts, 001:274) in 000's frame after natural-language
+        prompts (with PlanBench's system message, as 000 sent them), in ours after PDDL ones."""
+        if instructions in FORMATTED and self.prompt_style not in PDDL_STYLES:
+            return self._verification(instance, text, instructions)
         plan = self.critic_plan(instance, text)
         solved = (
             [
@@ -564,9 +568,10 @@ class PlanningDomain:
         return [{"role": "user", "content": prompt}]
 
     # ---- SelfCritiqued: the intrinsic self-critique paper's critic (`domains.contract.SelfCritiqued`) ----
-    def read_critique(self, reply: str) -> LLMVerdict:
-        """The critic prompt's verdict phrases (the last one wins)."""
-        return parse_critic_verdict(reply)
+    def read_critique(self, reply: str, instructions: str = "three-step") -> LLMVerdict:
+        """The critic prompt's verdict phrases (the last one wins); Table 6's templates by their JSON's "valid"
+        key, as 000's verification prompts are read."""
+        return parse_json_plan_verdict(reply) if instructions in FORMATTED else parse_critic_verdict(reply)
 
     def parse_llm_verdict(self, text: str) -> LLMVerdict:
         """The loop verifier's verdict (`judge_reply` for "critique"): the critic prompt's phrases (PDDL

@@ -45,6 +45,9 @@ FORMS = {
     "cot": (SELF_VERIFICATION, "planning.verify.cot"),
     "swap": (SELF_VERIFICATION, "planning.verify.swap"),
     "val_form": (SELF_CRITIQUE, "planning.verify.val-form"),
+    # the intrinsic self-critique paper's Table 6 critic: 000's templates, kept in 001's prompt file (001:274)
+    "formatted": ("intrinsic_self_critique", "critic-formatted"),
+    "cot-formatted": ("intrinsic_self_critique", "critic-cot-formatted"),
 }
 # PDDL prompts have no chain-of-thought verification prompt in any source.
 NO_COT_VERIFICATION = (
