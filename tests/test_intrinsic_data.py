@@ -117,7 +117,7 @@ def test_prompt_scheme_shows_64_distinct_training_examples_none_a_test_instance(
 
 
 def test_standard_is_the_papers_16_shot_no_critique_baseline_on_its_sets() -> None:
-    """The No-Critique baseline is step 0 with "a 16-shot planning prompt" (001:145; 16 chosen, 001:151; Table 5,
+    """The No-Critique baseline is step 0 with "a 16-shot planning prompt" (001:145; 16 chosen, 001:149; Table 5,
     001:216): `standard` on the paper's generated sets sends B.1 with 16 training examples unless the study says
     otherwise (`domain_options.NAME.shots`); PlanBench's domains in PDDL keep our 3."""
     from typer.testing import CliRunner

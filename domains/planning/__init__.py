@@ -17,7 +17,7 @@ from critiquebench.domains.registry import BUILTIN
 
 # Planning examples in a pddl-style prompt when a study gives none (`domain_options.NAME.shots`). The intrinsic
 # self-critique paper's sets: 16, its No-Critique baseline (step 0, "a 16-shot planning prompt", 001:145; "chose it
-# to be 16 exemplars", 001:151; Table 5's "16 few-shot for the plan prediction", 001:216). Other domains: 3, ours.
+# to be 16 exemplars", 001:149; Table 5's "16 few-shot for the plan prediction", 001:216). Other domains: 3, ours.
 PAPER_SHOTS, OTHER_SHOTS = 16, 3
 # Views of the one domain table (`domains.registry`): the shipped planning domains, and the intrinsic
 # self-critique paper's generated sets with the shipped folder each uses.
