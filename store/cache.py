@@ -6,6 +6,8 @@ Tables
   never stored here, so a resumed run retries them.
 - `llm_events(ts, key, model, kind, error, prompt_tokens, completion_tokens)`: kind is 'call' (the endpoint
   answered), 'hit' (answered from this table) or 'failed' (all retries failed; `error` holds the text).
+- `texts(hash PK, text)`: a response or message content of at least 2,048 characters is stored there once and
+  `llm_calls` holds its reference (see `store.texts`): a feedback loop's prompts repeat every earlier answer.
 - `llm_inflight(key PK, owner, expires_at)`: calls being made right now, so another process asking the same
   call waits for its answer instead of paying for it (see `store.claims`).
 
@@ -33,6 +35,7 @@ import sqlite_utils
 from critiquebench.store.claims import CLAIM_SCHEMA, drop_lease, process_owner, take_lease
 from critiquebench.store.db import connect, ensure_tables, table_names
 from critiquebench.store.postgres import is_postgres
+from critiquebench.store.texts import TEXTS_SCHEMA, resolve_messages, resolve_rows, stored, stored_messages
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +118,7 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS llm_events (
         ts REAL NOT NULL, key TEXT NOT NULL, model TEXT NOT NULL, kind TEXT NOT NULL, error TEXT,
         prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0)""",
+    TEXTS_SCHEMA,
 )
 _CALL_COLUMNS = [f.name for f in fields(CallRecord)]
 _INSERT_CALL = "INSERT OR IGNORE INTO llm_calls ({}) VALUES ({})".format(
@@ -127,10 +131,11 @@ _INSERT_EVENT = (
 )
 
 
-def _call_values(record: CallRecord) -> list[Any]:
-    """The `llm_calls` row of a record, in `_CALL_COLUMNS` order."""
+def _call_values(db: Any, record: CallRecord) -> list[Any]:
+    """The `llm_calls` row of a record, in `_CALL_COLUMNS` order, its long texts stored first (`store.texts`)."""
     row = {f.name: getattr(record, f.name) for f in fields(CallRecord)}  # asdict would deep-copy messages
-    row["messages"] = json.dumps(record.messages, ensure_ascii=False)
+    row["response"] = stored(db, record.response)
+    row["messages"] = json.dumps(stored_messages(db, record.messages), ensure_ascii=False)
     row["params"] = json.dumps(record.params, sort_keys=True)
     row["tokens_estimated"] = int(record.tokens_estimated)
     row["created_at"] = record.created_at or time.time()
@@ -201,6 +206,9 @@ class CallCache:
             cursor = db.execute(sql, list(args))
             names = [d[0] for d in cursor.description]
             rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+            resolve_rows(db, rows, ["response"])
+            for row, raw in zip(rows, resolve_messages(db, [row["messages"] for row in rows]), strict=True):
+                row["messages"] = raw
         return [_record(row) for row in rows]
 
     def get(self, key: str) -> CallRecord | None:
@@ -213,9 +221,8 @@ class CallCache:
 
     def put(self, record: CallRecord) -> bool:
         """Store an answered call; returns False when the key was already there (the first answer is kept)."""
-        values = _call_values(record)
         with self._connection() as db:
-            return db.execute(_INSERT_CALL, values).rowcount > 0
+            return db.execute(_INSERT_CALL, _call_values(db, record)).rowcount > 0
 
     def answered(self, record: CallRecord, note: str | None = None) -> None:
         """Store a call this process just made, log its 'call' event, then drop its in-flight marker (so a
@@ -223,12 +230,12 @@ class CallCache:
 
         Three statements, each its own transaction: in one transaction SQLite's write lock would stay held while
         this thread waits for the GIL between them, and every other process writing the store (Ray's other
-        workers) would sleep in SQLite's busy handler meanwhile. `note` goes into the event's `error` column (what
+        workers) would sleep in SQLite's busy handler meanwhile (a long text's `texts` row goes in before the
+        call that refers to it, see `store.texts`). `note` goes into the event's `error` column (what
         was changed for the answer to be storable, see `storable_text`)."""
-        values = _call_values(record)
         event = [time.time(), record.key, record.model, "call", note, record.prompt_tokens, record.completion_tokens]
         with self._connection() as db:
-            db.execute(_INSERT_CALL, values)
+            db.execute(_INSERT_CALL, _call_values(db, record))
             db.execute(_INSERT_EVENT, event)
             drop_lease(db, "llm_inflight", record.key, process_owner())
 

@@ -3,8 +3,9 @@
 Either side is a SQLite file or a Postgres URL, so a study started on a laptop can finish on a cluster and be
 reported anywhere. Rows already in the destination are kept (primary keys decide; the call-event log, which
 has none, skips events already there). Checkpoints are copied through LangGraph's saver interface, oldest
-first, so each backend stores them in its own layout. Live run claims and in-flight call markers are not
-copied: they belong to processes of the source.
+first, so each backend stores them in its own layout. Long texts (`store.texts`) are copied once, with the
+`texts` table; an older store's inline long texts become references in the copy. Live run claims and in-flight
+call markers are not copied: they belong to processes of the source.
 """
 
 from __future__ import annotations
@@ -18,12 +19,17 @@ from typing import Any
 from critiquebench.store.checkpoints import open_saver
 from critiquebench.store.db import Locator, opened
 from critiquebench.store.postgres import is_postgres
+from critiquebench.store.results import ROUND_TEXTS, RUN_TEXTS
+from critiquebench.store.texts import kept, kept_messages
 from critiquebench.store.verify import SCHEMA as VERIFY_SCHEMA
 
 log = logging.getLogger(__name__)
 
 # Tables of our own, in an order that keeps every study's definition ahead of its runs.
-TABLES = ("studies", "runs", "attempts", "round_calls", "llm_calls", "llm_events", "verify_results")
+TABLES = ("texts", "studies", "runs", "attempts", "round_calls", "llm_calls", "llm_events", "verify_results")
+# The columns that may hold a long text, kept as references in the copy (message lists: `_MESSAGES`).
+_TEXTS = {"runs": RUN_TEXTS, "attempts": ROUND_TEXTS, "round_calls": ("sound_reason",), "llm_calls": ("response",)}
+_MESSAGES = {"llm_calls": "messages"}
 _NO_KEY = {"llm_events": ("ts", "key", "kind")}  # no primary key: these columns identify an event
 _BATCH = 500
 
@@ -66,10 +72,16 @@ def _copy_table(src: Any, dst: Any, table: str) -> int:
     else:
         sql = f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({marks})"
         extra = lambda row: []  # noqa: E731
+    texts = [columns.index(c) for c in _TEXTS.get(table, ()) if c in columns]
+    messages = columns.index(_MESSAGES[table]) if table in _MESSAGES else None
     added = 0
-    while rows := cursor.fetchmany(_BATCH):
+    while rows := cursor.fetchmany(_BATCH if table != "texts" else 16):  # a text may be megabytes
         for row in rows:
             values = list(row)
+            for i in texts:
+                values[i] = kept(dst, values[i])
+            if messages is not None:
+                values[messages] = kept_messages(dst, values[messages])
             added += max(0, dst.execute(sql, values + extra(dict(zip(columns, values, strict=True)))).rowcount)
     return added
 

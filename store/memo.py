@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from critiquebench.store.db import Store, ensure_tables
-from critiquebench.store.results import upsert_run
+from critiquebench.store.results import RUN_TEXTS, upsert_run
+from critiquebench.store.texts import resolve_rows
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS run_memo (key TEXT NOT NULL, thread_id TEXT NOT NULL, PRIMARY KEY (key, thread_id))",
@@ -35,6 +36,7 @@ def finished_with(db: Store, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
             chunk,
         ):
             found.setdefault(row.pop("key"), row)
+    resolve_rows(db, list(found.values()), RUN_TEXTS)
     return found
 
 

@@ -3,21 +3,35 @@
 Every query the app layer needs is a function here, so the SQL (in the dialect both backends share; see
 `store.postgres`) lives in `store/` only. Rows come back as dicts keyed by column name.
 
+Long texts are stored once (`store.texts`): every query gives them back whole (or cut, where it says so),
+whichever layout wrote the row.
+
 `study_rounds` is the one join of a study's runs with their rounds: each row holds the run's identity
 (`RUN_KEYS`) and the round's columns (`attempts`), filtered as asked.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from critiquebench.store.db import Store, table_names
+from critiquebench.store.results import ROUND_TEXTS, RUN_TEXTS
+from critiquebench.store.texts import reference, resolve_messages, resolve_rows, resolve_tuples
 
 # The run columns a round row carries beside the attempt's own (`thread_id` is the attempt's).
 RUN_KEYS = ("study", "domain", "scheme", "params", "instance_id", "trial", "status", "correct", "final_round")
 _CHUNK = 500  # values per IN (...) lookup (SQLite allows 999 parameters in older builds)
+
+
+def _resolved(db: Store, rows: Iterable[dict[str, Any]], columns: Iterable[str],
+              chars: int | None = None) -> Iterator[dict[str, Any]]:  # fmt: skip
+    """`rows` with their long texts (`store.texts`) in place, looked up a chunk of rows at a time."""
+    columns, it = tuple(columns), iter(rows)
+    while chunk := list(itertools.islice(it, _CHUNK)):
+        yield from resolve_rows(db, chunk, columns, chars)
 
 
 def study_names(db: Store) -> list[str]:
@@ -48,7 +62,8 @@ def study_runs(db: Store, study: str, *, done_only: bool = False, answers: bool 
         return []
     status = " AND status = 'done'" if done_only else ""
     columns = "*" if answers else _RUN_FACTS
-    return list(db.query(f"SELECT {columns} FROM runs WHERE study = ?{status} ORDER BY thread_id", [study]))
+    rows = list(db.query(f"SELECT {columns} FROM runs WHERE study = ?{status} ORDER BY thread_id", [study]))
+    return resolve_rows(db, rows, RUN_TEXTS)
 
 
 def study_rounds(
@@ -77,23 +92,23 @@ def study_rounds(
         where.append("r.domain = ?")
         args.append(domain)
     run = ", ".join(f"r.{k}" for k in RUN_KEYS)
-    yield from db.query(
+    yield from _resolved(db, db.query(
         f"SELECT {run}, a.* FROM attempts a JOIN runs r ON r.thread_id = a.thread_id "
         f"WHERE {' AND '.join(where)} ORDER BY r.thread_id, a.round",
         args,
-    )
+    ), ROUND_TEXTS)
 
 
 def final_judged_rounds(db: Store, study: str) -> Iterator[dict[str, Any]]:
     """Of each finished run of `study`: its last round an LLM verifier judged (and the sound one too)."""
     run = ", ".join(f"r.{k}" for k in RUN_KEYS)
-    yield from db.query(
+    yield from _resolved(db, db.query(
         f"SELECT {run}, a.* FROM runs r JOIN attempts a ON a.thread_id = r.thread_id "
         "WHERE r.study = ? AND r.status = 'done' AND a.llm_verdict IS NOT NULL AND a.sound_valid IS NOT NULL "
         "AND a.round = (SELECT MAX(b.round) FROM attempts b WHERE b.thread_id = r.thread_id "
         "AND b.llm_verdict IS NOT NULL) ORDER BY r.thread_id",
         [study],
-    )
+    ), ROUND_TEXTS)
 
 
 def run_flags(db: Store, study: str) -> dict[str, tuple[int, int, int, int]]:
@@ -118,47 +133,60 @@ def runs_with_ids(db: Store, study: str, chars: int | None = None) -> Iterator[d
     `chars`, `final_answer` and `error` hold only their first `chars` characters (a list of 10,000 runs
     need not read every long answer whole)."""
     if chars is None:
-        yield from db.query("SELECT rowid AS id, * FROM runs WHERE study = ? ORDER BY domain, scheme, instance_id, "
-                            "trial", [study])  # fmt: skip
+        yield from _resolved(db, db.query("SELECT rowid AS id, * FROM runs WHERE study = ? ORDER BY domain, scheme, "
+                                          "instance_id, trial", [study]), RUN_TEXTS)  # fmt: skip
         return
     n = int(chars)
-    yield from db.query(
+    yield from _resolved(db, db.query(
         "SELECT rowid AS id, thread_id, study, domain, scheme, params, instance_id, trial, status, final_round, "
         f"correct, rounds, prompt_tokens, completion_tokens, llm_calls, cache_hits, substr(final_answer, 1, {n}) "
         f"AS final_answer, substr(error, 1, {n}) AS error FROM runs WHERE study = ? "
         "ORDER BY domain, scheme, instance_id, trial",
         [study],
-    )
+    ), RUN_TEXTS, n)
 
 
 def round_texts(db: Store, study: str, chars: int) -> Iterator[tuple[Any, ...]]:
     """(run row id, error, answer, canonical, LLM critique, feedback) of every round of `study` (a run without
     rounds once, with None texts), each text cut to its first `chars` characters: what the viewer searches."""
     n = int(chars)
-    yield from db.execute(
+    cursor = db.execute(
         f"SELECT r.rowid, substr(r.error, 1, {n}), substr(a.answer, 1, {n}), substr(a.canonical, 1, {n}), "
         f"substr(a.llm_critique, 1, {n}), substr(a.feedback, 1, {n}) FROM runs r "
         "LEFT JOIN attempts a ON a.thread_id = r.thread_id WHERE r.study = ?",
         [study],
     )
+    while rows := cursor.fetchmany(_CHUNK):
+        yield from resolve_tuples(db, rows, range(1, 6), n)
 
 
 def run_by_id(db: Store, rowid: int) -> dict[str, Any] | None:
-    return next(iter(db.query("SELECT rowid AS id, * FROM runs WHERE rowid = ?", [rowid])), None)
+    rows = resolve_rows(db, list(db.query("SELECT rowid AS id, * FROM runs WHERE rowid = ?", [rowid])), RUN_TEXTS)
+    return rows[0] if rows else None
 
 
 def run_rounds(db: Store, thread_id: str) -> list[dict[str, Any]]:
     """A run's rounds in order."""
-    return list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [thread_id]))
+    return resolve_rows(db, list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [thread_id])),
+                        ROUND_TEXTS)
 
 
 def calls_answered_with(db: Store, responses: Iterable[str]) -> Iterator[tuple[str, str]]:
     """(response, messages JSON) of the cached calls whose response is one of `responses`."""
-    wanted = list(dict.fromkeys(responses))
+    # a long response is stored as its reference, or inline by a store written before `store.texts`
+    wanted = list(dict.fromkeys(v for text in responses for v in dict.fromkeys((reference(text), text))))
     for i in range(0, len(wanted), _CHUNK):
         chunk = wanted[i : i + _CHUNK]
         marks = ", ".join("?" * len(chunk))
-        yield from db.execute(f"SELECT response, messages FROM llm_calls WHERE response IN ({marks})", chunk)
+        yield from _calls(db, db.execute(f"SELECT response, messages FROM llm_calls WHERE response IN ({marks})",
+                                         chunk).fetchall(), 0, 1)  # fmt: skip
+
+
+def _calls(db: Store, rows: list[tuple[Any, ...]], response: int, messages: int) -> list[tuple[Any, ...]]:
+    """Cached calls' rows with the response (at index `response`) and the messages JSON (at `messages`) whole."""
+    rows = resolve_tuples(db, rows, [response])
+    raws = resolve_messages(db, [str(row[messages]) for row in rows])
+    return [(*row[:messages], raw, *row[messages + 1 :]) for row, raw in zip(rows, raws, strict=True)]
 
 
 def round_calls(db: Store, thread_id: str) -> list[tuple[int, str, str, str | None]]:
@@ -166,8 +194,9 @@ def round_calls(db: Store, thread_id: str) -> list[tuple[int, str, str, str | No
     store written before `round_calls` existed."""
     if "round_calls" not in table_names(db):
         return []
-    return db.execute("SELECT round, node, calls, sound_reason FROM round_calls WHERE thread_id = ? "
+    rows = db.execute("SELECT round, node, calls, sound_reason FROM round_calls WHERE thread_id = ? "
                       "ORDER BY round, rowid", [thread_id]).fetchall()  # fmt: skip
+    return resolve_tuples(db, rows, [3])
 
 
 def calls_by_key(db: Store, keys: Iterable[str]) -> Iterator[tuple[str, str, str]]:
@@ -176,7 +205,8 @@ def calls_by_key(db: Store, keys: Iterable[str]) -> Iterator[tuple[str, str, str
     for i in range(0, len(wanted), _CHUNK):
         chunk = wanted[i : i + _CHUNK]
         marks = ", ".join("?" * len(chunk))
-        yield from db.execute(f"SELECT key, messages, response FROM llm_calls WHERE key IN ({marks})", chunk)
+        rows = db.execute(f"SELECT key, messages, response FROM llm_calls WHERE key IN ({marks})", chunk).fetchall()
+        yield from _calls(db, rows, 2, 1)
 
 
 def unrecorded_answers(db: Store, study: str) -> list[str]:
@@ -186,4 +216,4 @@ def unrecorded_answers(db: Store, study: str) -> list[str]:
     sql = ("SELECT a.answer FROM attempts a JOIN runs r ON r.thread_id = a.thread_id WHERE r.study = ? "
            "AND a.answer IS NOT NULL AND NOT EXISTS (SELECT 1 FROM round_calls c WHERE c.thread_id = a.thread_id "
            "AND c.round = a.round AND c.node = 'generator')")  # fmt: skip
-    return [str(r[0]) for r in db.execute(sql, [study]).fetchall()]
+    return [str(r[0]) for r in resolve_tuples(db, db.execute(sql, [study]).fetchall(), [0])]

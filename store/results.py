@@ -16,6 +16,8 @@ Tables
   reason (its error sentences), so the viewer shows every call of a run (the critic's prompt too) and why an
   answer is invalid. Stores written before it have none; the viewer then finds the generator's prompt by its
   answer.
+- `texts(hash PK, text)`: every text of at least 2,048 characters, once; the text columns above (`RUN_TEXTS`,
+  `ROUND_TEXTS`, `sound_reason`) and the call cache hold its reference instead (see `store.texts`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 import sqlite_utils
 from critiquebench.store.claims import CLAIM_SCHEMA
 from critiquebench.store.db import ensure_tables, table_names
+from critiquebench.store.texts import TEXTS_SCHEMA, resolve_rows, stored
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS studies (name TEXT PRIMARY KEY, config TEXT NOT NULL, created_at REAL NOT NULL)",
@@ -49,7 +52,11 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS round_calls (
             thread_id TEXT NOT NULL, round INTEGER NOT NULL, node TEXT NOT NULL, calls TEXT NOT NULL,
             sound_reason TEXT, PRIMARY KEY (thread_id, round, node))""",
+    TEXTS_SCHEMA,
 )
+# The columns that may hold a long text (stored once in `texts`, a reference in the row; see `store.texts`).
+RUN_TEXTS = ("final_answer", "error")
+ROUND_TEXTS = ("answer", "canonical", "feedback", "llm_critique")
 # Tables keyed by a run's thread id: a study's rows in them go when the study is deleted. LangGraph's
 # checkpoint tables are made by its saver, so they may be missing from a store that never ran a graph.
 # (checkpoint_blobs and checkpoint_writes are the Postgres checkpointer's)
@@ -109,6 +116,9 @@ def upsert_run(db: sqlite_utils.Database, thread_id: str, **fields: Any) -> None
     would insert, so a status-only update of an existing run would fail.
     """
     fields = {**fields, "updated_at": time.time()}
+    for name in RUN_TEXTS:
+        if name in fields:
+            fields[name] = stored(db, fields[name])
     if "params" in fields and not isinstance(fields["params"], str):
         fields["params"] = json.dumps(fields["params"], sort_keys=True)
     sets = ", ".join(f"{c} = ?" for c in fields)
@@ -127,6 +137,9 @@ def upsert_run(db: sqlite_utils.Database, thread_id: str, **fields: Any) -> None
 
 def upsert_attempt(db: sqlite_utils.Database, thread_id: str, round_: int, **fields: Any) -> None:
     """Insert or replace one round's row (a re-run node overwrites its own row)."""
+    for name in ROUND_TEXTS:
+        if name in fields:
+            fields[name] = stored(db, fields[name])
     cols = ", ".join(["thread_id", "round", *fields])
     marks = ", ".join("?" * (len(fields) + 2))
     updates = ", ".join(f"{c} = excluded.{c}" for c in fields) or "round = excluded.round"
@@ -144,7 +157,8 @@ def run_status(db: sqlite_utils.Database, thread_id: str) -> str | None:
 
 def run_row(db: sqlite_utils.Database, thread_id: str) -> dict[str, Any] | None:
     """A run's `runs` row, or None."""
-    return next(iter(db.query("SELECT * FROM runs WHERE thread_id = ?", [thread_id])), None)
+    rows = resolve_rows(db, list(db.query("SELECT * FROM runs WHERE thread_id = ?", [thread_id])), RUN_TEXTS)
+    return rows[0] if rows else None
 
 
 def upsert_round_calls(
@@ -156,13 +170,14 @@ def upsert_round_calls(
         "INSERT INTO round_calls (thread_id, round, node, calls, sound_reason) VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT(thread_id, round, node) DO UPDATE SET calls = excluded.calls, "
         "sound_reason = excluded.sound_reason",
-        [thread_id, round_, node, json.dumps(keys), sound_reason],
+        [thread_id, round_, node, json.dumps(keys), stored(db, sound_reason)],
     )
 
 
 def attempts(db: sqlite_utils.Database, thread_id: str) -> list[dict[str, Any]]:
     """A run's rounds in order."""
-    return list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [thread_id]))
+    return resolve_rows(db, list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [thread_id])),
+                        ROUND_TEXTS)
 
 
 def run_outcomes(db: sqlite_utils.Database, study: str) -> list[tuple[str, str, int | None]]:

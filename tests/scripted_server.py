@@ -40,7 +40,9 @@ Reply = str | Sequence[tuple[str, str]] | Callable[[list[dict[str, Any]], dict[s
 
 
 class ScriptedServer:
-    """Attributes: `reply`, `default`, `latency` (seconds before each answer), `fault_rate`, `faults`,
+    """`port` 0 (the default) takes any free port; a fixed one serves a store whose recorded calls name it.
+
+    Attributes: `reply`, `default`, `latency` (seconds before each answer), `fault_rate`, `faults`,
     `retry_after`, `hang_s`, `usage` (False: answers carry no token usage), `echo_errors` (error bodies quote the
     request's path, query and Authorization header). Counters: `requests` (chat
     requests received, faulted ones included), `answered`, `faulted`; `calls` holds (messages, params) of the
@@ -61,6 +63,7 @@ class ScriptedServer:
         retry_after: float = 0.05,
         hang_s: float = 30.0,
         usage: bool = True,
+        port: int = 0,
     ) -> None:
         for kind in faults:
             _check_kind(kind)
@@ -83,7 +86,7 @@ class ScriptedServer:
         self._random = random.Random(seed)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))  # 0: any free port
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
