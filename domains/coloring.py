@@ -233,16 +233,22 @@ class Coloring:
             raise Unsupported(why)
         if purpose.startswith("verify"):
             return self.verification_prompt(instance, answer, verify_variant(purpose))
-        return self.verifier_prompt(instance, answer, cot=purpose == "critique-cot")
+        # the loop's verifier ("critique", "critique-cot")
+        key = "coloring.critique-cot" if purpose == "critique-cot" else "coloring.critique"
+        content = self.texts.render(key, intro=self._intro(instance), coloring=answer)
+        return self._chat({"role": "user", "content": content})
 
     def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
-        return Judgement(self.parse_llm_verdict(reply))
-
-    def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> Messages:
-        """The loop's verifier prompt (`judge_prompt` for "critique" / "critique-cot")."""
-        key = "coloring.critique-cot" if cot else "coloring.critique"
-        content = self.texts.render(key, intro=self._intro(instance), coloring=text)
-        return self._chat({"role": "user", "content": content})
+        """A "Correct: true|false" line (the last one, after the last [Answer] tag: CoT prompt) decides; else
+        the study's success phrase does. An [Answer] without a Correct line, or an empty reply, is no verdict
+        (wrong, parsed=False). The critique is the whole reply, as the study handed it back."""
+        reply = (reply or "").strip()
+        found = _COT_CORRECT.findall(reply.rsplit("[Answer]", 1)[-1])
+        if found:
+            return Judgement(LLMVerdict(found[-1].lower() in ("true", "yes"), reply))
+        if self.texts.text("coloring.stop-phrase").lower() in reply.lower():
+            return Judgement(LLMVerdict(True, reply))
+        return Judgement(LLMVerdict(False, reply, parsed=bool(reply) and "[Answer]" not in reply))
 
     def _intro(self, instance: Instance) -> str:
         return self.texts.render("coloring.graph.intro", k=instance.data["k"], graph=graph_text(instance, self.texts))
@@ -257,18 +263,6 @@ class Coloring:
         key = "coloring.critique-cot" if variant == "cot" else "coloring.verify"
         content = self.texts.render(key, intro=self._intro(instance), coloring=" " + (text or ""))
         return self._chat({"role": "user", "content": content})
-
-    def parse_llm_verdict(self, text: str) -> LLMVerdict:
-        """A "Correct: true|false" line (the last one, after the last [Answer] tag: CoT prompt) decides; else
-        the study's success phrase does. An [Answer] without a Correct line, or an empty reply, is no verdict
-        (wrong, parsed=False). The critique is the whole reply, as the study handed it back."""
-        reply = (text or "").strip()
-        found = _COT_CORRECT.findall(reply.rsplit("[Answer]", 1)[-1])
-        if found:
-            return LLMVerdict(found[-1].lower() in ("true", "yes"), reply)
-        if self.texts.text("coloring.stop-phrase").lower() in reply.lower():
-            return LLMVerdict(True, reply)
-        return LLMVerdict(False, reply, parsed=bool(reply) and "[Answer]" not in reply)
 
     def backprompt(self, instance: Instance, critique: str) -> str:
         """The study's three wrappers (`backprompt.Backprompt`): pass/fail for the binary sentence (or no

@@ -246,21 +246,14 @@ class Game24:
     def judge_prompt(self, instance: Instance, purpose: str, answer: str) -> Messages:
         if purpose.startswith("verify"):
             return self.verification_prompt(instance, answer, verify_variant(purpose))
-        return self.verifier_prompt(instance, answer, cot=purpose == "critique-cot")
+        # the loop's verifier ("critique", "critique-cot")
+        key = "game24.critique-cot" if purpose == "critique-cot" else "game24.critique"
+        return self._chat({"role": "user", "content": self.texts.render(key, numbers=_text(instance), answer=answer)})
 
     def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
         if purpose.startswith("verify"):
             return self.read_verification(instance, answer, reply, verify_variant(purpose))
         return Judgement(parse_json_verdict(reply))
-
-    def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> Messages:
-        """The loop's verifier prompt (`judge_prompt` for "critique" / "critique-cot")."""
-        key = "game24.critique-cot" if cot else "game24.critique"
-        return self._chat({"role": "user", "content": self.texts.render(key, numbers=_text(instance), answer=text)})
-
-    def parse_llm_verdict(self, text: str) -> LLMVerdict:
-        """The loop verifier's verdict (`judge_reply` for "critique")."""
-        return parse_json_verdict(text)
 
     def verification_prompt(self, instance: Instance, text: str, variant: VerifyVariant = "default"
                             ) -> list[dict[str, str]]:  # fmt: skip

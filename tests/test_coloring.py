@@ -147,13 +147,13 @@ def test_verifier_prompts_are_the_studys(coloring: Domain, small: Instance) -> N
     graph = ("Vertex 0 is connected to vertex 1.\nVertex 0 is connected to vertex 4.\n"
              "Vertex 1 is connected to vertex 3.\nVertex 2 is connected to vertex 3.\n")
     answer = "0: a\n1: b\n2: a\n3: b\n4: b"
-    assert coloring.verifier_prompt(small, answer)[0]["content"] == (
+    assert coloring.judge_prompt(small, "critique", answer)[0]["content"] == (
         "The following graph, described as a set of edges, has an optimal coloring number of 2:\n" + graph
         + "Please check if this coloring is correct:" + answer
         + "\nIf it is, say 'Verifier confirmed success.' Do not provide anything else in your response. If "
         "it is incorrect, please point out which same-color vertices share an edge."
     )
-    cot = coloring.verifier_prompt(small, answer, cot=True)[0]["content"]
+    cot = coloring.judge_prompt(small, "critique-cot", answer)[0]["content"]
     assert cot.startswith("\n[Instructions]\nWhen outputting your final answer, first print the [Answer] tag")
     intro = "The following graph, described as a set of edges, has an optimal coloring number of 2:\n"
     assert f"[Graph]\n{intro}{graph}" in cot
@@ -172,8 +172,8 @@ def test_verifier_prompts_are_the_studys(coloring: Domain, small: Instance) -> N
     ("[Thoughts] it looks fine\n[Answer]\nI think so.", False, False),
     ("", False, False),
 ])
-def test_llm_verdicts(coloring: Domain, reply: str, valid: bool, parsed: bool) -> None:
-    verdict = coloring.parse_llm_verdict(reply)
+def test_llm_verdicts(coloring: Domain, small: Instance, reply: str, valid: bool, parsed: bool) -> None:
+    verdict = coloring.judge_reply(small, "critique", "", reply).verdict
     assert (verdict.says_valid, verdict.parsed, verdict.critique) == (valid, parsed, reply)
 
 
@@ -225,5 +225,5 @@ def test_long_hostile_replies_are_read_in_linear_time(coloring: Domain, small: I
     for text in ("0" + " " * n + "x", "\n" * n + "x", "Vertex" + " " * n + "1", "0:\n" * n, "1 *\n  \t" * n,
                  "Correct" + " " * n + "x", "Vertex 1 and vertex 2 were both colored " * n):
         assert not coloring.verify(small, text).valid
-        assert not coloring.parse_llm_verdict(text).says_valid
+        assert not coloring.judge_reply(small, "critique", "", text).verdict.says_valid
         assert coloring.backprompt(small, text).startswith("This is incorrect. Feedback:")

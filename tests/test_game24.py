@@ -176,7 +176,7 @@ def test_prompts_are_the_studys(game24: Domain) -> None:
     assert game24.prompt(instance) == [{"role": "user", "content": (
         "Use numbers and basic arithmetic operations (+ - * /) to obtain 24. You must write your response. "
         "Write your answer first, followed by [ANSWER END]\nInput: 1 1 4 6\nAnswer: ")}]
-    check = game24.verifier_prompt(instance, "(6-1)*4+4")[0]["content"]
+    check = game24.judge_prompt(instance, "critique", "(6-1)*4+4")[0]["content"]
     assert check == (
         "Using each of the numbers 1 1 4 6 exactly as many times as they appear in the list and the basic "
         "arithmetic operations (+ - * /), it is possible to write an expression that evaluates to 24. Please "
@@ -185,7 +185,7 @@ def test_prompts_are_the_studys(game24: Domain) -> None:
         '\nRespond only in JSON format as described below:\n{\n   "feedback": "feedback",\n   "correct": '
         "boolean}\nEnsure that Python's json.loads can parse this."
     )
-    cot = game24.verifier_prompt(instance, "(6-1)*4+4", cot=True)[0]["content"]
+    cot = game24.judge_prompt(instance, "critique-cot", "(6-1)*4+4")[0]["content"]
     assert "First, think step by step." in cot and cot.endswith("Let's think step by step.\n[Thoughts]")
 
 
@@ -200,7 +200,7 @@ def test_prompts_are_the_studys(game24: Domain) -> None:
 ])
 def test_llm_verdicts_are_read_robustly(game24: Domain, reply: str, valid: bool, critique: str,
                                         parsed: bool) -> None:
-    verdict = game24.parse_llm_verdict(reply)
+    verdict = game24.judge_reply(puzzle(1, 1, 4, 6), "critique", "", reply).verdict
     assert (verdict.says_valid, verdict.critique, verdict.parsed) == (valid, critique, parsed)
 
 
@@ -243,5 +243,5 @@ def test_long_hostile_replies_are_read_in_linear_time(game24: Domain) -> None:
     for text in ("1" + " " * n + "x", "\n" * n + "x", "- \n" * n, "answer: " * n, "1 *\n  \t" * n,
                  '{"correct": ' * n, "This expression is malformed. " * n + "!"):
         assert game24.verify(instance, text).status in ("invalid", "malformed")
-        assert not game24.parse_llm_verdict(text).says_valid
+        assert not game24.judge_reply(instance, "critique", "", text).verdict.says_valid
         assert game24.backprompt(instance, text).startswith("Feedback: This is not correct.")

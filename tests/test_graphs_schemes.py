@@ -119,7 +119,7 @@ def test_llm_llm_cot_uses_the_cot_verifier_prompt(bench: Bench) -> None:
     bench.script(plan=["c"])
     out, _ = bench.run("llm-llm-cot")
     critic_prompt = bench.server.calls[1][0]
-    assert critic_prompt == bench.domain.verifier_prompt(bench.instance, out.final_answer or "", cot=True)
+    assert critic_prompt == bench.domain.judge_prompt(bench.instance, "critique-cot", out.final_answer or "")
 
 
 def test_sampling_shares_sample_zero_with_standard(bench: Bench) -> None:

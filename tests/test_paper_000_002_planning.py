@@ -86,12 +86,12 @@ def test_every_planning_verification_prompt_is_the_papers(name: str) -> None:
             text = domain.candidate(inst, kind, random.Random(f"{inst.id}/{kind}"))
             frame = zero_shot(config, pddl, domain.parse(inst, text)).split("[PLAN END]\n\n")[0] + "[PLAN END]\n\n"
             sent = {
-                "open": domain.verifier_prompt(inst, text),
+                "open": domain.judge_prompt(inst, "critique", text),
                 "format": verification_messages(domain, inst, text, "default"),
                 "cot": verification_messages(domain, inst, text, "cot"),
                 "swap": verification_messages(domain, inst, text, "swap"),
             }
-            assert sent["cot"] == domain.verifier_prompt(inst, text, cot=True)  # the loop's CoT critic
+            assert sent["cot"] == domain.judge_prompt(inst, "critique-cot", text)  # the loop's CoT critic
             for form, messages in sent.items():
                 assert messages[0] == {"role": "system", "content": SYSTEM}
                 assert messages[1]["content"].startswith(frame), (form, inst.id, kind)
@@ -100,7 +100,7 @@ def test_every_planning_verification_prompt_is_the_papers(name: str) -> None:
                 assert "\n" not in said or form == "cot"
             assert sent_instruction(sent["cot"][1]["content"]).endswith(
                 "invalidity.\nLet's think step by step\n[THOUGHTS]")
-            assert val_form.verifier_prompt(inst, text) == [
+            assert val_form.judge_prompt(inst, "critique", text) == [
                 {"role": "system", "content": VAL_SYSTEM}, {"role": "user", "content": frame + VAL_FORM}]
 
 

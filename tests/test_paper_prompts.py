@@ -147,8 +147,8 @@ def test_game24_generation_and_loop_prompts(puzzles: list[tuple[str, Instance]])
         answer = game24.candidate(instance, "random", random.Random(instance.id))
         loop = G24_USING.format(numbers) + G24_CHECK + answer + (
             "\nIf it is not correct, please give feedback on what is wrong and how to correct it.")
-        assert only(game24.verifier_prompt(instance, answer)) == loop + G24_JSON_FEEDBACK
-        assert only(game24.verifier_prompt(instance, answer, cot=True)) == loop + G24_COT
+        assert only(game24.judge_prompt(instance, "critique", answer)) == loop + G24_JSON_FEEDBACK
+        assert only(game24.judge_prompt(instance, "critique-cot", answer)) == loop + G24_COT
 
 
 @pytest.mark.parametrize("variant", ["", "-cot", "-no-info"])
@@ -187,7 +187,7 @@ def test_coloring_generation_and_loop_prompts(graphs: list[tuple[str, Instance]]
             COL_START + f"You may use at most {col_k(text)} colors.\n" + edges + f"There are a total of {count} "
             "vertices. Please label every vertex, even if it is disconnected from the rest of the graph." + COL_END)
         answer = coloring.candidate(instance, "ablated", random.Random(instance.id))
-        assert only(coloring.verifier_prompt(instance, answer)) == (  # backprompt_type "llm", odd turns
+        assert only(coloring.judge_prompt(instance, "critique", answer)) == (  # backprompt_type "llm", odd turns
             col_intro(text) + "Please check if this coloring is correct:" + answer
             + f"\nIf it is, say '{COL_STOP}' Do not provide anything else in your response. If it is incorrect, "
             "please point out which same-color vertices share an edge.")

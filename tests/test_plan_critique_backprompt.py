@@ -84,6 +84,6 @@ def test_pddl_prompts_are_verified_by_the_a2_critic_and_get_the_study_s_pddl_req
     assert all(len(m) == 1 and collapse(m[0]["content"]) == a2 for m in script.critics) and script.critics
     assert script.generations[-1][-1]["content"] == critique.strip() + STUDY_PDDL_REQUEST
     # The critic prompt's own verdict phrases decide, as in the intrinsic scheme.
-    assert domain.parse_llm_verdict("Every step holds: the plan is correct.").says_valid
-    assert not domain.parse_llm_verdict("Plan is valid.").says_valid
+    assert domain.judge_reply(instance, "critique", "", "Every step holds: the plan is correct.").verdict.says_valid
+    assert not domain.judge_reply(instance, "critique", "", "Plan is valid.").verdict.says_valid
 

@@ -15,6 +15,8 @@ from critiquebench.domains.planning.validator import check_plan
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 PLANBENCH = DATA / "planbench"
+# The loop verifier reads a reply alone: any instance will do.
+ANY = Instance("blocksworld", "x", {})
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +134,7 @@ def test_pddl_style_candidates_are_pddl_lines():
 def test_verifier_prompt_is_planbench_s(blocksworld):
     [inst] = blocksworld.load("2", PLANBENCH / "blocksworld")
     answer = "1. Pick up the orange block\n2. Stack the orange block on top of the red block"
-    [system, user] = blocksworld.verifier_prompt(inst, answer)
+    [system, user] = blocksworld.judge_prompt(inst, "critique", answer)
     assert system["role"] == "system"
     text = user["content"]
     assert text.startswith("I am playing with a set of blocks")
@@ -147,9 +149,9 @@ def test_verifier_prompt_is_planbench_s(blocksworld):
     )
     assert expected in text
     # The self-verification paper's chain-of-thought prompt (000:2328); PDDL prompts have none: an error.
-    assert blocksworld.verifier_prompt(inst, answer, cot=True)[1]["content"].endswith("[THOUGHTS]")
+    assert blocksworld.judge_prompt(inst, "critique-cot", answer)[1]["content"].endswith("[THOUGHTS]")
     with pytest.raises(Unsupported, match="^no published chain-of-thought verification prompt for plans in PDDL"):
-        load_planning_domain("blocksworld", "pddl").verifier_prompt(inst, answer, cot=True)
+        load_planning_domain("blocksworld", "pddl").judge_prompt(inst, "critique-cot", answer)
 
 
 @pytest.mark.parametrize(
@@ -177,7 +179,7 @@ def test_verifier_prompt_is_planbench_s(blocksworld):
 )
 def test_llm_verdicts_are_read_robustly(reply, valid, parsed):
     """Our lenient reader (`verdict="lenient"`); the studies' reader is below."""
-    verdict = load_planning_domain("blocksworld", verdict="lenient").parse_llm_verdict(reply)
+    verdict = load_planning_domain("blocksworld", verdict="lenient").judge_reply(ANY, "critique", "", reply).verdict
     assert (verdict.says_valid, verdict.parsed) == (valid, parsed)
     assert verdict.critique == reply.strip()
 
@@ -192,7 +194,7 @@ def test_llm_verdicts_are_read_robustly(reply, valid, parsed):
 ])  # fmt: skip
 def test_open_verdicts_are_read_as_the_studies_code_read_them(blocksworld, reply, valid):
     """LLMs-Planning back_prompting.py @27b0c44: valid when any line contains "plan is valid"."""
-    assert blocksworld.parse_llm_verdict(reply).says_valid is valid
+    assert blocksworld.judge_reply(ANY, "critique", "", reply).verdict.says_valid is valid
 
 
 def test_backprompt_hands_sound_feedback_back_verbatim(blocksworld):
@@ -207,9 +209,10 @@ def test_backprompt_hands_sound_feedback_back_verbatim(blocksworld):
 
 def test_python_style_json_verdicts_are_read_and_llm_critiques_get_a_revision_request() -> None:
     domain = load_planning_domain("blocksworld", verdict="lenient")
-    said = domain.parse_llm_verdict("{'valid': False, 'feedback': 'The plan is valid only if block a is clear'}")
+    said = domain.judge_reply(ANY, "critique", "", "{'valid': False, 'feedback': 'The plan is valid only if block a is "
+                                                   "clear'}").verdict  # fmt: skip
     assert (said.says_valid, said.parsed) == (False, True)
-    assert domain.parse_llm_verdict('Verdict: {"valid": True}').says_valid
+    assert domain.judge_reply(ANY, "critique", "", 'Verdict: {"valid": True}').verdict.says_valid
     # An LLM critique that happens to open like our feedback is still a critique: after PDDL prompts it must ask
     # for a new plan (the 2025 script's request); after natural-language prompts it goes back verbatim.
     instance = Instance("blocksworld", "x", {})

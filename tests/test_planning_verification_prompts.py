@@ -79,7 +79,7 @@ def test_plan_verification_prompts_are_planbench_s(name: str) -> None:
             assert actions, (inst.id, kind, text)
             expected = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": zero_shot(config, pddl,
                                                                                                       actions)}]
-            assert domain.verifier_prompt(inst, text) == expected, (inst.id, kind)  # the loops' LLM verifier
+            assert domain.judge_prompt(inst, "critique", text) == expected, (inst.id, kind)  # the loops' LLM verifier
             # the verification-only study's prompts share the frame (their instructions: test_paper_000_002_planning)
             frame = expected[1]["content"].removesuffix(INSTRUCTION)
             assert verification_messages(domain, inst, text, "default")[1]["content"].startswith(frame)

@@ -54,5 +54,5 @@ def test_coloring_and_game24_critics_carry_the_system_message_too() -> None:
     for name in ("game24", "coloring"):
         domain = get_domain(name, form="transcript")
         instance = load_instances(domain, "1", DATASETS)[0]
-        for messages in (domain.prompt(instance), domain.verifier_prompt(instance, "x")):
+        for messages in (domain.prompt(instance), domain.judge_prompt(instance, "critique", "x")):
             assert messages[0] == {"role": "system", "content": SYSTEM} and len(messages) == 2

@@ -463,24 +463,24 @@ class PlanningDomain:
         }
 
     def judge_prompt(self, instance: Instance, purpose: str, answer: str) -> Messages:
-        """"critique" / "critique-cot": the loop's verifier (`verifier_prompt`); "verify", "verify-cot",
+        """"critique" / "critique-cot": the loop's verifier (`_critique_prompt`); "verify", "verify-cot",
         "verify-swap": the self-verification paper's verification-only prompts (000 A.5.2, A.5.6): the
         format-based JSON one (Table 2), its chain-of-thought form and the answer-last form (Table A2's -CoT
         and -S rows). PDDL prompt styles have only their critic prompt."""
         if why := self.purposes.get(purpose, f"no {purpose!r} prompt"):
             raise Unsupported(why)
         if purpose.startswith("critique") or self.prompt_style in PDDL_STYLES:
-            return self.verifier_prompt(instance, answer, cot=purpose.endswith("-cot"))
+            return self._critique_prompt(instance, answer, cot=purpose.endswith("-cot"))
         forms = {"verify": "format", "verify-cot": "cot", "verify-swap": "swap"}
         return self._verification(instance, answer, forms[purpose])
 
     def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
-        """A verification-only reply by its JSON's "valid" key; the loop verifier's by `parse_llm_verdict`."""
+        """A verification-only reply by its JSON's "valid" key; the loop verifier's by `_critique_verdict`."""
         if purpose.startswith("verify") and self.prompt_style not in PDDL_STYLES:
             return Judgement(parse_json_plan_verdict(reply))
-        return Judgement(self.parse_llm_verdict(reply))
+        return Judgement(self._critique_verdict(reply))
 
-    def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> Messages:
+    def _critique_prompt(self, instance: Instance, text: str, cot: bool = False) -> Messages:
         """The llm-llm loop's verifier: the `verifier` form, or with `cot` the self-verification paper's
         chain-of-thought prompt (Table A1's LLM+LLM-C)."""
         if self.prompt_style in PDDL_STYLES:
@@ -573,11 +573,11 @@ class PlanningDomain:
         key, as 000's verification prompts are read."""
         return parse_json_plan_verdict(reply) if instructions in FORMATTED else parse_critic_verdict(reply)
 
-    def parse_llm_verdict(self, text: str) -> LLMVerdict:
+    def _critique_verdict(self, text: str) -> LLMVerdict:
         """The loop verifier's verdict (`judge_reply` for "critique"): the critic prompt's phrases (PDDL
         styles), a `[JSON]` reply's "valid" key (the chain-of-thought prompt), else the open-ended reply read as
         `verdict` says."""
-        if self.prompt_style in PDDL_STYLES:  # the critic prompt's verdict phrases (see `verifier_prompt`)
+        if self.prompt_style in PDDL_STYLES:  # the critic prompt's verdict phrases (see `_critique_prompt`)
             return parse_critic_verdict(text)
         if "[json]" in (text or "").lower():
             return parse_json_plan_verdict(text)

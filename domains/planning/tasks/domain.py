@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.contract import FeedbackLevel, Instance, Judgement, LLMVerdict, Verdict
+from critiquebench.domains.contract import FeedbackLevel, Instance, Judgement, Verdict
 from critiquebench.domains.datasets import resolve_data_path
 from critiquebench.domains.planning import prompts
 from critiquebench.domains.planning.domain import PlanningDomain
@@ -213,12 +213,6 @@ class TaskDomain:
 
     def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
         return self.base.judge_reply(instance, purpose, answer, reply)
-
-    def verifier_prompt(self, instance: Instance, text: str, cot: bool = False) -> list[dict[str, str]]:
-        return self.base.verifier_prompt(instance, text, cot)
-
-    def parse_llm_verdict(self, text: str) -> LLMVerdict:
-        return self.base.parse_llm_verdict(text)
 
     def backprompt(self, instance: Instance, critique: str) -> str:
         return self.base.backprompt(instance, critique)
