@@ -12,6 +12,10 @@ engines declare `supports(...)` through mixins):
 - `Candidates`: answers of known kinds, for verification-only studies.
 - `Prompted`: its texts come from prompt sets (`domains/prompts/`), which a study may override.
 - `FromFolder`: it is read from a folder of files (PDDL domains), part of a run's identity.
+- `Transcribed`: a generation with history goes out in the domain's own form (the self-verification study's
+  one-message transcript) instead of as chat turns.
+- `PaperLevels`: feedback levels its paper did not have (`unsupported_levels`, with why), left out of studies.
+- `ValidatorAdvice`: a validator's repair advice as a critique (intrinsic self-critique's oracle, planning).
 
 A scheme says what it needs as `Need`s (`graphs.unsupported` compares them with the domain), so a study leaves
 a scheme out of a domain with the domain's own reason before anything runs.
@@ -204,6 +208,32 @@ class FromFolder(Protocol):
     folder: Path
 
 
+@runtime_checkable
+class Transcribed(Protocol):
+    """Capability: what goes out for a generation with history is the domain's own form of the chat (e.g. the
+    self-verification study's one-message transcript); a domain whose form is plain chat returns it as it is."""
+
+    def conversation(self, messages: Messages) -> Messages:
+        ...
+
+
+@runtime_checkable
+class PaperLevels(Protocol):
+    """Capability: the feedback levels the domain's paper did not have, each with why (Game of 24's all-errors
+    feedback, 000:238); a scheme asking one is left out with that reason."""
+
+    unsupported_levels: Mapping[str, str]
+
+
+@runtime_checkable
+class ValidatorAdvice(Protocol):
+    """Capability: a validator's repair advice for an answer's first failure ("" when valid), the oracle critique
+    of intrinsic self-critique (001:142)."""
+
+    def val_advice(self, instance: Instance, answer: str) -> str:
+        ...
+
+
 @dataclass(frozen=True)
 class Need:
     """What a scheme needs of a domain: a capability, and for `Judged` the purpose it asks."""
@@ -226,6 +256,9 @@ _WHAT = {
     Candidates: "answers of known kinds",
     Prompted: "prompt sets",
     FromFolder: "a folder of files",
+    Transcribed: "its own form of a conversation",
+    PaperLevels: "feedback levels left out by its paper",
+    ValidatorAdvice: "a validator's repair advice",
 }
 
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any, NamedTuple
 
-from critiquebench.domains.contract import Need, unmet
+from critiquebench.domains.contract import Need, PaperLevels, unmet
 from critiquebench.graphs import intrinsic, llm_llm, refine, sampling, self_consistency, sound, standard
 from critiquebench.graphs.cost import Calls, critic_calls
 from critiquebench.graphs.params import Param, resolve, text, with_defaults
@@ -197,7 +197,7 @@ def unsupported(spec: str, domain: Any) -> str | None:
     left out, not failed. A feedback level the domain did not have in its paper (`unsupported_levels`, e.g.
     Game of 24's all-errors feedback, 000:238) is left out the same way."""
     level = parse_spec(spec).params.get("feedback")
-    if isinstance(level, str) and (why := dict(getattr(domain, "unsupported_levels", None) or {}).get(level)):
+    if isinstance(level, str) and isinstance(domain, PaperLevels) and (why := domain.unsupported_levels.get(level)):
         return str(why)
     return unmet(domain, needs(spec))
 

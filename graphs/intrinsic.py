@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from critiquebench.domains.contract import Judged, LLMVerdict, Prompted, SelfCritiqued
+from critiquebench.domains.contract import Judged, LLMVerdict, Prompted, SelfCritiqued, ValidatorAdvice
 from critiquebench.domains.planning.critique import INSTRUCTIONS
 from critiquebench.domains.prompts import DEFAULT
 from critiquebench.graphs.cost import Calls, critic_calls
@@ -153,7 +153,7 @@ def build(
 
     def judge(ctx: RunContext) -> Any:
         llm = AtTemperature(ctx.llm, critic_temperature, max_tokens)
-        if critic == "sound" and hasattr(ctx.domain, "val_advice"):
+        if critic == "sound" and isinstance(ctx.domain, ValidatorAdvice):
             return oracle(ctx), llm
         return make_critic(critic, llm, ctx.domain, **options), llm
 

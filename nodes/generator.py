@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from critiquebench.domains.base import Instance
+from critiquebench.domains.contract import Transcribed
 from critiquebench.nodes.context import ContextOverflow, RunContext, RunState, add_usage, history
 from critiquebench.nodes.sound_verifier import finish
 from langgraph.runtime import Runtime
@@ -47,9 +48,8 @@ def make_generator(
         else:
             sample = 0
             messages = [*messages, *history(ctx, state, round_, history_policy, wrap)]
-        fold = getattr(ctx.domain, "conversation", None)  # e.g. the study's one-message transcript
-        if fold is not None:
-            messages = fold(messages)
+        if isinstance(ctx.domain, Transcribed):  # e.g. the study's one-message transcript
+            messages = ctx.domain.conversation(messages)
         ctx.llm.take()  # drop usage of a call that failed before this (re-)run
         try:
             text = ctx.llm.complete(messages, sample=sample, temperature=temperature).text

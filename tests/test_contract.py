@@ -68,3 +68,16 @@ def test_generic_nodes_import_no_domain_and_critics_no_critic_node() -> None:
         imported[module.stem] = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert all(not m.startswith("critiquebench.domains.planning") for ms in imported.values() for m in ms)
     assert "critiquebench.nodes.llm_verifier" not in imported["critics"]  # the critic node imports the registry
+
+
+def test_what_schemes_once_probed_for_are_declared_capabilities() -> None:
+    """The study's transcript form, the paper's feedback levels and VAL's advice are capabilities, not probes."""
+    from critiquebench.domains.contract import PaperLevels, Transcribed, ValidatorAdvice
+
+    toy, game24, blocksworld = get_domain(TOY), get_domain("game24"), get_domain("blocksworld")
+    assert not isinstance(toy, Transcribed | PaperLevels | ValidatorAdvice)
+    assert isinstance(game24, Transcribed | PaperLevels) and not isinstance(game24, ValidatorAdvice)
+    assert isinstance(blocksworld, ValidatorAdvice)
+    paper = get_domain("game24", paper_levels=True)  # the shipped paper study's: no all-errors feedback (000:238)
+    assert unsupported("sound-first:feedback=all", paper) == paper.unsupported_levels["all"]
+    assert unsupported("sound-first:feedback=all", game24) is None
