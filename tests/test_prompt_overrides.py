@@ -123,3 +123,31 @@ def test_an_override_reaches_every_planbench_task(tmp_path: Path) -> None:
             "[STATEMENT]"), name  # fmt: skip
         assert ("a surprise" in user["content"]) == (name == "t6") == ("an unexpected event" in built_in), name
         assert ("[ACTION DONE]" in user["content"]) == (name == "t7") == ("[ACTION SEQUENCE END]" in built_in), name
+
+
+def test_an_override_reaches_planbench_s_other_plan_generation_prompts(tmp_path: Path) -> None:
+    import yaml
+    from critiquebench.domains import get_domain
+    from critiquebench.domains.planning.planbench_prompts import PLANBENCH_STYLES, state_tracking
+
+    planbench = builtin("planbench")
+    changed = {k: planbench.text(k).replace("[STATEMENT]", "[PROBLEM]").replace("[DOMAIN]\n", "[PDDL DOMAIN]\n")
+               for k in ("generate.zero-shot-statement", "generate.state-tracking-statement", "generate.pddl-domain")}
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(yaml.safe_dump({"extends": "planbench", **{k: {"text": t, "source": "ours", "note": "test"}
+                                                                for k, t in changed.items()}}))  # fmt: skip
+    for style in PLANBENCH_STYLES:
+        if style == "state_tracking":  # our Blocksworld config has no state-tracking intro: the builder itself
+            ours = get_domain("blocksworld", prompts=[str(mine)])
+            [inst, example] = ours.load("3,2", DATASETS / "planbench" / "blocksworld")
+            args = (ours.cfg, "Intro", ours.task(example), ours.reference_plan(example), ours.task(inst))
+            built_in, sent = state_tracking(*args), state_tracking(*args, texts=ours.texts)
+            assert sent == built_in.replace("[STATEMENT]", "[PROBLEM]") != built_in
+            continue
+        ours = get_domain("blocksworld", prompt_style=style, prompts=[str(mine)])
+        theirs = get_domain("blocksworld", prompt_style=style)
+        [inst] = ours.load("3", DATASETS / "planbench" / "blocksworld")
+        [same] = theirs.load("3", DATASETS / "planbench" / "blocksworld")
+        sent, built_in = ours.prompt(inst)[-1]["content"], theirs.prompt(same)[-1]["content"]
+        assert sent != built_in, style
+        assert sent == built_in.replace("[STATEMENT]", "[PROBLEM]").replace("[DOMAIN]\n", "[PDDL DOMAIN]\n"), style

@@ -295,14 +295,15 @@ class PlanningDomain:
         """PlanBench's other plan-generation prompts (`planbench_prompts`), with its system message."""
         problem = instance.data["problem"]
         if style == "pddl_zero_shot":
-            return self._sent(planbench_prompts.pddl_zero_shot(self.domain_pddl, problem))
+            return self._sent(planbench_prompts.pddl_zero_shot(self.domain_pddl, problem, self.texts))
         if style == "pddl_zero_shot_2023":
-            return self._sent(planbench_prompts.pddl_zero_shot_2023(self.domain_pddl, problem, self.newline))
+            text = planbench_prompts.pddl_zero_shot_2023(self.domain_pddl, problem, self.newline, self.texts)
+            return self._sent(text)
         if style == "nl_zero_shot":
             # PlanBench's zero-shot prompt starts with the intro giving an example of each action when the config
             # has one (`prompt_generation.py:232-235`); `intro` names another
             intro = self._intro_text(self.intro or "zero_shot") or self.cfg.domain_intro
-            return self._sent(planbench_prompts.zero_shot_nl(self.cfg, task, intro, self.newline))
+            return self._sent(planbench_prompts.zero_shot_nl(self.cfg, task, intro, self.newline, self.texts))
         self._require_nl(style)
         [example] = instance.data.get("examples", [])[:1] or [None]
         if example is None:
@@ -311,13 +312,15 @@ class PlanningDomain:
         plan = self._plan(example["problem"], example["id"], known)
         if style == "pddl_planbench":
             lines = [_pddl(step) for step in plan]
-            text = planbench_prompts.pddl_one_shot(self.domain_pddl, example["problem"], lines, problem, self.newline)
+            text = planbench_prompts.pddl_one_shot(
+                self.domain_pddl, example["problem"], lines, problem, self.newline, self.texts
+            )
             return self._sent(text)
         intro = self.cfg.domain_intro_state_tracking
         if intro is None:
             raise PlanningError(f"{self.nl_source}: the state-tracking prompt needs `domain_intro_state_tracking`")
         example_task = self._problem(example["problem"], example["id"]).task
-        return self._sent(planbench_prompts.state_tracking(self.cfg, intro, example_task, plan, task))
+        return self._sent(planbench_prompts.state_tracking(self.cfg, intro, example_task, plan, task, self.texts))
 
     def _sent(self, text: str) -> list[dict[str, str]]:
         return plan_prompts.messages(text, self.prompts)

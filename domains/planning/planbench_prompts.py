@@ -24,11 +24,13 @@ from collections.abc import Sequence
 from critiquebench.domains.planning.prompts import PLANBENCH
 from critiquebench.domains.planning.strips import Fact, Task
 from critiquebench.domains.planning.templates import NLConfig
-from critiquebench.domains.prompts import DEFAULT
+from critiquebench.domains.prompts import DEFAULT, PromptSet
 
 Step = tuple[str, tuple[str, ...]]
 
-# The texts are PlanBench's, kept with their sources in domains/prompts/planbench.toml (`generate.*`).
+# The texts are PlanBench's, kept with their sources in domains/prompts/planbench.toml (`generate.*`); the
+# builders fill the domain's set (`texts`, a user's file over the built-in one). The built-in headers below are
+# what the importer recognises PlanBench's recorded queries by.
 _TEXTS = DEFAULT[PLANBENCH]
 ZERO_SHOT_INSTRUCTION = _TEXTS.text("generate.zero-shot-instruction")
 PDDL_ONE_SHOT_HEADER = _TEXTS.text("generate.pddl-one-shot-header")
@@ -44,34 +46,34 @@ def _blocksworld_text(cfg: NLConfig, text: str) -> str:
     return text.replace("-", " ").replace("ontable", "on the table") if "blocksworld" in cfg.domain_name else text
 
 
-def zero_shot_nl(cfg: NLConfig, task: Task, intro: str, newline: bool = False) -> str:
-    statement = (
-        f"\n[STATEMENT]\nAs initial conditions I have that, {cfg.prompt_facts(task.init).strip()}."
-        f"\nMy goal is to have that {cfg.prompt_facts(task.goal)}." + ZERO_SHOT_INSTRUCTION
-    )
+def zero_shot_nl(cfg: NLConfig, task: Task, intro: str, newline: bool = False, texts: PromptSet = _TEXTS) -> str:
+    instruction = texts.text("generate.zero-shot-instruction")
+    statement = texts.render("generate.zero-shot-statement", init=cfg.prompt_facts(task.init).strip(),
+                             goal=cfg.prompt_facts(task.goal), instruction=instruction)  # fmt: skip
     return intro + _blocksworld_text(cfg, statement) + ("\n" if newline else "")
 
 
-def pddl_one_shot(domain: str, example: str, example_plan: Sequence[str], problem: str, newline: bool = False) -> str:
-    text = PDDL_ONE_SHOT_HEADER + "[DOMAIN]\n" + domain.strip() + "\n\n"
-    text += "[PROBLEM]\n" + example.strip() + "\n\n"
-    text += "[PLAN]\n" + "\n".join(example_plan).strip() + "\n[PLAN_END]\n\n"
-    text += "[QUERY PROBLEM]\n" + problem.strip() + "\n\n"
+def pddl_one_shot(domain: str, example: str, example_plan: Sequence[str], problem: str, newline: bool = False,
+                  texts: PromptSet = _TEXTS) -> str:  # fmt: skip
+    text = texts.text("generate.pddl-one-shot-header") + texts.render("generate.pddl-domain", domain=domain.strip())
+    text += texts.render("generate.pddl-example", problem=example.strip(), plan="\n".join(example_plan).strip())
+    text += texts.render("generate.pddl-query", problem=problem.strip())
     return text + ("\n" if newline else "")
 
 
-def pddl_zero_shot(domain: str, problem: str) -> str:
+def pddl_zero_shot(domain: str, problem: str, texts: PromptSet = _TEXTS) -> str:
     # PlanBench re-wraps the problem: everything after the first "(define" but the file's last character
     # (prompt_generation.py:449)
     parts = problem.split("(define")
     body = "(define" + parts[1][:-1].strip() + "\n)" if len(parts) > 1 else problem
-    head = PDDL_ZERO_SHOT_HEADER + "[DOMAIN]\n" + domain.strip() + "\n\n"
-    return head + "[QUERY PROBLEM]\n" + body.strip() + "\n\n[PLAN]"
+    head = texts.text("generate.pddl-zero-shot-header") + texts.render("generate.pddl-domain", domain=domain.strip())
+    return head + texts.render("generate.pddl-zero-shot-query", problem=body.strip())
 
 
-def pddl_zero_shot_2023(domain: str, problem: str, newline: bool = False) -> str:
-    text = PDDL_ZERO_SHOT_HEADER_2023 + "[DOMAIN]\n" + domain.strip() + "\n\n"
-    text += "[QUERY PROBLEM]\n" + problem.strip() + "\n\n"
+def pddl_zero_shot_2023(domain: str, problem: str, newline: bool = False, texts: PromptSet = _TEXTS) -> str:
+    text = texts.text("generate.pddl-zero-shot-header-2023")
+    text += texts.render("generate.pddl-domain", domain=domain.strip())
+    text += texts.render("generate.pddl-query", problem=problem.strip())
     return text + ("\n" if newline else "")
 
 
@@ -83,7 +85,8 @@ def state_text(cfg: NLConfig, facts: Sequence[Fact] | frozenset[Fact]) -> str:
     return texts[0] if texts else ""
 
 
-def state_tracking(cfg: NLConfig, intro: str, example: Task, plan: Sequence[Step], task: Task) -> str:
+def state_tracking(cfg: NLConfig, intro: str, example: Task, plan: Sequence[Step], task: Task,
+                   texts: PromptSet = _TEXTS) -> str:  # fmt: skip
     """`task_1_plan_generation_state_tracking` with one example (`generate_plan_cot` for both problems)."""
     text = intro
     state = example.init
@@ -91,15 +94,13 @@ def state_tracking(cfg: NLConfig, intro: str, example: Task, plan: Sequence[Step
     for n, (name, args) in enumerate(plan, start=1):
         action = example.ground_any(name, args)
         after = action.apply(state)
-        steps += _TEXTS.render(
+        steps += texts.render(
             "generate.state-tracking-step", n=n, state=state_text(cfg, state), action=cfg.action_text(name, args),
             pre=state_text(cfg, action.pre), after=state_text(cfg, after),
         )
         state = after
-    steps += _TEXTS.render("generate.state-tracking-end", state=state_text(cfg, state))
+    steps += texts.render("generate.state-tracking-end", state=state_text(cfg, state))
     for problem, block in ((example, "[PLAN]" + steps), (task, "[PLAN]")):
-        text += (
-            f"\n[STATEMENT]\nAs initial conditions I have that, {state_text(cfg, problem.init).strip()}"
-            f"\nMy goal is to have that {state_text(cfg, problem.goal)}.\nMy plan is as follows:\n\n{block}"
-        )
+        text += texts.render("generate.state-tracking-statement", init=state_text(cfg, problem.init).strip(),
+                             goal=state_text(cfg, problem.goal), plan=block)  # fmt: skip
     return text
