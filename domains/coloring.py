@@ -232,7 +232,7 @@ class Coloring:
         if why := self.purposes.get(purpose, f"no {purpose!r} prompt"):
             raise Unsupported(why)
         if purpose.startswith("verify"):
-            return self.verification_prompt(instance, answer, verify_variant(purpose))
+            return self._verification_prompt(instance, answer, verify_variant(purpose))
         # the loop's verifier ("critique", "critique-cot")
         key = "coloring.critique-cot" if purpose == "critique-cot" else "coloring.critique"
         content = self.texts.render(key, intro=self._intro(instance), coloring=answer)
@@ -253,7 +253,7 @@ class Coloring:
     def _intro(self, instance: Instance) -> str:
         return self.texts.render("coloring.graph.intro", k=instance.data["k"], graph=graph_text(instance, self.texts))
 
-    def verification_prompt(self, instance: Instance, text: str, variant: VerifyVariant = "default"
+    def _verification_prompt(self, instance: Instance, text: str, variant: VerifyVariant = "default"
                             ) -> list[dict[str, str]]:  # fmt: skip
         """The verification-only study's prompts: default (`color_verification.generate`) and "cot" (its
         `generate_cot_prompt`, which the study's `generate` calls without the colouring: a bug we do not

@@ -245,17 +245,17 @@ class Game24:
     # ---- Judged: the study's LLM-verifier prompts (`domains.contract.Judged`) ----
     def judge_prompt(self, instance: Instance, purpose: str, answer: str) -> Messages:
         if purpose.startswith("verify"):
-            return self.verification_prompt(instance, answer, verify_variant(purpose))
+            return self._verification_prompt(instance, answer, verify_variant(purpose))
         # the loop's verifier ("critique", "critique-cot")
         key = "game24.critique-cot" if purpose == "critique-cot" else "game24.critique"
         return self._chat({"role": "user", "content": self.texts.render(key, numbers=_text(instance), answer=answer)})
 
     def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
         if purpose.startswith("verify"):
-            return self.read_verification(instance, answer, reply, verify_variant(purpose))
+            return self._read_verification(instance, answer, reply, verify_variant(purpose))
         return Judgement(parse_json_verdict(reply))
 
-    def verification_prompt(self, instance: Instance, text: str, variant: VerifyVariant = "default"
+    def _verification_prompt(self, instance: Instance, text: str, variant: VerifyVariant = "default"
                             ) -> list[dict[str, str]]:  # fmt: skip
         """The verification-only study's prompts: default (value + verdict as JSON), "cot", "no-info" (the
         value only). Like the study, only the answer's first line is sent."""
@@ -266,7 +266,7 @@ class Game24:
         key = keys[variant]
         return self._chat({"role": "user", "content": self.texts.render(key, numbers=_text(instance), line=line)})
 
-    def read_verification(self, instance: Instance, text: str, reply: str, variant: VerifyVariant = "default"
+    def _read_verification(self, instance: Instance, text: str, reply: str, variant: VerifyVariant = "default"
                           ) -> Judgement:  # fmt: skip
         """The verdict (for "no-info": the stated value is 24, as the study scored it) and whether the stated
         "evaluation" is the expression's exact value (the appendix's "correct evaluation" column)."""
