@@ -1,13 +1,22 @@
-"""Packaging: the install is quiet (data folders declared), and dependency floors cover what the code uses."""
+"""Packaging: the wheel is complete (installed into a fresh venv it runs `--help` and a study on the scripted
+server), building it is quiet, and dependency floors cover what the code uses."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import sys
 import tomllib
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
+
+from tests.scripted_server import ScriptedServer
+from tests.test_study_cli import game24_reply
 
 ROOT = Path(__file__).resolve().parents[1]
 # What the code needs, and from which version: runtime context + DeltaChannel fixes (langgraph), delta replay
@@ -32,14 +41,80 @@ def test_dependency_floors_cover_what_the_code_uses() -> None:
         assert name in declared and declared[name] >= needed, (name, declared.get(name), needed)
 
 
-def test_building_the_package_is_quiet_and_ships_its_data(tmp_path: Path) -> None:
+def build_wheel(into: Path) -> tuple[Path, str]:
+    """The project's wheel built into `into`, and what the build printed."""
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), "."],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(into), "."],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert build.returncode == 0, build.stderr[-2000:]
-    noise = [line for line in (build.stdout + build.stderr).splitlines() if "Warning" in line]
+    (wheel,) = into.glob("*.whl")
+    return wheel, build.stdout + build.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    return build_wheel(tmp_path_factory.mktemp("dist"))
+
+
+def test_building_the_package_is_quiet_and_ships_its_data(wheel: tuple[Path, str]) -> None:
+    path, output = wheel
+    noise = [line for line in output.splitlines() if "Warning" in line]
     assert noise == []
-    (wheel,) = tmp_path.glob("*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
+    names = zipfile.ZipFile(path).namelist()
     assert "critiquebench/domains/data/blocksworld/domain.pddl" in names
+    assert "critiquebench/viewer/static/index.html" in names
+
+
+def test_the_wheel_holds_every_module_of_the_source_tree(wheel: tuple[Path, str]) -> None:
+    """No hand-kept package list can fall behind: every .py file of the mapped folders is in the wheel."""
+    mapping = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    names = set(zipfile.ZipFile(wheel[0]).namelist())
+    for package, folder in mapping.items():
+        for source in (ROOT / folder).rglob("*.py"):
+            if "__pycache__" not in source.parts:
+                installed = package.replace(".", "/") + "/" + source.relative_to(ROOT / folder).as_posix()
+                assert installed in names, installed
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(wheel: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A new venv with nothing but the wheel and the dependencies it declares (from the configured index; no
+    byte-compiling, and this venv's pip drives the install, so it takes seconds of CPU)."""
+    venv = tmp_path_factory.mktemp("fresh") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", "--no-compile",
+         str(wheel[0])],
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stderr[-3000:]
+    yield venv
+
+
+def in_venv(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A command of the fresh venv, run outside the source tree so nothing can be imported from it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OPENAI_BASE_URL", "OPENAI_API_KEY")}
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_the_wheel_installed_in_a_fresh_venv_runs_help_and_a_study(fresh_venv: Path, tmp_path: Path) -> None:
+    where = in_venv(fresh_venv, str(fresh_venv / "bin" / "python"), "-c",
+                    "import critiquebench.domains.planning.tasks, critiquebench; print(critiquebench.__file__)",
+                    cwd=tmp_path)  # fmt: skip
+    assert where.returncode == 0, where.stderr
+    assert Path(where.stdout.strip()).is_relative_to(fresh_venv), where.stdout
+    cli = str(fresh_venv / "bin" / "critiquebench")
+    helped = in_venv(fresh_venv, cli, "--help", cwd=tmp_path)
+    assert helped.returncode == 0, helped.stderr
+    assert "run" in helped.stdout and "export" in helped.stdout
+    store = tmp_path / "study.sqlite"
+    with ScriptedServer(reply=game24_reply) as server:
+        ran = in_venv(fresh_venv, cli, "run", "wheel", "--domains", "game24", "--instances", "gen:3:1",
+                      "--schemes", "standard,sound-first:rounds=3", "--model", "scripted", "--base-url",
+                      server.base_url, "--store", str(store), "--no-progress", cwd=tmp_path)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert "Table 1" in ran.stdout
+    listed = in_venv(fresh_venv, cli, "studies", "--json", "--store", str(store), cwd=tmp_path)
+    (study,) = json.loads(listed.stdout)
+    assert (study["name"], study["done"], study["total"]) == ("wheel", 6, 6)
