@@ -1,4 +1,7 @@
-"""The `critiquebench` command line. Each command group lives in its own app-layer module with `register(app)`."""
+"""The `critiquebench` command line. Each command group lives in its own app-layer module with `register(app)`.
+
+Command modules import at their top only typer and the standard library: what a command needs is imported in its
+body, so `critiquebench --help` (and every command) loads only what it uses (tests/test_cli_imports.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +11,6 @@ import sqlite3
 import sys
 
 import typer
-
-from critiquebench.store.db import StoreError, default_store_path, describe, store_name
-from critiquebench.store.postgres import StoreUnavailable
 
 HELP = (
     "Run, resume and compare LLM generate -> verify -> critique loops on problems a machine can check "
@@ -51,15 +51,23 @@ def main() -> None:
     traceback. Each command turns the errors it expects into such a line itself; this is the last guard."""
     try:
         app()
-    except (StoreError, StoreUnavailable) as exc:  # never with a store URL's password
-        _exit_error(str(exc))
-    except sqlite3.Error as exc:  # e.g. a store damaged past its first page, found while reading it
+    except (ValueError, sqlite3.Error) as exc:  # StoreError and StoreUnavailable are ValueErrors
+        from critiquebench.store.db import StoreError, describe
+        from critiquebench.store.postgres import StoreUnavailable
+
+        if isinstance(exc, StoreError | StoreUnavailable):  # never with a store URL's password
+            _exit_error(str(exc))
+        if not isinstance(exc, sqlite3.Error):
+            raise
+        # e.g. a store damaged past its first page, found while reading it
         logging.getLogger(__name__).debug("store error", exc_info=True)
         _exit_error(describe(_store_arg(), exc))
 
 
 def _store_arg() -> str:
     """The --store the user gave (for naming the file in an error), else the default store."""
+    from critiquebench.store.db import default_store_path, store_name
+
     args = sys.argv[1:]
     for i, arg in enumerate(args):
         if arg == "--store" and i + 1 < len(args):

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from critiquebench.store.cache import CallCache
-from critiquebench.store.db import StoreError, resolve_store
+if TYPE_CHECKING:
+    from critiquebench.store.cache import CallCache
 
 cache_app = typer.Typer(no_args_is_help=True, help=__doc__)
 _STORE_HELP = "Store file or postgresql:// URL (default: $CRITIQUEBENCH_STORE or ./critiquebench.sqlite)."
@@ -22,6 +20,9 @@ StoreOption = Annotated[str | None, typer.Option("--store", help=_STORE_HELP)]
 def _open(store: str | None, readonly: bool = True) -> CallCache:
     """The store's cache, for a `with` block that closes it; read-only unless importing (a reading command never
     creates or changes a store)."""
+    from critiquebench.store.cache import CallCache
+    from critiquebench.store.db import StoreError, resolve_store
+
     try:
         return CallCache(resolve_store(store), readonly=readonly)
     except StoreError as exc:
@@ -34,6 +35,9 @@ def stats(
     store: StoreOption = None, as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False
 ) -> None:
     """Calls made, cache hits, failures and tokens spent, per model and in total."""
+    from rich.console import Console
+    from rich.table import Table
+
     with _open(store) as cache:
         result = cache.stats()
     if as_json:

@@ -14,8 +14,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from critiquebench.confidence.features import FeatureError, load_rows, runs
-
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 confidence_app = typer.Typer(no_args_is_help=True, help=__doc__)
 
@@ -45,6 +43,8 @@ def _models_module() -> Any:
 
 
 def _rows(source: str, store: Path | None) -> list[dict[str, Any]]:
+    from critiquebench.confidence.features import FeatureError, load_rows
+
     try:
         return load_rows(source, store)
     except FeatureError as exc:
@@ -174,6 +174,8 @@ def predict_cmd(
     ] = False,
 ) -> None:
     """The probability that each run of SOURCE succeeds, from the attempts the model was trained to see."""
+    from critiquebench.confidence.features import runs
+
     _check_format(fmt)
     mod = _models_module()
     try:

@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 
 def register(app: typer.Typer) -> None:
@@ -69,6 +67,9 @@ def critics(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON list instead of a table.")] = False,
 ) -> None:
     """List the critics a scheme can use (critic=NAME): built-in ones and installed plug-ins."""
+    from rich.console import Console
+    from rich.table import Table
+
     from critiquebench.nodes.critics import ENTRY_POINT_GROUP, available_critics
 
     infos = available_critics()

@@ -16,13 +16,12 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from critiquebench.domains import get_domain, load_instances
-from critiquebench.domains.base import verification_messages
-from critiquebench.domains.contract import Domain, Instance, Judged, Need, Unsupported, unmet
+if TYPE_CHECKING:
+    from critiquebench.domains.contract import Domain, Instance
 
 PURPOSES = ("generate", "verify", "verify-format", "verify-cot", "verify-swap", "verify-no-info", "critique",
             "critique-cot")
@@ -30,6 +29,9 @@ PURPOSES = ("generate", "verify", "verify-format", "verify-cot", "verify-swap", 
 
 def messages_for(domain: Domain, instance: Instance, purpose: str, answer: str) -> list[dict[str, str]]:
     """The chat messages of `purpose` for `instance` (a ValueError for a purpose the domain cannot ask)."""
+    from critiquebench.domains.base import verification_messages
+    from critiquebench.domains.contract import Judged, Need, Unsupported, unmet
+
     if purpose == "generate":
         return domain.prompt(instance)
     if purpose.startswith("verify"):
@@ -104,6 +106,8 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Print the exact chat messages that would be sent: nothing is called."""
+        from critiquebench.domains import get_domain, load_instances
+
         if fmt not in ("text", "json"):
             raise _fail("--format must be text or json")
         if purpose not in PURPOSES:

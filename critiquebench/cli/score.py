@@ -18,11 +18,12 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from critiquebench.domains import Domain, Instance, get_domain, load_instances
+if TYPE_CHECKING:
+    from critiquebench.domains import Domain, Instance
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,8 @@ class InstanceCache:
         ids = [r for r in dict.fromkeys(refs) if r not in self._found and r.isdigit()]
         if len(ids) < 2:
             return
+        from critiquebench.domains import load_instances
+
         try:
             instances = load_instances(self.domain, ",".join(ids), self.dataset)
         except Exception as exc:  # noqa: BLE001 - any failure means: resolve each id alone for exact errors
@@ -69,6 +72,8 @@ class InstanceCache:
             seed, index = int(parts[1]), int(parts[2])
             instances = self.domain.generate(index, seed)[-1:] if index >= 1 else []
         else:
+            from critiquebench.domains import load_instances
+
             instances = load_instances(self.domain, ref, self.dataset)
         if len(instances) != 1:
             raise ValueError(f"refers to {len(instances)} instances, not one")
@@ -145,6 +150,8 @@ def score(
     ] = MAX_ANSWER_CHARS,
 ) -> None:
     """Score saved LLM answers with the domain's sound verifier; writes one JSON line per answer."""
+    from critiquebench.domains import get_domain
+
     try:
         chosen = get_domain(domain, prompt_style=prompt_style)
     except Exception as exc:  # noqa: BLE001 - unknown names and broken PDDL folders alike

@@ -7,8 +7,6 @@ from typing import Annotated
 
 import typer
 
-from critiquebench.store.db import resolve_store, store_name
-
 
 def register(app: typer.Typer) -> None:
     @app.command("view")
@@ -23,6 +21,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Tables, Figure 2, runs and round-by-round transcripts of studies, in a local web page."""
+        from critiquebench.store.db import resolve_store, store_name
         from critiquebench.viewer.data import StoreMissing
         from critiquebench.viewer.site import ViewerServer, export_static
 
