@@ -104,6 +104,11 @@ def save_study(db: sqlite_utils.Database, name: str, config: Mapping[str, Any]) 
     )
 
 
+def has_runs(db: sqlite_utils.Database, name: str) -> bool:
+    """Whether study `name` has a run row (any status): a study without one is only a definition."""
+    return db.execute("SELECT 1 FROM runs WHERE study = ? LIMIT 1", [name]).fetchone() is not None
+
+
 def load_study(db: sqlite_utils.Database, name: str) -> dict[str, Any] | None:
     row = db.execute("SELECT config FROM studies WHERE name = ?", [name]).fetchone()
     return json.loads(row[0]) if row else None

@@ -5,6 +5,13 @@
         ...
         assert server.answered == 1
 
+Endpoint checks (all off by default, so the server answers any path ending in a route, any key and any model):
+`api_key` (requests without `Authorization: Bearer <api_key>` get 401), `strict_paths` (only `/v1/models` and
+`/v1/chat/completions` are routes, as on real servers: a base URL without `/v1` gets 404), `models` (the ids
+`GET /models` lists; by default none, so an endpoint check lets any model name through) and `strict_models` (a
+chat request naming a model not in `models` gets OpenAI's 404 `model_not_found`; off, any name is answered, as
+llama.cpp's server does).
+
 `reply` is a string, a list of (substring of the last user message, reply) rules tried in order, or a callable
 `reply(messages, params) -> str` that gets the full message list and the request's other fields (temperature,
 max_completion_tokens, stop, ...); a reply is cut before the request's first stop sequence, as OpenAI's
@@ -64,6 +71,10 @@ class ScriptedServer:
         hang_s: float = 30.0,
         usage: bool = True,
         port: int = 0,
+        api_key: str | None = None,
+        strict_paths: bool = False,
+        models: Sequence[str] = (),
+        strict_models: bool = False,
     ) -> None:
         for kind in faults:
             _check_kind(kind)
@@ -76,6 +87,13 @@ class ScriptedServer:
         )
         self.usage = usage
         self.echo_errors = False  # error bodies quote the request target and Authorization, as some servers do
+        self.api_key, self.strict_paths, self.models, self.strict_models = (
+            api_key,
+            strict_paths,
+            tuple(models),
+            strict_models,
+        )
+        self.gets: list[str] = []  # the request target of every GET
         self.requests = self.answered = self.faulted = 0
         self.calls: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
         self.arrivals: list[float] = []  # monotonic time of each chat request, in arrival order
@@ -93,6 +111,11 @@ class ScriptedServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """The server's root, without `/v1` (the mistake `strict_paths` answers with 404)."""
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     def queue_fault(self, kind: str, times: int = 1) -> None:
         """Make the next `times` chat requests fail with `kind` (before any random faults)."""
@@ -187,28 +210,48 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             body = {"error": {"message": message, "type": "scripted_fault", "code": status}}
             self._send(status, json.dumps(body).encode(), headers)
 
+        def _routed(self, route: str) -> bool:
+            path = urlsplit(self.path).path.rstrip("/")
+            return path == f"/v1{route}" if server.strict_paths else path.endswith(route)
+
+        def _authorized(self) -> bool:
+            """False (and a 401 sent) when the server wants a key and the request lacks it."""
+            if server.api_key is None or self.headers.get("Authorization") == f"Bearer {server.api_key}":
+                return True
+            body = {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                              "code": "invalid_api_key"}}  # fmt: skip
+            self._send(401, json.dumps(body).encode())
+            return False
+
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            if urlsplit(self.path).path.rstrip("/").endswith("/models"):
-                self._send(
-                    200,
-                    json.dumps({"object": "list", "data": [{"id": "scripted", "object": "model"}]}).encode(),
-                )
-            else:
+            with server._lock:
+                server.gets.append(self.path)
+            if not self._routed("/models"):
                 self._error(404, f"no route {self.path}")
+            elif self._authorized():
+                data = [{"id": model, "object": "model"} for model in server.models]
+                self._send(200, json.dumps({"object": "list", "data": data}).encode())
 
         def do_POST(self) -> None:  # noqa: N802
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
             with server._lock:
                 server.paths.append(self.path)
-            if not urlsplit(self.path).path.rstrip("/").endswith("/chat/completions"):
+            if not self._routed("/chat/completions"):
                 self._error(404, f"no route {self.path}")
+                return
+            if not self._authorized():
                 return
             try:
                 request = json.loads(raw)
                 messages = list(request.pop("messages"))
             except (ValueError, KeyError, TypeError):
                 self._error(400, "request body is not a chat completion request")
+                return
+            if server.strict_models and request.get("model") not in server.models:
+                body = {"error": {"message": f"The model `{request.get('model')}` does not exist",
+                                  "type": "invalid_request_error", "code": "model_not_found"}}  # fmt: skip
+                self._send(404, json.dumps(body).encode())
                 return
             fault = server._admit(self.headers.get("Authorization"))
             try:

@@ -88,7 +88,7 @@ def test_a_study_against_a_closed_port_stops_at_once_with_one_line(tmp_path: Pat
     store = tmp_path / "s.sqlite"
     url = f"http://127.0.0.1:{closed_port()}/v1"
     args = ["run", "dead", "--domains", "game24", "--instances", "gen:6:1", "--schemes", "standard,sampling:k=3",
-            "--base-url", url, "--concurrency", "2", "--store", str(store)]  # fmt: skip
+            "--temperature", "0.7", "--base-url", url, "--concurrency", "2", "--store", str(store)]  # fmt: skip
     started = time.monotonic()
     result = CliRunner().invoke(app, args)
     assert time.monotonic() - started < 20  # the hand-written retries took 45 s here

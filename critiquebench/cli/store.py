@@ -7,9 +7,6 @@ from typing import Annotated
 
 import typer
 
-from critiquebench.store.copy import copy_store
-from critiquebench.store.db import store_locator, store_name
-
 store_app = typer.Typer(no_args_is_help=True, help=__doc__)
 
 
@@ -19,6 +16,9 @@ def copy_cmd(
     destination: Annotated[str, typer.Argument(help="Store file or postgresql:// URL to copy into.")],
 ) -> None:
     """Copy every study definition, run, round, cached LLM call and graph checkpoint into another store."""
+    from critiquebench.store.copy import copy_store
+    from critiquebench.store.db import store_locator, store_name
+
     src, dst = store_locator(source), store_locator(destination)
     if isinstance(src, Path) and not src.exists():
         typer.echo(f"error: no store at {src}", err=True)

@@ -7,32 +7,20 @@ import os
 import sys
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from critiquebench.cli.terminal import live_progress, stop_on_ctrl_c
 from critiquebench.reports.catalog import HELP as REPORT_HELP
-from critiquebench.reports.catalog import TABLES, report_rows, write_figure
-from critiquebench.reports.export import export_rounds, list_studies
-from critiquebench.reports.metrics import ReportError, study_config, table1, table2
-from critiquebench.reports.tables import FORMATS, Grid, render, rich_text
-from critiquebench.store.db import StoreError, default_store_path, opened, resolve_store, store_exists, store_name
-from critiquebench.studies.config import ConfigError, StudyConfig
-from critiquebench.studies.define import delete_study, reading, stored_study, study_for_run
-from critiquebench.studies.estimate import DEFAULT_STOP_RATE, Estimate, estimate_study
-from critiquebench.studies.main_job import Recorded, run_main_job
-from critiquebench.studies.session import (
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
-    LOCAL,
-    Execution,
-    Session,
-    StudyError,
-    exit_code,
-    run_session,
-)
+
+if TYPE_CHECKING:  # what the commands run is imported in their bodies, so --help loads none of it
+    from critiquebench.studies.config import StudyConfig
+    from critiquebench.studies.estimate import Estimate
+    from critiquebench.studies.main_job import Recorded
+    from critiquebench.studies.session import Execution, Session
+
+EXIT_USAGE = 2  # studies.session.EXIT_USAGE, which this module does not import to start
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -62,7 +50,9 @@ DryRunOpt = Annotated[
 PriceInOpt = Annotated[float | None, typer.Option(help="--dry-run: USD per million prompt tokens.")]
 PriceOutOpt = Annotated[float | None, typer.Option(help="--dry-run: USD per million completion tokens.")]
 StopRateOpt = Annotated[
-    float, typer.Option(help="--dry-run: the chance a round ends a run (for the expected calls).", min=0, max=1)
+    float | None,
+    typer.Option(help="--dry-run: the chance a round ends a run, for the expected calls (default 0.25).", min=0,
+                 max=1),
 ]
 
 
@@ -83,6 +73,8 @@ RayAddressOpt = Annotated[
     typer.Option("--ray-address", help="A Ray cluster to run on (default: $RAY_ADDRESS, else a local one)."),
 ]
 def _store(path: str | None) -> Path | str:
+    from critiquebench.store.db import resolve_store
+
     return resolve_store(path)
 
 
@@ -92,9 +84,12 @@ def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
 
 
 def _session(store: Path | str, config: StudyConfig, progress: bool, replay: bool,
-             execution: Execution = LOCAL, confirmed: bool = False) -> Session:  # fmt: skip
+             execution: Execution, confirmed: bool = False) -> Session:  # fmt: skip
     """Run (or resume) a stored study with progress bars and Ctrl-C handling, and print its one-line summary;
     errors and an abort become exits."""
+    from critiquebench.cli.terminal import live_progress, stop_on_ctrl_c
+    from critiquebench.studies.session import EXIT_INTERRUPTED, StudyError, run_session
+
     try:
         with stop_on_ctrl_c(err.print) as stop, live_progress(progress) as on_progress:
             session = run_session(store, config, replay=replay, execution=execution, stop=stop,
@@ -117,11 +112,17 @@ def execute_study(
     progress: bool,
     replay: bool,
     figure: Path | None,
-    execution: Execution = LOCAL,
+    execution: Execution,
     confirmed: bool = False,
 ) -> None:
     """Run (or resume) a stored study, print Table 1; exit 1 if runs failed, 3 if the token budget stopped runs,
     130 if interrupted."""
+    from critiquebench.reports.catalog import write_figure
+    from critiquebench.reports.metrics import table1, table2
+    from critiquebench.reports.tables import render
+    from critiquebench.store.db import opened
+    from critiquebench.studies.session import exit_code
+
     session = _session(store, config, progress, replay, execution, confirmed)
     with opened(store) as db:
         typer.echo(render(table1(db, config.name), "table"))
@@ -141,11 +142,15 @@ def execute_main_job(
     progress: bool,
     replay: bool,
     figure: Path | None,
-    execution: Execution = LOCAL,
+    execution: Execution,
     confirmed: bool = False,
 ) -> None:
     """Replay every recorded file (0 calls), run the live study, print one summary of both (see main_job)."""
     from critiquebench.reports.findings import combined_curve, summary_grids
+    from critiquebench.reports.tables import rich_text
+    from critiquebench.store.db import default_store_path, opened, store_name
+    from critiquebench.studies.main_job import run_main_job
+    from critiquebench.studies.session import exit_code
 
     def run(store: Path | str, config: StudyConfig, replay: bool, execution: Execution) -> Session:
         return _session(store, config, progress, replay, execution, confirmed)
@@ -169,6 +174,8 @@ def execute_main_job(
 
 
 def _execution(executor: str, workers: int, ray_address: str | None) -> Execution:
+    from critiquebench.studies.session import Execution, StudyError
+
     try:
         return Execution(executor, workers, ray_address)
     except StudyError as exc:
@@ -234,13 +241,19 @@ def register(app: typer.Typer) -> None:
         dry_run: DryRunOpt = False,
         price_in: PriceInOpt = None,
         price_out: PriceOutOpt = None,
-        stop_rate: StopRateOpt = DEFAULT_STOP_RATE,
+        stop_rate: StopRateOpt = None,
         executor: ExecutorOpt = "local",
         workers: WorkersOpt = 2,
         ray_address: RayAddressOpt = None,
         yes: YesOpt = False,
     ) -> None:
         """Run a study; running it again with the same definition resumes it."""
+        from critiquebench.store.db import StoreError, store_exists
+        from critiquebench.studies.config import ConfigError
+        from critiquebench.studies.define import reading, study_for_run
+        from critiquebench.studies.estimate import DEFAULT_STOP_RATE, estimate_study
+        from critiquebench.studies.guards import temperature_warnings
+
         execution = _execution(executor, workers, ray_address)
         path = _store(store)
         flags = dict(domains=domains, instances=instances, schemes=schemes, model=model, base_url=base_url,
@@ -250,10 +263,11 @@ def register(app: typer.Typer) -> None:
         try:  # nothing is written until the definition and its data are known to be good (_execute)
             with reading(path) if store_exists(path) else nullcontext() as db:
                 request = study_for_run(db, name, config, flags)
-            for line in request.notes:
+            for line in [*request.notes, *temperature_warnings(request.study.schemes, request.study.temperature)]:
                 err.print(line, markup=False)
             if dry_run:  # reads the store's cache and finished runs; calls nothing, writes nothing
-                print_estimate(estimate_study(request.study, path, stop_rate), price_in, price_out)
+                rate = DEFAULT_STOP_RATE if stop_rate is None else stop_rate
+                print_estimate(estimate_study(request.study, path, rate), price_in, price_out)
                 return
         except (ConfigError, StoreError, OSError, ValueError, RuntimeError) as exc:  # RunnerError: bad data
             raise _fail(str(exc)) from exc
@@ -266,6 +280,10 @@ def register(app: typer.Typer) -> None:
     @app.command("resume")
     def resume_cmd(
         name: Annotated[str, typer.Argument(help="A stored study.")],
+        base_url: Annotated[
+            str | None,
+            typer.Option(help="Move the study to this endpoint (a mistyped URL, a new port); its runs are kept."),
+        ] = None,
         concurrency: ConcurrencyOpt = None,
         budget_tokens: BudgetOpt = None,
         figure: FigureOpt = None,
@@ -278,12 +296,14 @@ def register(app: typer.Typer) -> None:
         yes: YesOpt = False,
     ) -> None:
         """Continue a stored study: finished runs stay, unfinished ones continue from their checkpoints."""
+        from critiquebench.api import resumable
+        from critiquebench.studies.session import StudyError
+
         execution = _execution(executor, workers, ray_address)
         path = _store(store)
         try:
-            with reading(path) as db:
-                study = stored_study(db, name, concurrency=concurrency, budget_tokens=budget_tokens)
-        except (ReportError, StoreError, ConfigError) as exc:
+            study = resumable(path, name, base_url=base_url, concurrency=concurrency, budget_tokens=budget_tokens)
+        except StudyError as exc:
             raise _fail(str(exc)) from exc
         execute_study(path, study, progress, replay, figure, execution, yes)
 
@@ -305,6 +325,12 @@ def register(app: typer.Typer) -> None:
         dataset: Annotated[Path | None, typer.Option(help="Datasets root for --published.")] = None,
     ) -> None:
         """Tables (and Figure 2) of a study, computed from the store alone."""
+        from critiquebench.reports.catalog import TABLES, report_rows, write_figure
+        from critiquebench.reports.metrics import ReportError
+        from critiquebench.reports.tables import FORMATS, render
+        from critiquebench.store.db import StoreError
+        from critiquebench.studies.define import reading
+
         if fmt not in FORMATS:
             raise _fail(f"--format must be one of {', '.join(FORMATS)}")
         if published:
@@ -351,6 +377,11 @@ def register(app: typer.Typer) -> None:
         """List the store's studies: name, domains, schemes, finished/planned runs."""
         if ctx.invoked_subcommand is not None:
             return
+        from critiquebench.reports.export import list_studies
+        from critiquebench.reports.tables import Grid, rich_text
+        from critiquebench.store.db import StoreError
+        from critiquebench.studies.define import reading
+
         try:
             with reading(_store(store)) as db:
                 rows = list_studies(db)
@@ -373,6 +404,10 @@ def register(app: typer.Typer) -> None:
         store: StoreOpt = None,
     ) -> None:
         """Delete a study with its runs, rounds and checkpoints; the shared LLM call cache stays."""
+        from critiquebench.reports.metrics import ReportError
+        from critiquebench.store.db import StoreError
+        from critiquebench.studies.define import delete_study
+
         path = _store(store)
         try:
             removed = delete_study(path, name)
@@ -386,14 +421,29 @@ def register(app: typer.Typer) -> None:
     @app.command("export")
     def export_cmd(
         name: Annotated[str, typer.Argument(help="A stored study.")],
-        output: Annotated[Path | None, typer.Option(help="JSONL file (default: stdout).")] = None,
+        output: Annotated[
+            Path | None, typer.Option(help="File to write (default: stdout; Parquet needs a file).")
+        ] = None,
+        table: Annotated[
+            str, typer.Option(help="rounds (one row per round of every run) or runs (one row per run).")
+        ] = "rounds",
+        fmt: Annotated[
+            str | None,
+            typer.Option("--format", help="jsonl | csv | parquet (default: from --output's suffix, else jsonl); "
+                                          "with --features: jsonl or csv."),
+        ] = None,
         features: Annotated[
             bool, typer.Option("--features", help="One row per attempt with the validator features (planning).")
         ] = False,
-        fmt: Annotated[str, typer.Option("--format", help="With --features: jsonl or csv.")] = "jsonl",
         store: StoreOpt = None,
     ) -> None:
-        """One JSON line per round of every run of the study (or, with --features, the attempt dataset)."""
+        """A study's rounds or runs as a table (JSON lines, CSV or Parquet) with the model, endpoint, temperature
+        and scheme parameters on every row (or, with --features, the attempt dataset)."""
+        from critiquebench.reports.metrics import ReportError, study_config
+        from critiquebench.reports.records import COLUMNS, ExportError, check_format, format_for, records, write_records
+        from critiquebench.store.db import StoreError
+        from critiquebench.studies.define import reading
+
         with ExitStack() as held:  # the store is closed when the command ends
             try:
                 db = held.enter_context(reading(_store(store)))
@@ -401,14 +451,18 @@ def register(app: typer.Typer) -> None:
             except (ReportError, StoreError) as exc:
                 raise _fail(str(exc)) from exc
             if features:
-                _export_features(db, name, output, fmt)
+                _export_features(db, name, output, fmt or "jsonl")
                 return
-            if output is None:
-                export_rounds(db, name, sys.stdout)
-                return
-            with output.open("w", encoding="utf-8") as fp:
-                count = export_rounds(db, name, fp)
-            err.print(f"{count} rounds written to {output}")
+            chosen = format_for(fmt, output)
+            try:
+                check_format(chosen, output)  # before reading anything
+                count = write_records(records(db, name, table), COLUMNS[table], chosen, output, sys.stdout)
+            except ExportError as exc:
+                raise _fail(str(exc)) from exc
+            except OSError as exc:
+                raise _fail(f"cannot write {output}: {exc.strerror or exc}") from exc
+        if output is not None:
+            err.print(f"{count} {table} written to {output} ({chosen})")
 
 
 def _export_features(db: Any, name: str, output: Path | None, fmt: str) -> None:

@@ -7,9 +7,10 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from critiquebench.studies.runner import ProgressFn, SchemeProgress
+if TYPE_CHECKING:
+    from critiquebench.studies.runner import ProgressFn, SchemeProgress
 
 
 @contextmanager

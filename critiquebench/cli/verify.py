@@ -6,23 +6,10 @@ from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Annotated
 
-import sqlite_utils
 import typer
 from rich.console import Console
 
 from critiquebench.cli.study import DryRunOpt, PriceInOpt, PriceOutOpt, print_estimate
-from critiquebench.cli.terminal import stop_on_ctrl_c
-from critiquebench.reports.catalog import report_rows
-from critiquebench.reports.tables import render
-from critiquebench.store.db import StoreError, opened, resolve_store, store_exists
-from critiquebench.studies.config import VERIFY, ConfigError, build_config, read_toml
-from critiquebench.studies.verification import (
-    estimate_verify,
-    from_study_defaults,
-    ready_store,
-    resolve_config,
-    run_verify,
-)
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -74,8 +61,22 @@ def verify_study_cmd(
     price_out: PriceOutOpt = None,
 ) -> None:
     """Verification only: the LLM judges candidate answers of known correctness (Table 2, Tables A2-A4)."""
+    import sqlite_utils
+
+    from critiquebench.cli.terminal import stop_on_ctrl_c
     from critiquebench.llm.client import LLMSettings, open_llm
+    from critiquebench.reports.catalog import report_rows
+    from critiquebench.reports.tables import render
     from critiquebench.store.cache import CallCache
+    from critiquebench.store.db import StoreError, opened, resolve_store, store_exists
+    from critiquebench.studies.config import VERIFY, ConfigError, build_config, read_toml
+    from critiquebench.studies.verification import (
+        estimate_verify,
+        from_study_defaults,
+        ready_store,
+        resolve_config,
+        run_verify,
+    )
 
     path = resolve_store(store)
     with ExitStack() as held:  # the store's connections are closed when the command ends

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from critiquebench.reports.metrics import ReportError, study_config
-
 Rows = list[Any]
 
 
@@ -27,7 +25,7 @@ class Table:
 
 
 def _table1(db: Any, study: str) -> Rows:
-    from critiquebench.reports.metrics import table1
+    from critiquebench.reports.metrics import study_config, table1
     from critiquebench.reports.planbench import is_task_study, task_rows
 
     return task_rows(db, study) if is_task_study(study_config(db, study)) else table1(db, study)
@@ -88,6 +86,8 @@ HELP = "; ".join(f"{t.name} ({t.help})" for t in TABLES.values()) + "."
 def report_rows(db: Any, study: str, table: str = "1", compare_to: str | None = None) -> Rows:
     """The rows of `table` for `study` (or, with `compare_to`, the two studies side by side). Raises ReportError
     for an unknown study or a table its kind of study does not have."""
+    from critiquebench.reports.metrics import ReportError, study_config  # not at import: the CLI's help reads TABLES
+
     if table not in TABLES:
         raise ReportError(f"--table must be one of {', '.join(TABLES)}")
     config = study_config(db, study)

@@ -1,48 +1,13 @@
-"""The store's studies as a listing, and a study's rounds as JSON lines (`studies`, `export`)."""
+"""The store's studies as a listing (`studies`); a study's runs and rounds as tables are `reports.records`."""
 
 from __future__ import annotations
 
-import json
-from typing import IO, Any
+from typing import Any
 
 import sqlite_utils
 
-from critiquebench.reports.metrics import spec_of
-from critiquebench.store.reads import run_counts, study_configs, study_rounds
+from critiquebench.store.reads import run_counts, study_configs
 from critiquebench.store.results import ensure_schema
-
-
-def _flag(value: Any) -> bool | None:
-    return None if value is None else bool(value)
-
-
-def export_rounds(db: sqlite_utils.Database, study: str, fp: IO[str]) -> int:
-    """Write one JSON line per round of every run of `study`; return how many lines."""
-    count = 0
-    for row in study_rounds(db, study):
-        line = {
-            "study": row["study"],
-            "domain": row["domain"],
-            "scheme": spec_of(row),
-            "instance": row["instance_id"],
-            "trial": row["trial"],
-            "round": row["round"],
-            "prompt_tokens": row["prompt_tokens"],
-            "completion_tokens": row["completion_tokens"],
-            "llm_calls": row["llm_calls"],
-            "cache_hits": row["cache_hits"],
-            "answer": row["answer"],
-            "canonical": row["canonical"],
-            "sound_status": row["sound_status"],
-            "sound_valid": _flag(row["sound_valid"]),
-            "llm_verdict": _flag(row["llm_verdict"]),
-            "llm_critique": row["llm_critique"],
-            "feedback": row["feedback"],
-            "stopped": bool(row["stopped"]),
-        }
-        fp.write(json.dumps(line, ensure_ascii=False) + "\n")
-        count += 1
-    return count
 
 
 def list_studies(db: sqlite_utils.Database) -> list[dict[str, Any]]:

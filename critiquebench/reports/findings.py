@@ -17,7 +17,8 @@ from dataclasses import replace
 import sqlite_utils
 
 from critiquebench.reports.metrics import BudgetPoint, Table1Row, budget_curve, study_config, table1, table2
-from critiquebench.reports.tables import Grid, pct
+from critiquebench.reports.tables import Grid, flagged, pct
+from critiquebench.studies.guards import ONE_CLASS_NOTE, SMALL_N
 
 
 def _family(spec: str) -> str:
@@ -40,6 +41,7 @@ def findings_grid(db: sqlite_utils.Database, recorded: Sequence[str], live: str 
         for row in table1(db, live):
             live_rows.setdefault((row.domain, _family(row.scheme)), row)
     live_model = _model(db, live) if live else "live"
+    smoke = any(row.small_n for row in live_rows.values())
     body = []
     for study in recorded:
         model = _model(db, study)
@@ -55,13 +57,19 @@ def findings_grid(db: sqlite_utils.Database, recorded: Sequence[str], live: str 
                     "-" if mine is None else f"{_cell(mine)} ({mine.scheme})",
                 ]
             )
-    return Grid(
-        "Findings: recorded runs replayed offline, beside the live study",
-        ["recorded study", "domain", "scheme", "accuracy", "LLM calls", f"{live_model} (live)"],
-        body,
+    live_header = f"{live_model} (live smoke test)" if smoke else f"{live_model} (live)"
+    note = (
         "Every recorded call is answered from the cache: 'new' counts calls that reached an endpoint. "
         "The live column is the same domain and scheme (any parameters) in the live study; '-' = not run there."
-        + "".join(" " + note for note in selection_notes(db, recorded)),
+    )
+    if smoke:
+        note += (f" The live cells have fewer than {SMALL_N} runs each: a smoke test that the pipeline runs end "
+                 "to end on this model, not a measure of how well it solves these problems.")  # fmt: skip
+    return Grid(
+        "Findings: recorded runs replayed offline, beside the live study",
+        ["recorded study", "domain", "scheme", "accuracy", "LLM calls", live_header],
+        body,
+        note + "".join(" " + line for line in selection_notes(db, recorded)),
     )
 
 
@@ -101,8 +109,9 @@ def verifier_grid(db: sqlite_utils.Database, studies: Sequence[str]) -> Grid | N
                       pct(t.correct, t.total), pct(t.false_pos, t.truth_invalid), pct(t.false_neg, t.truth_valid)]
                      for t in task_rows(db, study) if t.level]  # fmt: skip
         for r in table2(db, study):
-            body.append([study, str(config.get("model")), r.domain, r.scheme, pct(r.agree, r.n),
-                         pct(r.false_pos, r.sound_invalid), pct(r.false_neg, r.sound_valid)])  # fmt: skip
+            body.append([study, str(config.get("model")), r.domain, r.scheme,
+                         flagged(pct(r.agree, r.n), r.one_class, "†"), pct(r.false_pos, r.sound_invalid),
+                         pct(r.false_neg, r.sound_valid)])  # fmt: skip
     if not body:
         return None
     return Grid(
@@ -111,7 +120,8 @@ def verifier_grid(db: sqlite_utils.Database, studies: Sequence[str]) -> Grid | N
         body,
         "Accuracy: the LLM agrees with the sound verdict. FPR: LLM said valid among sound-invalid answers. "
         "FNR: LLM said invalid among sound-valid answers. Plan verification: PlanBench's t3, the LLM judges a "
-        "given plan; binary = valid/invalid right, type / explanation also name the failure.",
+        "given plan; binary = valid/invalid right, type / explanation also name the failure."
+        + (f"\n{ONE_CLASS_NOTE}" if any("†" in row[4] for row in body) else ""),
     )
 
 

@@ -25,6 +25,7 @@ import sqlite_utils
 
 from critiquebench.store.reads import study_names, study_rounds, study_runs
 from critiquebench.store.results import ensure_schema, load_study
+from critiquebench.studies.guards import SMALL_N
 
 Z95 = 1.959963984540054
 NON_ITERATIVE = frozenset({"standard", "self-consistency"})
@@ -75,6 +76,7 @@ class Table1Row:
     cache_hits: int
     failed: int
     unfinished: int
+    small_n: bool = False  # fewer finished runs than studies.guards.SMALL_N: a smoke test, not a finding
     table: str = "1"
     # the half-width of the Wald interval, z * sqrt(p(1-p)/n): the "±" the intrinsic self-critique paper prints
     # (every "±" of its Tables 1-5 is this at n = 600 or 1000), beside our Wilson interval
@@ -100,6 +102,12 @@ class Confusion:
     @property
     def n(self) -> int:
         return self.tp + self.fp + self.tn + self.fn
+
+    @property
+    def one_class(self) -> bool:
+        """Every judged answer was sound-valid, or every one invalid: accuracy then only counts how often the
+        LLM said that one class (studies.guards)."""
+        return self.n > 0 and (self.tp + self.fn == 0 or self.fp + self.tn == 0)
 
     def rates(self) -> tuple[float | None, float | None, float | None, float | None]:
         """TPR, FPR, TNR, FNR."""
@@ -128,6 +136,7 @@ class Table2Row:
     false_neg: int
     sound_valid: int
     fnr: float | None
+    one_class: bool = False  # every judged answer was sound-valid, or every one invalid (studies.guards)
     table: str = "2"
 
 
@@ -228,6 +237,7 @@ def table1(db: sqlite_utils.Database, study: str) -> list[Table1Row]:
                 failed=sum(1 for r in runs if r["status"] == "failed"),
                 unfinished=sum(1 for r in runs if r["status"] in ("pending", "running")),
                 wald=wald_half_width(correct, n),
+                small_n=0 < n < SMALL_N,
             )
         )
     return out
@@ -252,7 +262,8 @@ def table2(db: sqlite_utils.Database, study: str) -> list[Table2Row]:
         if spec != "all" and len(per_domain[domain]) == 1:
             continue  # the domain's "all" row says the same
         cell = counts[(domain, spec)]
-        out.append(Table2Row(study=study, domain=domain, scheme=spec, n=cell.n, **cell.agreement()))
+        out.append(Table2Row(study=study, domain=domain, scheme=spec, n=cell.n, **cell.agreement(),
+                             one_class=cell.one_class))
     return out
 
 

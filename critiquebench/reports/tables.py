@@ -60,12 +60,23 @@ def _num(value: float | None, fmt: str = "{:.1f}") -> str:
     return "-" if value is None else fmt.format(value)
 
 
+def flagged(text: str, flag: bool, mark: str) -> str:
+    """A cell with its guard mark (studies.guards) when the flag is set."""
+    return f"{text} {mark}" if flag else text
+
+
+def _notes(note: str, *extra: tuple[bool, str]) -> str:
+    return "\n".join([note, *(line for shown, line in extra if shown)])
+
+
 def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
+    from critiquebench.studies.guards import SMALL_N_NOTE
+
     domains = list(dict.fromkeys(r.domain for r in rows))
     schemes = list(dict.fromkeys(r.scheme for r in rows))
     cell = {(r.domain, r.scheme): r for r in rows}
     main = [
-        [s, *(pct(cell[(d, s)].correct, cell[(d, s)].total) if (d, s) in cell else "" for d in domains)]
+        [s, *(flagged(pct(c.correct, c.total), c.small_n, "*") if (c := cell.get((d, s))) else "" for d in domains)]
         for s in schemes
     ]
     detail = [
@@ -86,7 +97,8 @@ def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
     ]
     study = rows[0].study if rows else ""
     return [
-        Grid(f"Table 1: accuracy ({study})", ["scheme", *domains], main, NOTES["1"]),
+        Grid(f"Table 1: accuracy ({study})", ["scheme", *domains], main,
+             _notes(NOTES["1"], (any(r.small_n for r in rows), SMALL_N_NOTE))),
         Grid(
             "Table 1 detail",
             [
@@ -108,11 +120,13 @@ def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
 
 
 def table2_grids(rows: Sequence[Table2Row]) -> list[Grid]:
+    from critiquebench.studies.guards import ONE_CLASS_NOTE
+
     body = [
         [
             r.domain,
             r.scheme,
-            pct(r.agree, r.n),
+            flagged(pct(r.agree, r.n), r.one_class, "†"),
             pct(r.false_pos, r.sound_invalid),
             pct(r.false_neg, r.sound_valid),
         ]
@@ -124,7 +138,7 @@ def table2_grids(rows: Sequence[Table2Row]) -> list[Grid]:
             f"Table 2, verifier in the loop: LLM verifier vs sound verifier ({study})",
             ["domain", "scheme", "accuracy", "FPR", "FNR"],
             body,
-            NOTES["2"],
+            _notes(NOTES["2"], (any(r.one_class for r in rows), ONE_CLASS_NOTE)),
         )
     ]
 

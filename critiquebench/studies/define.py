@@ -16,7 +16,7 @@ from typing import Any
 
 from critiquebench.store import results
 from critiquebench.store.db import Locator, Store, opened
-from critiquebench.store.results import ensure_schema, load_study
+from critiquebench.store.results import ensure_schema, has_runs, load_study
 from critiquebench.studies.config import ConfigError, StudyConfig, build_config, read_toml
 from critiquebench.studies.main_job import Recorded, generated_fallback, missing_data, read_recorded, sources_note
 
@@ -53,7 +53,8 @@ def study_for_run(db: Any, name: str, config: Path | None, flags: Mapping[str, A
     if stored is not None and config is None and all(flags[k] is None for k in IDENTITY_FLAGS):
         return RunRequest(operational(StudyConfig.from_dict(stored), flags))  # plain `run NAME` resumes
     study = build_config(name, file_values, flags)
-    if stored is not None and (diff := study.differences(StudyConfig.from_dict(stored))):
+    # a stored definition with no runs yet (say, one an endpoint check stopped) is replaced: nothing is lost
+    if stored is not None and (diff := study.differences(StudyConfig.from_dict(stored))) and has_runs(db, name):
         raise ConfigError(
             f"study {name!r} already exists with a different definition:\n  "
             + "\n  ".join(diff)

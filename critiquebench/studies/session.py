@@ -107,6 +107,8 @@ def run_session(
                 _check_size(store, config, tasks, status)
             save_study(db, config.name, {**config.to_dict(), "planned_runs": len(tasks)})
             todo = any(status.get(task.key) != "done" for task in tasks)
+            if todo and not settings.replay and settings.resolved_base_url() is not None:
+                check_endpoint(settings, config.name)  # a wrong URL, key or model stops here, before any run
             # A finished study needs no endpoint: do not start the embedded server just to find that out.
             client = open_llm(settings, held.enter_context(CallCache(store)), budget) if todo else nullcontext()
             llm = held.enter_context(client)
@@ -155,6 +157,23 @@ def _check_size(store: Locator, config: StudyConfig, tasks: list[Any], status: d
             f"study {config.name} may make up to {most:.0f} new LLM calls (more than {limit}): run it with --yes, "
             f"or cap it with --budget-tokens N; --dry-run shows the estimate"
         )
+
+
+def check_endpoint(settings: Any, study: str) -> None:
+    """StudyError, naming the fix, when the study's endpoint cannot serve it (`critiquebench.llm.preflight`)."""
+    from critiquebench.llm.preflight import PreflightError, preflight
+    from critiquebench.llm.urls import redact_url
+
+    try:
+        preflight(settings.resolved_base_url(), settings.model, settings.timeout)
+    except PreflightError as exc:
+        if exc.kind == "url" and exc.base_url:
+            fix = f"no run started: critiquebench resume {study} --base-url {redact_url(exc.base_url)}"
+        elif exc.kind in ("key", "unreachable"):
+            fix = f"nothing is lost: critiquebench resume {study}"
+        else:
+            fix = "no run started"
+        raise StudyError(f"{exc}; {fix}") from exc
 
 
 def _executor(store: Locator, config: StudyConfig, llm: Any, execution: Execution) -> Any:

@@ -1,0 +1,87 @@
+"""The Python API (`import critiquebench as cb`) against the scripted server: define and run a study, resume it,
+load runs and rounds as DataFrames, render a report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.scripted_server import ScriptedServer
+from tests.test_study_cli import game24_reply
+
+pd = pytest.importorskip("pandas", reason="pandas comes with the 'analysis' extra, which scripts/setup.sh installs")
+import critiquebench as cb  # noqa: E402
+from critiquebench.reports.records import ROUND_COLUMNS, RUN_COLUMNS  # noqa: E402
+
+SCHEMES = ["standard", "sound-first:rounds=3"]
+
+
+@pytest.fixture
+def server() -> ScriptedServer:
+    with ScriptedServer(reply=game24_reply) as srv:
+        yield srv
+
+
+def test_python_c_runs_a_study_and_returns_a_dataframe(server: ScriptedServer, tmp_path: Path) -> None:
+    """README's snippet, as a user runs it."""
+    store = tmp_path / "demo.sqlite"
+    code = (
+        "import critiquebench as cb; "
+        f"cb.run('demo', domains='game24', instances='gen:3:1', schemes='standard,sound-first:rounds=3', "
+        f"model='scripted', base_url={server.base_url!r}, store={str(store)!r}); "
+        f"df = cb.runs('demo', store={str(store)!r}); "
+        "print(type(df).__name__, len(df), df.groupby('scheme')['correct'].mean().to_json())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    kind, rows, means = done.stdout.split(" ", 2)
+    assert (kind, rows) == ("DataFrame", "6")
+    assert set(json.loads(means)) == {"standard", "sound-first:rounds=3"}
+
+
+def test_run_resume_runs_rounds_and_report(server: ScriptedServer, tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    result = cb.run("s", domains=["game24"], instances="gen:3:1", schemes=SCHEMES, model="scripted",
+                    base_url=server.base_url, temperature=0.0, store=store)  # fmt: skip
+    assert (result.ok, result.total, result.done, result.failed) == (True, 6, 6, 0)
+    assert result.new_calls == server.answered > 0
+    runs = result.runs()
+    assert list(runs.columns) == [c.name for c in RUN_COLUMNS]
+    assert set(runs["status"]) == {"done"} and runs["correct"].notna().all()
+    assert set(runs["model"]) == {"scripted"} and set(runs["endpoint"]) == {server.base_url}
+    assert str(runs["correct"].dtype) == "boolean" and str(runs["rounds"].dtype) == "Int64"
+    rounds = cb.rounds("s", store=store)
+    assert list(rounds.columns) == [c.name for c in ROUND_COLUMNS]
+    assert len(rounds) == int(runs["rounds"].sum())
+    # the run's answer is the round it stopped at, whose sound verdict is the run's `correct`
+    stopped = rounds[rounds["stopped"]].set_index(["scheme", "instance"])
+    for row in runs.itertuples():
+        assert stopped.loc[(row.scheme, row.instance), "sound_valid"] == row.correct
+    again = cb.resume("s", store=store)  # finished: nothing new
+    assert (again.done, again.new_calls) == (6, 0)
+    table = cb.report("s", store=store)
+    assert "Table 1" in table and "sound-first:rounds=3" in table
+    assert json.loads(cb.report("s", store=store, fmt="json"))[0]["total"] == 3
+    assert [s["name"] for s in cb.list_studies(store=store)] == ["s"]
+
+
+def test_errors_are_one_line_study_errors(server: ScriptedServer, tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    with pytest.raises(cb.StudyError, match="no schemes"):
+        cb.run("s", domains="game24", instances="gen:1:1", model="scripted", base_url=server.base_url, store=store)
+    with pytest.raises(cb.StudyError, match="no store at"):
+        cb.runs("nope", store=store)
+    cb.run("s", domains="game24", instances="gen:1:1", schemes="standard", model="scripted",
+           base_url=server.base_url, store=store)  # fmt: skip
+    with pytest.raises(cb.StudyError, match="no study named 'nope' in this store; known studies: s"):
+        cb.runs("nope", store=store)
+    with pytest.raises(cb.StudyError, match="no study named 'nope'"):
+        cb.resume("nope", store=store)
+    with pytest.raises(cb.StudyError, match="unknown study setting"):
+        cb.run("s", domain="game24", store=store)  # a typo, not silently ignored
+    config = cb.define("d", domains=["game24"], instances="gen:1:1", schemes="standard")
+    assert config.schemes == ("standard",)

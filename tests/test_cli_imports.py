@@ -1,0 +1,42 @@
+"""Commands import only what they use: `critiquebench --help` (and a command's --help) loads no store, graph,
+LLM client or plotting module, and `import critiquebench` loads nothing but the package. (The CPU time this
+saves is measured by benchmarks/bench_setup.py, not here.)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("sqlite_utils", "langgraph", "langchain_core", "langchain_openai", "openai", "matplotlib", "numpy",
+         "pandas", "critiquebench.store.db", "critiquebench.graphs", "critiquebench.domains",
+         "critiquebench.reports.metrics", "critiquebench.studies.session", "critiquebench.llm.client")  # fmt: skip
+
+PROBE = """
+import json, sys
+sys.argv = ["critiquebench", *{args!r}]
+from critiquebench.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(name for name in {heavy!r} if name in sys.modules)))
+"""
+
+
+@pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["export", "--help"], ["report", "--help"],
+                                  ["verify-study", "--help"], ["cache", "--help"]])  # fmt: skip
+def test_help_loads_none_of_the_heavy_modules(args: list[str]) -> None:
+    done = subprocess.run([sys.executable, "-c", PROBE.format(args=args, heavy=HEAVY)], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Usage" in done.stdout
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+def test_importing_the_package_loads_only_the_package() -> None:
+    code = "import sys, critiquebench; print(sorted(m for m in sys.modules if m.startswith('critiquebench')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "['critiquebench']"

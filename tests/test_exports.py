@@ -1,0 +1,82 @@
+"""`critiquebench export`: a study's runs and rounds as JSON lines, CSV and Parquet, each really written in its
+format with the documented columns (model, endpoint with secrets redacted, temperature, scheme parameters), read
+back by pandas; a format it cannot write is a one-line error (exit 2) that writes nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from critiquebench.reports.records import COLUMNS
+from tests.scripted_server import ScriptedServer
+from tests.test_study_cli import game24_reply, invoke
+
+pd = pytest.importorskip("pandas", reason="pandas comes with the 'analysis' extra, which scripts/setup.sh installs")
+pytest.importorskip("pyarrow", reason="pyarrow comes with the 'analysis' extra, which scripts/setup.sh installs")
+
+READ = {"jsonl": lambda p: pd.read_json(p, lines=True), "csv": pd.read_csv, "parquet": pd.read_parquet}
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A finished study whose endpoint URL carries a key in its query; (store, the URL as the user gave it)."""
+    store = tmp_path_factory.mktemp("export") / "s.sqlite"
+    with ScriptedServer(reply=game24_reply) as server:
+        url = server.base_url + "?api-key=sekrit"
+        invoke("run", "s", "--domains", "game24", "--instances", "gen:2:1", "--schemes",
+               "standard,sampling:k=2,temperature=1.0", "--temperature", "0.5", "--model", "scripted",
+               "--base-url", url, "--store", str(store))  # fmt: skip
+    return store, url
+
+
+@pytest.mark.parametrize("table", ["runs", "rounds"])
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_every_format_is_really_written_with_the_documented_columns(
+    study: tuple[Path, str], tmp_path: Path, table: str, fmt: str
+) -> None:
+    store, url = study
+    out = tmp_path / f"{table}.{fmt}"
+    invoke("export", "s", "--table", table, "--format", fmt, "--output", str(out), "--store", str(store))
+    raw = out.read_bytes()
+    assert b"sekrit" not in raw
+    if fmt == "parquet":
+        assert raw[:4] == b"PAR1"
+    elif fmt == "csv":
+        assert raw.decode().splitlines()[0] == ",".join(c.name for c in COLUMNS[table])
+    else:
+        json.loads(raw.decode().splitlines()[0])
+    frame = READ[fmt](out)
+    assert list(frame.columns) == [c.name for c in COLUMNS[table]]
+    assert set(frame["model"]) == {"scripted"}
+    assert set(frame["endpoint"]) == {url.replace("sekrit", "***")}
+    by_scheme = frame.groupby("scheme")["temperature"].agg(set).to_dict()
+    assert by_scheme == {"standard": {0.5}, "sampling:k=2,temperature=1.0": {1.0}}
+    assert {json.loads(p).get("k") for p in frame[frame["scheme_name"] == "sampling"]["params"]} == {2}
+    if table == "runs":
+        assert len(frame) == 4 and set(frame["status"]) == {"done"}
+        assert frame["correct"].map(type).isin([bool]).all() or str(frame["correct"].dtype) == "bool"
+    else:
+        assert frame["round"].min() == 1 and frame["stopped"].sum() == 4
+
+
+def test_the_format_follows_the_output_suffix(study: tuple[Path, str], tmp_path: Path) -> None:
+    store, _ = study
+    out = tmp_path / "runs.parquet"
+    invoke("export", "s", "--table", "runs", "--output", str(out), "--store", str(store))
+    assert out.read_bytes()[:4] == b"PAR1"
+
+
+def test_a_format_it_cannot_write_is_one_line_and_writes_nothing(study: tuple[Path, str], tmp_path: Path) -> None:
+    store, _ = study
+    cases = [
+        (["--format", "xlsx", "--output", str(tmp_path / "x.xlsx")],
+         "--format must be one of jsonl, csv, parquet, not 'xlsx'"),
+        (["--format", "parquet"], "Parquet is binary: give --output FILE.parquet"),
+        (["--table", "calls", "--output", str(tmp_path / "x.csv")], "--table must be one of rounds, runs, not 'calls'"),
+    ]
+    for extra, message in cases:
+        done = invoke("export", "s", *extra, "--store", str(store), check=2)
+        assert done.stdout == "" and done.stderr.strip() == f"error: {message}", done.stderr
+    assert list(tmp_path.iterdir()) == []
