@@ -9,14 +9,30 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install -q --upgrade pip
 
 # llama-cpp-python's default native build takes an AMX code path that segfaults at the first decode on these
-# machines, so it is built portably, and never from a cached (possibly native) wheel.
+# machines, so it is built portably, and never from pip's cache (which may hold a native wheel). The portable
+# wheel is built once per machine and user into ~/.cache/critiquebench/wheels/, keyed by the version, the
+# CMAKE_ARGS, the Python and the platform, and every later set-up (a second clone, a fresh .venv) installs it in
+# seconds. LLAMA_CPP_VERSION overrides the version; delete the folder to rebuild.
+LLAMA_CPP_VERSION=${LLAMA_CPP_VERSION:-0.3.36}
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
 if ! .venv/bin/python -c "import llama_cpp, llama_cpp.server" >/dev/null 2>&1; then
-  echo "building llama-cpp-python portably (about 5 minutes on 2 cores)..." >&2
-  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" \
-    .venv/bin/python -m pip install -q --no-cache-dir 'llama-cpp-python[server]>=0.3.0'
+  tag=$(.venv/bin/python -c 'import sys, sysconfig; print(sys.implementation.cache_tag, sysconfig.get_platform())')
+  key=$(printf '%s|%s|%s' "$LLAMA_CPP_VERSION" "$LLAMA_CMAKE_ARGS" "$tag" | sha256sum | cut -c1-16)
+  wheels="${XDG_CACHE_HOME:-$HOME/.cache}/critiquebench/wheels/llama-cpp-python-$LLAMA_CPP_VERSION-$key"
+  if ! ls "$wheels"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    echo "building llama-cpp-python $LLAMA_CPP_VERSION portably, once per machine (about 8 minutes on 2 cores)..." >&2
+    mkdir -p "$(dirname "$wheels")"
+    building=$(mktemp -d "$wheels.building.XXXXXX")
+    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" .venv/bin/python -m pip wheel -q --no-deps --no-cache-dir -w "$building" \
+      "llama-cpp-python==$LLAMA_CPP_VERSION"
+    # a set-up running beside this one may have finished first: keep its wheel
+    mv -T "$building" "$wheels" 2>/dev/null || rm -rf "$building"
+  fi
+  wheel=$(ls "$wheels"/llama_cpp_python-*.whl | head -n 1)
+  .venv/bin/python -m pip install -q "$wheel[server]"
 fi
 
-.venv/bin/python -m pip install -q -e '.[embedded,dev,confidence,scale]'
+.venv/bin/python -m pip install -q -e '.[embedded,dev,confidence,scale,analysis]'
 
 # The viewer's browser tests drive the system's Chromium through Playwright (Playwright's own browser download
 # cannot work offline, so it is never used).
