@@ -12,6 +12,7 @@ Its names load on first use, so `import critiquebench` (and the command line) st
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     if name in _API:
-        from critiquebench import api
-
-        return getattr(api, name)
+        # loaded on first use, never while the package itself is imported (modules that import the package for
+        # its version, such as studies.reuse, form no cycle with the API that way)
+        return getattr(importlib.import_module("critiquebench.api"), name)
     raise AttributeError(f"module 'critiquebench' has no attribute {name!r}")
