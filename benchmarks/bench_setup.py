@@ -79,6 +79,8 @@ def bench_setup() -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("VIRTUAL_ENV")}
         setup_cpu, setup_wall = cpu_of(["bash", "scripts/setup.sh"], cwd=clone, env=env)
         ok = subprocess.run([str(clone / ".venv" / "bin" / "critiquebench"), "--help"], capture_output=True).returncode
+        llama = subprocess.run([str(clone / ".venv" / "bin" / "python"), "-c", "import llama_cpp, llama_cpp.server"],
+                               capture_output=True).returncode  # fmt: skip
         wheel_dir = Path(tmp) / "dist"
         subprocess.run([str(VENV / "python"), "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
                         "-w", str(wheel_dir), str(clone)], check=True, capture_output=True)  # fmt: skip
@@ -89,7 +91,7 @@ def bench_setup() -> None:
         light_cpu, light_wall = light_cpu + cpu, light_wall + wall
     print(f"second clone's set-up ({note}; {load()}):")
     print(f"  bash scripts/setup.sh           {setup_wall:6.1f} s wall, {setup_cpu:6.1f} s CPU   target < 120 s: "
-          f"{'met' if setup_wall < 120 else 'MISSED'}; its --help exit {ok}")  # fmt: skip
+          f"{'met' if setup_wall < 120 else 'MISSED'}; --help exit {ok}, import llama_cpp exit {llama}")  # fmt: skip
     print(f"  baseline: light install         {light_wall:6.1f} s wall, {light_cpu:6.1f} s CPU   set-up = "
           f"{setup_wall / light_wall:.2f}x wall")  # fmt: skip
 
