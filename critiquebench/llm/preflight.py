@@ -14,6 +14,7 @@ URL with its secrets redacted.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
@@ -21,7 +22,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote, urlencode, urlsplit, urlunsplit
 
 from critiquebench.llm.errors import LLMError
 from critiquebench.llm.urls import redact_url, split_query
@@ -52,10 +53,15 @@ class _Reply:
 
 def _request(url: str, query: dict[str, str], timeout: float, payload: dict[str, Any] | None = None) -> _Reply:
     parts = urlsplit(url)
-    # credentials in the URL are not urllib's to send (the chat client sends the key as a bearer token)
-    parts = parts._replace(netloc=parts.netloc.rpartition("@")[2], query=urlencode(query))
-    full = urlunsplit(parts)
-    headers = {"Authorization": f"Bearer {os.environ.get(API_KEY_ENV) or 'sk-no-key'}"}
+    userinfo, _, host = parts.netloc.rpartition("@")
+    full = urlunsplit(parts._replace(netloc=host, query=urlencode(query)))
+    # the one Authorization header the chat client sends: the URL's credentials as HTTP Basic auth, else the key
+    if userinfo:
+        user, _, password = userinfo.partition(":")
+        token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+        headers = {"Authorization": f"Basic {token}"}
+    else:
+        headers = {"Authorization": f"Bearer {os.environ.get(API_KEY_ENV) or 'sk-no-key'}"}
     data = None
     if payload is not None:
         data = json.dumps(payload).encode()
