@@ -92,6 +92,9 @@ def _served(body: bytes) -> list[str] | None:
 
 
 def _auth_error(shown: str, status: int) -> PreflightError:
+    if "@" in urlsplit(shown).netloc:
+        return PreflightError(f"{shown} refused the credentials in the URL ({status}): fix the user:password@ part",
+                              "key")  # fmt: skip
     if os.environ.get(API_KEY_ENV):
         return PreflightError(f"{shown} refused the API key in ${API_KEY_ENV} ({status}): set it to a key this "
                               "endpoint accepts", "key")  # fmt: skip
