@@ -34,7 +34,7 @@ def _table1(db: Any, study: str) -> Rows:
 def _table2(db: Any, study: str) -> Rows:
     """Every round an LLM verifier judged; of a PlanBench plan-verification (t3) study, where the model under
     test is the verifier, its verdicts against the truth (accuracy, FPR, FNR at PlanBench's levels)."""
-    from critiquebench.reports.metrics import table2
+    from critiquebench.reports.metrics import study_config, table2
     from critiquebench.reports.planbench import is_task_study, task_rows
 
     if is_task_study(study_config(db, study)) and (verifier := [r for r in task_rows(db, study) if r.level]):
