@@ -21,7 +21,8 @@ LIMIT_KB = 700  # the store's file outgrows this part-way through the study
 
 def study(store: Path, server: ScriptedServer) -> list[str]:
     return ["run", "full", "--domains", "game24,blocksworld", "--instances", "gen:6:21", "--schemes",
-            "llm-llm,sound-first,sampling:k=5", "--model", "scripted", "--base-url", server.base_url,
+            "llm-llm,sound-first,sampling:k=5", "--temperature", "0.7", "--model", "scripted", "--base-url",
+            server.base_url,
             "--concurrency", "4", "--store", str(store), "--no-progress"]  # fmt: skip
 
 
