@@ -10,12 +10,10 @@ from pathlib import Path
 
 import pytest
 
+import critiquebench as cb
+from critiquebench.reports.records import ROUND_COLUMNS, RUN_COLUMNS
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import game24_reply
-
-pd = pytest.importorskip("pandas", reason="pandas comes with the 'analysis' extra, which scripts/setup.sh installs")
-import critiquebench as cb  # noqa: E402
-from critiquebench.reports.records import ROUND_COLUMNS, RUN_COLUMNS  # noqa: E402
 
 SCHEMES = ["standard", "sound-first:rounds=3"]
 

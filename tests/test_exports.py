@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from critiquebench.reports.records import COLUMNS
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import game24_reply, invoke
-
-pd = pytest.importorskip("pandas", reason="pandas comes with the 'analysis' extra, which scripts/setup.sh installs")
-pytest.importorskip("pyarrow", reason="pyarrow comes with the 'analysis' extra, which scripts/setup.sh installs")
 
 READ = {"jsonl": lambda p: pd.read_json(p, lines=True), "csv": pd.read_csv, "parquet": pd.read_parquet}
 
