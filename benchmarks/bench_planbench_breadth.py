@@ -8,8 +8,10 @@ ROOT is a PlanBench checkout (karthikv792/LLMs-Planning). Every results JSON und
 replayed (`resume --replay`, no endpoint: a call that misses the cache fails its run) and exported. Per file it
 prints: imported (or the importer's one line), the prompt style and reader recognised, runs replayed / runs,
 LLM calls that left the cache, agreement of our final verdicts with PlanBench's label, and agreement of our sound
-reading with the label (the same when the file is read by our own reader). Then the totals the issue's acceptance
-counts: files imported, replayed fully offline (every run done, 0 calls), and at >= 98% agreement.
+reading with the label (the same when the file is read by our own reader), and for PDDL backprompting (a window of
+one exchange) how many of the replayed answers our sound verifier judged as PlanBench's validator did. Then the
+totals the issue's acceptance counts: files imported, replayed fully offline (every run done, 0 calls), and at
+>= 98% agreement.
 
 The label of an instance is `act_correct` (backprompting), `llm_correct_binary` (t3), `llm_correct`, or
 `correct` (older GPT-4 files), as `critiquebench.importers.planbench_file.label` reads it.
@@ -31,7 +33,7 @@ from typing import Any
 
 from critiquebench.domains import Instance, get_domain
 
-from critiquebench.importers.planbench import import_file
+from critiquebench.importers.planbench import history_window, import_file
 from critiquebench.importers.planbench_file import ImportError_, label, load_json
 
 THRESHOLD = 0.98
@@ -54,6 +56,9 @@ class Outcome:
     labelled: int = 0
     sound_agree: int = 0
     disagreements: list[str] = field(default_factory=list)
+    # backprompting: answers judged, and those our sound verifier judged otherwise than PlanBench's validator
+    judged: int = 0
+    judged_otherwise: list[str] = field(default_factory=list)
 
     @property
     def offline(self) -> bool:
@@ -99,7 +104,11 @@ def run_file(root: Path, path: Path, store: Path, reading: str | None) -> Outcom
     for row in rows:
         if row["round"] >= final.get(row["instance"], {"round": 0})["round"]:
             final[row["instance"]] = row
-    labels = {str(i.get("instance_id")): label(i) for i in load_json(path)["instances"] if isinstance(i, dict)}
+    data = load_json(path)
+    recorded = [i for i in data["instances"] if isinstance(i, dict)]
+    labels = {str(i.get("instance_id")): label(i) for i in recorded}
+    if history_window(str(data.get("task", path.stem))) is not None:  # a windowed run: its rounds are its answers
+        _compare_rounds(out, recorded, rows)
     key = done.config.domains[0]
     sound = _sound_domain(key, done.config.domain_options.get(key, {})) if out.reading != "sound" else None
     for ident, row in sorted(final.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 0):
@@ -118,8 +127,27 @@ def run_file(root: Path, path: Path, store: Path, reading: str | None) -> Outcom
     return out
 
 
+def _compare_rounds(out: Outcome, recorded: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
+    """Each replayed answer of a windowed PDDL backprompting run: our sound verdict against PlanBench's validator's
+    (`full_validator`) on the same answer: the step's stored `sound_verifier_json`, else invalid where feedback
+    followed the answer, the file's label on the last."""
+    by_id = {str(i.get("instance_id")): i for i in recorded if isinstance(i.get("messages"), list)}
+    for row in rows:
+        inst = by_id.get(row["instance"])
+        if inst is None:
+            continue
+        k = row["round"] - 1
+        answers = [m for m in inst["messages"] if isinstance(m, dict) and m.get("role") == "assistant"]
+        step = (inst.get("step_wise_dict") or {}).get(str(k)) or {}
+        stored = (step.get("sound_verifier_json") or {}).get("validation_info", {}).get("is_valid_plan")
+        theirs = bool(stored) if stored is not None else (label(inst) if k == len(answers) - 1 else False)
+        out.judged += 1
+        if bool(row["sound_valid"]) != theirs:
+            out.judged_otherwise.append(f"{row['instance']}#{row['round']}")
+
+
 def _sound_domain(key: str, options: dict[str, Any]) -> Any:
-    kept = {k: v for k, v in options.items() if k not in ("reading",)}
+    kept = {k: v for k, v in options.items() if k not in ("reading", "recorded_feedback")}
     try:
         return get_domain(key, **kept)
     except (ValueError, OSError):
@@ -156,8 +184,11 @@ def main() -> None:
     chosen = chosen or set(range(len(files)))
     outcomes: list[Outcome] = []
     started = time.perf_counter()
-    header = "| # | file | imported | style | reading | runs replayed | calls | agreement with label | sound reading |"
-    lines = [header, "|---|---|---|---|---|---|---|---|---|"]
+    header = (
+        "| # | file | imported | style | reading | runs replayed | calls | agreement with label | sound reading "
+        "| answers judged as PlanBench's validator |"
+    )
+    lines = [header, "|---|---|---|---|---|---|---|---|---|---|"]
     print(header, flush=True)
     # one folder for every file's store: the domain folders laid out from the checkout are shared beside them
     # (a process keeps the domains it built by name)
@@ -178,8 +209,11 @@ def main() -> None:
         )
         line = (
             f"| {n} | {out.path} | {imported} | {out.style} | {out.reading} | {out.done}/{out.runs} | {out.calls} | "
-            f"{pct(out.agree, out.labelled)} | {pct(out.sound_agree, out.labelled)} |"
+            f"{pct(out.agree, out.labelled)} | {pct(out.sound_agree, out.labelled)} | "
+            f"{pct(out.judged - len(out.judged_otherwise), out.judged)} |"
         )
+        if out.judged_otherwise:
+            line += " judged otherwise: " + ", ".join(out.judged_otherwise[:8])
         if out.disagreements and not out.ok:
             line += " disagree: " + ", ".join(out.disagreements[:8])
         lines.append(line)

@@ -78,7 +78,8 @@ class Verdict:
     when nothing could be parsed). `unread` lists (position, line) of answer lines that looked like part of the
     answer but could not be read (planning: an action the problem does not have), for feedback that names them.
     `final` ends a feedback loop at this answer whatever its rounds left (PlanBench's replay protocol stops
-    where its reader failed).
+    where its reader failed). `sent` is the feedback a recorded run sent after this answer, handed back as it
+    is instead of the domain's own (a replayed run whose feedback wording is not published).
     """
 
     status: Status
@@ -86,6 +87,7 @@ class Verdict:
     answer: Any = None
     unread: tuple[tuple[int, str], ...] = ()
     final: bool = False
+    sent: str | None = None
 
     @property
     def valid(self) -> bool:

@@ -3,7 +3,9 @@
 Sample indices are chosen so that schemes asking the same thing make the same call (and share the cache):
 `sample` mode re-asks the bare prompt as sample 0..k-1 (round r uses sample r-1); `iterate` mode sends the
 bare prompt as sample 0 in round 1 (the same call as standard prompting) and, later, the prompt plus history
-(different messages, so sample 0 again).
+(different messages, so sample 0 again). With history "last" a round can send exactly what an earlier round of
+the run sent (the same answer and feedback again): it is then the next sample of that request, as a model
+sampling at temperature > 0 answers it anew (PlanBench's windowed backprompting runs got new answers so).
 """
 
 from __future__ import annotations
@@ -46,8 +48,11 @@ def make_generator(
         if mode == "sample":
             sample = round_ - 1
         else:
+            turns = history(ctx, state, round_, history_policy, wrap)
             sample = 0
-            messages = [*messages, *history(ctx, state, round_, history_policy, wrap)]
+            if history_policy == "last" and turns:
+                sample = sum(history(ctx, state, r, "last", wrap) == turns for r in range(2, round_))
+            messages = [*messages, *turns]
         if isinstance(ctx.domain, Transcribed):  # e.g. the study's one-message transcript
             messages = ctx.domain.conversation(messages)
         ctx.llm.take()  # drop usage of a call that failed before this (re-)run

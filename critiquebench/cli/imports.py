@@ -61,6 +61,13 @@ def planbench(
         f"{config.schemes[0]} on {len(config.instances[last].split(','))} {last} "
         f"instance(s){how + ')' if style else ''}. Replay it with: critiquebench resume {study} --replay"
     )
+    if "recorded_feedback" in done.options:
+        typer.echo(
+            "PlanBench's PDDL backprompting protocol: each query sent the first prompt"
+            + ("" if done.options.get("system") is False else " after its system message")
+            + " and only the last answer and its feedback (a window of one exchange); the feedback is replayed as "
+            "recorded, since its wording (full_validator) is not published: the study replays these answers only"
+        )
     if done.unanswered:
         shown = ", ".join(map(str, done.unanswered[:5])) + (", ..." if len(done.unanswered) > 5 else "")
         typer.echo(f"skipped {len(done.unanswered)} instance(s) with no recorded answer, as PlanBench does: {shown}")

@@ -11,11 +11,16 @@ Two file shapes are understood:
   on the domain "DOMAIN:TASK" (`domains/planning/tasks`), which reads its random choices back from the file.
   Importing several task files into one study adds one domain per task, so `report` shows them side by side;
 - backprompting (`instances[*].messages`, `steps`): every assistant turn is one recorded call whose messages are
-  the conversation before it; replayed by `sound-first`.
+  the conversation before it; replayed by `sound-first`. PlanBench's PDDL backprompting runs
+  (`..._1_history_...` in the task name) sent a window of one exchange instead: the first prompt (after a system
+  message only where the run had one), the last answer and its feedback, as each step's recorded
+  `sent_messages` show; they replay by `sound-first:history=last` with the feedback each answer was sent
+  (`RecordedFeedback`), since its wording (`full_validator`) is not published.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -46,6 +51,7 @@ _ENGINE_SUFFIXES = ("_chat",)
 class RecordedCall:
     messages: tuple[Mapping[str, str], ...]
     response: str
+    sample: int = 0  # the n-th time a run sent these messages (a windowed run can repeat a request)
 
 
 @dataclass(frozen=True)
@@ -62,10 +68,16 @@ class PlanBenchRun:
     example_plans: Mapping[str, str] = field(default_factory=dict)
     unanswered: tuple[int, ...] = ()  # instances without a recorded answer: skipped, as PlanBench does
     source: RecordedFile | None = field(default=None, repr=False, compare=False)
+    # PDDL backprompting's window of one exchange and the feedback each answer was sent (None: full history)
+    windowed: RecordedFeedback | None = None
 
     @property
     def scheme(self) -> str:
-        return "standard" if self.kind == "one_shot" else "sound-first"
+        if self.kind == "one_shot":
+            return "standard"
+        if self.windowed is not None:
+            return f"sound-first:history=last,rounds={self.windowed.rounds}"
+        return "sound-first"
 
     @property
     def domain_key(self) -> str:
@@ -86,14 +98,98 @@ def read_planbench(path: Path) -> PlanBenchRun:
     # e.g. "blocksworld/generated_basic": the domain, then PlanBench's instance set within it
     domain = recorded.domain.split("/")[0]
     task = task_of(recorded.task) or task_of(Path(path).name) or "t1"
+    windowed = None
     if recorded.kind == "backprompting":
-        calls = _conversation_calls(path, recorded.instances)
+        window = history_window(recorded.task)
+        if window is None:
+            calls = _conversation_calls(path, recorded.instances)
+        else:
+            calls, windowed = _window_calls(path, recorded.instances, window)
         task = "t1"
     else:
         calls = _one_shot_calls(recorded.instances)
     ids = tuple(inst.ident for inst in recorded.instances)
     plans = _example_plans(recorded.instances) if task == "t1" else {}
-    return PlanBenchRun(recorded.kind, model, domain, ids, tuple(calls), task, plans, recorded.unanswered, recorded)
+    return PlanBenchRun(
+        recorded.kind, model, domain, ids, tuple(calls), task, plans, recorded.unanswered, recorded, windowed
+    )
+
+
+# back_prompting_parallel.py names its runs `..._{history}_history_...` (`--history N`: the last N exchanges
+# are sent) or `..._history_...` (history -1: the whole conversation), `task_1_plan_generation_backprompting*`
+_HISTORY = re.compile(r"_(\d+)_history(_|$)")
+# PlanBench's `iterations` default (back_prompting_parallel.py:562)
+PLANBENCH_ITERATIONS = 15
+
+
+def history_window(task: str) -> int | None:
+    """The number of exchanges a backprompting run sent with each query (None: the whole conversation)."""
+    found = _HISTORY.search(task)
+    return int(found.group(1)) if found else None
+
+
+@dataclass(frozen=True)
+class RecordedFeedback:
+    """A windowed backprompting run's protocol: the feedback sent after each answer (instance id -> answer
+    digest -> the user turn, None where the run ended), whether a system message came first, and the rounds."""
+
+    sent: Mapping[str, Mapping[str, str | None]]
+    system: bool
+    rounds: int
+
+
+def _window_calls(
+    path: Path, instances: Sequence[RecordedInstance], window: int
+) -> tuple[list[RecordedCall], RecordedFeedback]:
+    """Each answer as the call PlanBench made: the opening messages (a system message where the run had one,
+    the prompt), then the last exchange; checked against each step's recorded `sent_messages`."""
+    if window != 1:
+        raise ImportError_(f"{path}: a backprompting window of {window} exchanges is not replayable (only 1 or all)")
+    calls: list[RecordedCall] = []
+    sent: dict[str, dict[str, str | None]] = {}
+    systems: set[bool] = set()
+    ended_wrong: set[int] = set()
+    for recorded in instances:
+        raw = list(recorded.messages)
+        first = next(i for i, m in enumerate(raw) if m["role"] == "user")
+        opening = raw[: first + 1]
+        systems.add(opening[0]["role"] == "system")
+        answers = [i for i, m in enumerate(raw) if m["role"] == "assistant"]
+        steps = recorded.fields.get("step_wise_dict")
+        feedback: dict[str, str | None] = {}
+        start = len(calls)
+        for k, i in enumerate(answers):
+            before = [] if k == 0 else raw[answers[k - 1] : answers[k - 1] + 2]
+            messages = tuple(opening + before)
+            step = steps.get(str(k)) if isinstance(steps, dict) else None
+            shown = step.get("sent_messages") if isinstance(step, dict) else None
+            if shown is not None and [dict(m) for m in messages] != shown:
+                raise ImportError_(
+                    f"{path}: instance {recorded.ident} step {k}: the recorded sent_messages are not the first "
+                    "prompt and the last exchange (PlanBench's window of one)"
+                )
+            answer = raw[i]["content"]
+            # the same window again (the same answer and feedback) is the next sample of that request
+            calls.append(RecordedCall(messages, answer, sum(c.messages == messages for c in calls[start:])))
+            after = raw[i + 1]["content"] if i + 1 < len(raw) and raw[i + 1]["role"] == "user" else None
+            feedback.setdefault(answer_digest(answer), after)
+        sent[str(recorded.ident)] = feedback
+        fields = recorded.fields
+        if not _truth(fields.get("act_correct")) and not any(
+            _truth(fields.get(k)) for k in ("could_not_extract", "context_window_hit")
+        ):
+            ended_wrong.add(len(answers))
+    if len(systems) > 1:
+        raise ImportError_(f"{path}: some conversations open with a system message and some without")
+    # PlanBench stopped a failing run after `iterations` answers: where every failure stopped at one count, that
+    # was it; else its default
+    rounds = ended_wrong.pop() if len(ended_wrong) == 1 else PLANBENCH_ITERATIONS
+    return calls, RecordedFeedback(sent, systems == {True}, rounds)
+
+
+def _truth(value: Any) -> bool:
+    """A PlanBench flag as it logged it (a bool, 0/1, or their text)."""
+    return value is True or value == 1 or (isinstance(value, str) and value.strip().lower() in ("true", "1"))
 
 
 def _example_plans(instances: Sequence[RecordedInstance]) -> dict[str, str]:
@@ -248,6 +344,10 @@ def import_file(
     options: dict[str, Any] = {}
     if run.task == "t1":
         options = _plan_generation_options(run, Path(path), base, Path(dataset), reading)
+        if run.windowed is not None:
+            options["recorded_feedback"] = {k: dict(v) for k, v in run.windowed.sent.items()}
+            if not run.windowed.system:
+                options["system"] = False
     else:
         folder = Path(instances) if instances else Path(dataset) / TASKS[run.task].folder
         if not folder.is_dir():
@@ -277,7 +377,9 @@ def import_file(
         params = sampling_params(temperature=temperature, max_tokens=max_tokens)
         before = cache.count()
         for call in run.calls:
-            cache.put_recorded(run.model, RECORDED_ENDPOINT, call.messages, call.response, sample=0, params=params)
+            cache.put_recorded(
+                run.model, RECORDED_ENDPOINT, call.messages, call.response, sample=call.sample, params=params
+            )
         added = cache.count() - before
         save_study(db, study, config.to_dict())
     return Imported(config, added, run.unanswered, options)

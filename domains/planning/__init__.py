@@ -49,6 +49,8 @@ def load_planning_domain(
     prompts: Prompts | None = None,
     verifier: str = "open",
     verdict: str = "study",
+    recorded_feedback: dict[str, dict[str, str | None]] | None = None,
+    system: bool = True,
 ) -> PlanningDomain:
     """A builtin planning domain by name, or a PDDL domain folder as it is (domain.pddl, problems in
     instances/, orig_problems/ or the folder itself, optional natural-language templates).
@@ -57,7 +59,8 @@ def load_planning_domain(
     makes action-like lines that cannot be read invalidate a plan (PlanBench skips them); `shots` is the
     number of examples in the pddl style (None: `PAPER_SHOTS` for the intrinsic self-critique paper's generated
     sets, whose No-Critique baseline is the 16-shot planner prompt, else `OTHER_SHOTS`); `intro`,
-    `example_plans`, `reading`, `prompts`, `verifier` and `verdict` as in `PlanningDomain`.
+    `example_plans`, `reading`, `prompts`, `verifier`, `verdict`, `recorded_feedback` and `system` as in
+    `PlanningDomain`.
     """
     builtin = BUILTIN.get(str(name_or_folder))
     if builtin is not None and builtin.folder:
@@ -78,6 +81,8 @@ def load_planning_domain(
             prompts=prompts or DEFAULT,
             verifier=verifier,
             verdict=verdict,
+            recorded_feedback=recorded_feedback,
+            system=system,
         )
     folder = Path(name_or_folder).expanduser()
     if not folder.is_dir():
@@ -101,4 +106,6 @@ def load_planning_domain(
         prompts=prompts or DEFAULT,
         verifier=verifier,
         verdict=verdict,
+        recorded_feedback=recorded_feedback,
+        system=system,
     )

@@ -10,7 +10,7 @@ import logging
 import random
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from critiquebench.domains.backprompt import Backprompt
@@ -78,6 +78,11 @@ NO_PLAN_POSSIBLE = "no plan possible"
 # prompt styles whose plans are PDDL action lines
 PDDL_STYLES = ("pddl", "refine", *planbench_prompts.PDDL_ANSWER_STYLES)
 NL_STYLES = ("nl", "nl_legacy", "nl_zero_shot", "state_tracking")  # prompt styles that need English templates
+NOT_RECORDED = (
+    "no recorded PlanBench feedback for this answer: this study replays PlanBench's PDDL backprompting runs, whose "
+    "feedback was written by `full_validator`, a module PlanBench does not publish (back_prompting_parallel.py:9), "
+    "so it cannot be sent for a new answer; run a live study with sound-first (our own feedback) instead"
+)
 
 
 @dataclass
@@ -134,6 +139,13 @@ class PlanningDomain:
     # back_prompting.py @27b0c44: valid when any line contains "plan is valid"), "lenient" by our reader (a JSON
     # verdict, else the last verdict phrase). JSON replies ([JSON] ... [JSON_END]) are read by their "valid" key.
     verdict: str = "study"
+    # A replayed PlanBench PDDL backprompting run (`import planbench`): instance id -> answer digest -> the user
+    # turn PlanBench sent after that answer (None: its run ended there). The wording is `full_validator`'s, a
+    # module `back_prompting_parallel.py:9` imports and the repository does not hold, so only recorded answers
+    # have feedback: any other answer is an error naming that (see `_recorded`).
+    recorded_feedback: dict[str, dict[str, str | None]] | None = None
+    # PlanBench's system message before its prompts; its o1 and DeepSeek-R1 backprompting runs sent none.
+    system: bool = True
     model: DomainModel = field(init=False, repr=False)
     cfg: NLConfig = field(init=False, repr=False)
     domain_pddl: str = field(init=False, repr=False)
@@ -323,6 +335,8 @@ class PlanningDomain:
         return self._sent(planbench_prompts.state_tracking(self.cfg, intro, example_task, plan, task, self.texts))
 
     def _sent(self, text: str) -> list[dict[str, str]]:
+        if not self.system:
+            return [{"role": "user", "content": text}]
         return plan_prompts.messages(text, self.prompts)
 
     def read(self, instance: Instance, text: str) -> ParsedPlan | None:
@@ -361,6 +375,24 @@ class PlanningDomain:
         return None
 
     def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
+        verdict, canonical = self._assess(instance, text)
+        if self.recorded_feedback is not None:
+            verdict = self._recorded(instance, text, verdict)
+        return verdict, canonical
+
+    def _recorded(self, instance: Instance, text: str, verdict: Verdict) -> Verdict:
+        """`verdict` (ours) with the feedback PlanBench's recorded run sent after this answer; where that run
+        ended at the answer and we judge it invalid, the loop ends here too (there is nothing recorded to send)."""
+        answers = (self.recorded_feedback or {}).get(str(instance.id), {})
+        key = answer_digest(text or "")
+        if key not in answers:
+            raise PlanningError(NOT_RECORDED)
+        sent = answers[key]
+        if verdict.valid:
+            return verdict
+        return replace(verdict, final=True) if sent is None else replace(verdict, sent=sent)
+
+    def _assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
         claim = self._no_plan_claim(instance, text)
         if claim is not None:
             return claim, None
@@ -425,6 +457,8 @@ class PlanningDomain:
         return Verdict(status, (result.sentence,) if result.sentence else (), answer), "\n".join(answer)
 
     def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
+        if verdict.sent is not None:  # a recorded run's feedback, as it was sent
+            return verdict.sent
         if self.reading is not None and verdict.status == "malformed" and not verdict.final:
             return NO_ADVICE
         if level == "request":  # the refinement paper's request, worded per error class (`requests`)
@@ -588,7 +622,10 @@ class PlanningDomain:
 
     def backprompt(self, instance: Instance, critique: str) -> str:
         """Our own feedback verbatim (PlanBench's backprompting); an LLM critique, or none (then the binary
-        verdict) verbatim after natural-language prompts, followed by the 2025 script's request after PDDL ones."""
+        verdict) verbatim after natural-language prompts, followed by the 2025 script's request after PDDL ones. A
+        recorded run's feedback goes back as it was sent."""
+        if self.recorded_feedback is not None:
+            return critique
         return self.handback(critique)
 
     def _own_feedback(self, text: str) -> bool:
