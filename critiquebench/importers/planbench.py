@@ -30,8 +30,9 @@ from critiquebench.domains.planning.domain import PDDL_STYLES
 from critiquebench.domains.planning.planbench_reading import TRANSLATION, answer_digest
 from critiquebench.domains.planning.tasks import TASKS, task_of
 from critiquebench.domains.prompts import DEFAULT
-from critiquebench.importers.planbench_checkout import find_source, materialize
+from critiquebench.importers.planbench_checkout import find_source, materialize, planbench_name
 from critiquebench.importers.planbench_file import ImportError_, RecordedFile, RecordedInstance, read_file
+from critiquebench.importers.planbench_recorded import pddl_queries, rebuild
 from critiquebench.importers.planbench_styles import producing_reader, recognise
 from critiquebench.nodes.context import RECORDED_CONTEXT_OVERFLOW
 from critiquebench.store.cache import CallCache, sampling_params
@@ -300,6 +301,7 @@ class Imported:
     added: int
     unanswered: tuple[int, ...]
     options: Mapping[str, Any]
+    rebuilt: bool = False  # the problems were read back from the recorded PDDL prompts (`planbench_recorded`)
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.config, self.added))
@@ -332,18 +334,34 @@ def import_file(
     imports.
     """
     run = read_planbench(path)
-    if planbench is not None:
-        assert run.source is not None
-        source = find_source(Path(planbench), Path(path), run.source.domain)
-        dataset = materialize(source, domains_folder(store))
-        base = str(dataset)
-    else:
-        if dataset is None:
-            dataset = dataset_folder(path, run.domain)
-        base = run.domain
-    options: dict[str, Any] = {}
+    assert run.source is not None
+    rebuilt = False
+    try:
+        if planbench is not None:
+            source = find_source(Path(planbench), Path(path), run.source.domain)
+            dataset = materialize(source, domains_folder(store))
+            base = str(dataset)
+        else:
+            if dataset is None:
+                dataset = dataset_folder(path, run.domain)
+            base = run.domain
+        options: dict[str, Any] = {}
+        if run.task == "t1":
+            options = _plan_generation_options(run, Path(path), base, Path(dataset), reading)
+    except ImportError_ as exc:
+        # no problems of the file's own (obfuscated runs drew a domain name per prompt): its zero-shot PDDL prompts
+        # hold them
+        queries = dict(zip(run.instance_ids, _first_queries(run), strict=True))
+        if run.task != "t1" or not pddl_queries(queries):
+            raise
+        found = rebuild(Path(path), planbench_name(run.source.domain), queries, domains_folder(store))
+        dataset, base, rebuilt = found.folder, str(found.folder), True
+        fixed = {"domain_names": found.domain_names} if found.domain_names else {}
+        try:
+            options = _plan_generation_options(run, Path(path), base, Path(dataset), reading, fixed)
+        except ImportError_ as again:
+            raise ImportError_(f"{exc}; read back from its prompts: {str(again).removeprefix(f'{path}: ')}") from None
     if run.task == "t1":
-        options = _plan_generation_options(run, Path(path), base, Path(dataset), reading)
         if run.windowed is not None:
             options["recorded_feedback"] = {k: dict(v) for k, v in run.windowed.sent.items()}
             if not run.windowed.system:
@@ -382,7 +400,7 @@ def import_file(
             )
         added = cache.count() - before
         save_study(db, study, config.to_dict())
-    return Imported(config, added, run.unanswered, options)
+    return Imported(config, added, run.unanswered, options, rebuilt)
 
 
 def domains_folder(store: Path | str) -> Path:
@@ -394,10 +412,10 @@ def domains_folder(store: Path | str) -> Path:
 
 
 def _plan_generation_options(
-    run: PlanBenchRun, path: Path, base: str, dataset: Path, reading: str | None
+    run: PlanBenchRun, path: Path, base: str, dataset: Path, reading: str | None, given: Mapping[str, Any] = {}
 ) -> dict[str, Any]:
     """The domain options replaying a t1 (or backprompting) file: the prompt style its queries were built in,
-    and the plan reader its labels were produced with."""
+    and the plan reader its labels were produced with (`given` options kept as they are)."""
     from critiquebench.domains import get_domain
 
     queries = dict(zip(run.instance_ids, _first_queries(run), strict=True))
@@ -405,7 +423,7 @@ def _plan_generation_options(
         domain = get_domain(base)
     except (ValueError, OSError) as exc:
         raise ImportError_(f"{path}: {exc}") from None
-    fixed: dict[str, Any] = {}
+    fixed: dict[str, Any] = dict(given)
     pddl_name = getattr(getattr(domain, "model", None), "name", None)
     if reading is not None:
         if reading not in ("sound", TRANSLATION):  # "sound": our own reader, whatever produced the labels

@@ -124,23 +124,29 @@ def _source(name: str, layout: Path, path: Path) -> Source | None:
 
 def materialize(source: Source, into: Path) -> Path:
     """`source` as a PDDL domain folder under `into` (created once per content; an existing one is reused)."""
-    files = _files(source)
+    files = {rel: path.read_bytes() for rel, path in _files(source).items()}
+    note = {"planbench_config": str(source.config_path), "instances": str(source.instance_dir)}
+    return write_folder(source.name, files, into, note)
+
+
+def write_folder(name: str, files: Mapping[str, str | bytes], into: Path, note: Mapping[str, str]) -> Path:
+    """`files` (relative path -> content) as the folder `into/NAME-DIGEST` of their content, written atomically
+    (an existing one is reused); `note` (where they came from) goes to its SOURCE.json."""
+    data = {rel: c.encode("utf-8") if isinstance(c, str) else c for rel, c in files.items()}
     digest = hashlib.sha256()
-    for rel, path in sorted(files.items()):
-        digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
-    target = Path(into) / f"{source.name}-{digest.hexdigest()[:12]}"
+    for rel, content in sorted(data.items()):
+        digest.update(rel.encode() + b"\0" + content + b"\0")
+    target = Path(into) / f"{name}-{digest.hexdigest()[:12]}"
     if target.is_dir():
         return target
     Path(into).mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{source.name}-", dir=into))
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=into))
     try:
-        for rel, path in files.items():
+        for rel, content in data.items():
             dest = staging / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, dest)
-        (staging / "SOURCE.json").write_text(
-            json.dumps({"planbench_config": str(source.config_path), "instances": str(source.instance_dir)}, indent=1)
-        )
+            dest.write_bytes(content)
+        (staging / "SOURCE.json").write_text(json.dumps(dict(note), indent=1))
         os.replace(staging, target)
     except OSError:
         shutil.rmtree(staging, ignore_errors=True)

@@ -51,7 +51,7 @@ def candidates(query: str, history: Sequence[str] = ()) -> Iterator[dict[str, An
 
 
 def describe(options: Mapping[str, Any]) -> str:
-    extra = [f"{k}={v}" for k, v in options.items() if k not in ("prompt_style", "example_plans")]
+    extra = [f"{k}={v}" for k, v in options.items() if k not in ("prompt_style", "example_plans", "domain_names")]
     return str(options["prompt_style"]) + (f" ({', '.join(extra)})" if extra else "")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -78,6 +79,7 @@ NO_PLAN_POSSIBLE = "no plan possible"
 # prompt styles whose plans are PDDL action lines
 PDDL_STYLES = ("pddl", "refine", *planbench_prompts.PDDL_ANSWER_STYLES)
 NL_STYLES = ("nl", "nl_legacy", "nl_zero_shot", "state_tracking")  # prompt styles that need English templates
+_DOMAIN_HEADER = re.compile(r"\(define\s*\(domain\s+([^\s()]+)")
 NOT_RECORDED = (
     "no recorded PlanBench feedback for this answer: this study replays PlanBench's PDDL backprompting runs, whose "
     "feedback was written by `full_validator`, a module PlanBench does not publish (back_prompting_parallel.py:9), "
@@ -146,6 +148,9 @@ class PlanningDomain:
     recorded_feedback: dict[str, dict[str, str | None]] | None = None
     # PlanBench's system message before its prompts; its o1 and DeepSeek-R1 backprompting runs sent none.
     system: bool = True
+    # The domain name each PDDL prompt showed, where it is not domain.pddl's (instance id -> name): PlanBench's
+    # obfuscated runs drew a random name per prompt (`prompt_generation.py:433`, `:452`), read back by the import.
+    domain_names: dict[str, str] | None = None
     model: DomainModel = field(init=False, repr=False)
     cfg: NLConfig = field(init=False, repr=False)
     domain_pddl: str = field(init=False, repr=False)
@@ -307,10 +312,11 @@ class PlanningDomain:
         """PlanBench's other plan-generation prompts (`planbench_prompts`), with its system message."""
         problem = instance.data["problem"]
         if style == "pddl_zero_shot":
-            return self._sent(planbench_prompts.pddl_zero_shot(self.domain_pddl, problem, self.texts))
+            text = planbench_prompts.pddl_zero_shot(self.domain_pddl, problem, self.texts)
+            return self._sent(self._named(instance, text))
         if style == "pddl_zero_shot_2023":
             text = planbench_prompts.pddl_zero_shot_2023(self.domain_pddl, problem, self.newline, self.texts)
-            return self._sent(text)
+            return self._sent(self._named(instance, text))
         if style == "nl_zero_shot":
             # PlanBench's zero-shot prompt starts with the intro giving an example of each action when the config
             # has one (`prompt_generation.py:232-235`); `intro` names another
@@ -333,6 +339,13 @@ class PlanningDomain:
             raise PlanningError(f"{self.nl_source}: the state-tracking prompt needs `domain_intro_state_tracking`")
         example_task = self._problem(example["problem"], example["id"]).task
         return self._sent(planbench_prompts.state_tracking(self.cfg, intro, example_task, plan, task, self.texts))
+
+    def _named(self, instance: Instance, text: str) -> str:
+        """A PDDL prompt under the domain name drawn for the instance (`domain_names`): PlanBench replaced the
+        domain's name wherever the query held it (`prompt_generation.py:452`)."""
+        name = (self.domain_names or {}).get(str(instance.id))
+        found = _DOMAIN_HEADER.search(self.domain_pddl)
+        return text if name is None or found is None else text.replace(found.group(1), name)
 
     def _sent(self, text: str) -> list[dict[str, str]]:
         if not self.system:

@@ -1,0 +1,89 @@
+"""Problems read back from recorded PDDL prompts, for PlanBench runs whose problems no checkout holds.
+
+PlanBench's obfuscated runs renamed the domain at random for every prompt (`prompt_generation.py:433`: six
+random letters replace `obfuscated_randomized_blocksworld` in the query, `:452`), and some were run on domain
+files no commit holds (the obfuscated Logistics run's domain has other predicates than the repository's). A zero-
+shot PDDL prompt carries the whole domain and problem, so each instance is rebuilt from the query that was sent:
+the domain once (its per-prompt names kept as the `domain_names` option), each problem as the file PlanBench's
+builder re-wraps into exactly the recorded text. Every rebuilt prompt is checked against the recorded one by the
+importer (`planbench_styles.recognise`), so nothing is imported that does not replay byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from critiquebench.domains.planning import planbench_prompts as pp
+from critiquebench.importers.planbench_checkout import write_folder
+from critiquebench.importers.planbench_file import ImportError_
+
+_NAME = re.compile(r"\(define\s*\(domain\s+([^\s()]+)")
+_END = "\n\n[PLAN]"
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    folder: Path  # a PDDL domain folder: domain.pddl, instances/instance-N.pddl
+    domain_names: dict[str, str]  # instance id -> the name its prompt showed, where not domain.pddl's
+
+
+def pddl_queries(queries: Mapping[int, str]) -> bool:
+    """Whether every query is PlanBench's zero-shot PDDL prompt (which holds the whole domain and problem)."""
+    head = pp.PDDL_ZERO_SHOT_HEADER + "[DOMAIN]\n"
+    return bool(queries) and all(q.startswith(head) and q.endswith(_END) for q in queries.values())
+
+
+def rebuild(path: Path, name: str, queries: Mapping[int, str], into: Path) -> Rebuilt:
+    """The domain and problems of `queries` (instance id -> the zero-shot PDDL prompt sent) as a domain folder
+    under `into`; ImportError_ naming the instance whose prompt cannot be read so. Where the prompts show
+    different domain names, the folder's domain is called `name` (PlanBench's config name, which its builder
+    replaced in each query) and each prompt's name is kept in `domain_names`."""
+    head = pp.PDDL_ZERO_SHOT_HEADER + "[DOMAIN]\n"
+    parts: dict[int, tuple[str, str, str]] = {}  # id -> (domain name, domain text, problem text) as sent
+    for ident in sorted(queries):
+        query = queries[ident]
+        body, sep, problem = query[len(head) : -len(_END)].partition("\n\n[QUERY PROBLEM]\n")
+        found = _NAME.match(body)
+        if not sep or found is None:
+            raise ImportError_(
+                f"{path}: instance {ident}: the PDDL prompt has no '(define (domain NAME)' and [QUERY PROBLEM] parts"
+            )
+        parts[ident] = (found.group(1), body, problem)
+    seen = {own for own, _, _ in parts.values()}
+    canonical = seen.pop() if len(seen) == 1 else name
+    first = min(parts)
+    domain = _renamed(parts[first][1], parts[first][0], canonical)
+    names: dict[str, str] = {}
+    files: dict[str, str] = {"domain.pddl": domain + "\n"}
+    for ident, (own, body, problem) in parts.items():
+        where = f"{path}: instance {ident}"
+        if _renamed(body, own, canonical) != domain:
+            raise ImportError_(f"{where}: its domain differs from instance {first}'s by more than its name")
+        if own != canonical:
+            names[str(ident)] = own
+        problem = _renamed(problem, own, canonical)
+        for candidate in _problem_files(problem):
+            if pp.pddl_zero_shot(domain, candidate).endswith("[QUERY PROBLEM]\n" + problem + _END):
+                files[f"instances/instance-{ident}.pddl"] = candidate
+                break
+        else:
+            raise ImportError_(f"{where}: the recorded problem is no re-wrapped problem file of PlanBench's builder")
+    folder = write_folder(f"{name}-recorded", files, into, {"rebuilt_from": str(path)})
+    return Rebuilt(folder, names)
+
+
+def _problem_files(problem: str) -> list[str]:
+    """The problem files PlanBench's builder re-wraps into `problem` ("(define" + all after it but the file's
+    last character + "\n)", `prompt_generation.py:445`): a file ending in a newline got one parenthesis more than
+    it closes, a file ending in its last parenthesis none."""
+    if problem.count("(") < problem.count(")") and problem.endswith("\n)"):
+        return [problem[: -len("\n)")] + "\n"]
+    return [problem]
+
+
+def _renamed(text: str, old: str, new: str) -> str:
+    """`text` with the domain name `old` as `new` (where a prompt named the domain: its header, `(:domain ...)`)."""
+    return text if old == new else re.sub(rf"(?<![\w-]){re.escape(old)}(?![\w-])", new, text)
