@@ -81,3 +81,19 @@ def test_prompts_whose_domains_differ_beyond_their_name_are_refused_in_one_line(
     [line] = result.output.strip().splitlines()
     assert "instance 2: its domain differs from instance 1's by more than its name" in line
     assert not store.exists() or sqlite3.connect(store).execute("SELECT count(*) FROM llm_calls").fetchone()[0] == 0
+
+
+def test_a_state_tracking_run_whose_prompts_all_show_instance_1_replays_as_sent(tmp_path: Path) -> None:
+    """PlanBench's GPT-4 Blocksworld-3 state-tracking run (issue 24, item 3) names instance N-1 as each
+    prompt's example (`example_instance_ids`), but every recorded query shows instance 1: the query is what was
+    sent, so the importer finds the example it shows and replays that."""
+    fixture = "state_tracking_example_1_gpt-4.json"
+    data = recorded(fixture)
+    assert [i["example_instance_ids"] for i in data.values()] == [[1], [2], [3]]
+    store = tmp_path / "s.sqlite"
+    result = invoke("import", "planbench", str(FIXTURES / fixture), "--planbench", str(CHECKOUT), "--study", "s",
+                    "--store", str(store))
+    assert result.exit_code == 0, result.output
+    assert "PlanBench's state_tracking prompt" in result.output
+    assert "every recorded prompt shows instance 1 as its one-shot example" in result.output
+    assert final_verdicts(store) == {k: i["correct"] for k, i in data.items()}

@@ -61,6 +61,11 @@ def planbench(
         f"{config.schemes[0]} on {len(config.instances[last].split(','))} {last} "
         f"instance(s){how + ')' if style else ''}. Replay it with: critiquebench resume {study} --replay"
     )
+    if "example" in done.options:
+        typer.echo(
+            f"every recorded prompt shows instance {done.options['example']} as its one-shot example (whatever the "
+            "file's example_instance_ids say): replayed as sent"
+        )
     if "recorded_feedback" in done.options:
         typer.echo(
             "PlanBench's PDDL backprompting protocol: each query sent the first prompt"

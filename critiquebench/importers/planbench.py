@@ -459,7 +459,7 @@ def _plan_generation_options(
         found, share = producing_reader(base, options, dataset, answers)
         if found is not None:
             options["reading"] = found
-        elif share < UNREAD_BY_RULES and len(answers) >= MIN_STORED and run.kind == "one_shot":
+        elif share < UNREAD_BY_RULES and len(answers) >= MIN_STORED and run.kind == "one_shot" and not _gpt4_era(run):
             # No rule-based reader made these stored plans (o1-preview's reruns on Mystery keep GPT-4o's plans
             # without its raw text): they are read back as recorded translations
             options["reading"] = TRANSLATION
@@ -472,6 +472,13 @@ def _plan_generation_options(
 # below this share of stored plans reproduced by any rule-based reader, the plans came from elsewhere (a translator)
 UNREAD_BY_RULES = 0.5
 MIN_STORED = 20
+
+
+def _gpt4_era(run: PlanBenchRun) -> bool:
+    """Whether the file is of PlanBench's 2023 GPT-4 pipeline (its verdict field is `correct`, not `llm_correct`):
+    it predates GPT-4o, so no translation made its stored plans (they name the blocks by colour, `(pick-up red)`)."""
+    assert run.source is not None
+    return any("correct" in i.fields and "llm_correct" not in i.fields for i in run.source.instances)
 
 
 def _last_answer(messages: Sequence[Mapping[str, str]]) -> str:

@@ -99,6 +99,7 @@ def recognise(
     probe = ids[:PROBE]
     first = queries[probe[0]]
     best: tuple[int, str, str] | None = None  # (common prefix, style, difference)
+    nearest: dict[str, Any] = {}
     try:
         history = list(get_domain(base).cfg.intros)  # type: ignore[attr-defined]
     except (PlanningError, ValueError, OSError, AttributeError):
@@ -130,8 +131,65 @@ def recognise(
         prefix = _common_prefix(recorded, ours)
         if best is None or prefix > best[0]:
             best = (prefix, describe(options), f"instance {inst.id}, {first_difference(recorded, ours)}")
+            nearest = options
     assert best is not None
+    shown = _shown_example(base, dataset, queries[probe[0]], probe[0], nearest)
+    if shown is not None:
+        plans = {shown: text} if (text := shown_plan(queries[probe[0]])) is not None else {}
+        return _checked(path, base, dataset, queries, ids, {**nearest, "example": shown}, plans)
     raise ImportError_(f"{path}: the recorded prompts match none of PlanBench's styles; nearest: {best[1]}, {best[2]}")
+
+
+ONE_SHOT_STYLES = ("nl", "nl_legacy", "state_tracking", "pddl_planbench")
+MAX_EXAMPLE_SEARCH = 1000  # PlanBench's sets hold at most a few hundred problems
+
+
+def _shown_example(
+    base: str, dataset: Path, query: str, ident: int, options: Mapping[str, Any]
+) -> str | None:
+    """The instance a one-shot `query` (of instance `ident`) showed as its example, where it is not the one
+    PlanBench's rule picks: the dataset's instance whose prompt in the nearest style is the query sent."""
+    from critiquebench.domains import get_domain
+
+    if options.get("prompt_style") not in ONE_SHOT_STYLES:
+        return None
+    try:
+        domain = get_domain(base, **options)
+        [inst] = domain.load(str(ident), dataset)
+        others = domain.load(None, dataset)[:MAX_EXAMPLE_SEARCH]
+    except (PlanningError, ValueError, OSError):
+        return None
+    plan = shown_plan(query)
+    for candidate in others:
+        other = candidate.id
+        if other == inst.id:
+            continue
+        extra: dict[str, Any] = {"example": other}
+        if plan:
+            extra["example_plans"] = {other: _lines(domain, candidate, plan)}
+        try:
+            if get_domain(base, **{**options, **extra}).prompt(inst)[-1]["content"] == query:
+                return other
+        except (PlanningError, ValueError, OSError):
+            continue
+    return None
+
+
+def _lines(domain: Any, inst: Any, plan: str) -> list[str]:
+    """The PDDL lines of an example plan as the prompt showed it (English, or state-tracking Action lines)."""
+    from critiquebench.domains import Instance
+
+    if "\n   Action: " in plan:
+        plan = "\n".join(ln.split("Action:", 1)[1] for ln in plan.split("\n") if "   Action: " in ln)
+    return domain.parse(Instance(domain.name, "example", {"problem": inst.data["problem"]}), plan) or []
+
+
+def shown_plan(query: str) -> str | None:
+    """The plan a one-shot query's example shows: its first [PLAN] block (to [PLAN END], or [PLAN_END] in
+    PlanBench's PDDL prompt)."""
+    start = query.find("[PLAN]")
+    ends = [e for e in (query.find("[PLAN END]"), query.find("[PLAN_END]")) if e > start >= 0]
+    return query[start + len("[PLAN]") : min(ends)] if ends else None
 
 
 def _checked(

@@ -52,6 +52,7 @@ def load_planning_domain(
     recorded_feedback: dict[str, dict[str, str | None]] | None = None,
     system: bool = True,
     domain_names: dict[str, str] | None = None,
+    example: str | None = None,
 ) -> PlanningDomain:
     """A builtin planning domain by name, or a PDDL domain folder as it is (domain.pddl, problems in
     instances/, orig_problems/ or the folder itself, optional natural-language templates).
@@ -60,8 +61,8 @@ def load_planning_domain(
     makes action-like lines that cannot be read invalidate a plan (PlanBench skips them); `shots` is the
     number of examples in the pddl style (None: `PAPER_SHOTS` for the intrinsic self-critique paper's generated
     sets, whose No-Critique baseline is the 16-shot planner prompt, else `OTHER_SHOTS`); `intro`,
-    `example_plans`, `reading`, `prompts`, `verifier`, `verdict`, `recorded_feedback`, `system` and
-    `domain_names` as in `PlanningDomain`.
+    `example_plans`, `reading`, `prompts`, `verifier`, `verdict`, `recorded_feedback`, `system`, `domain_names`
+    and `example` as in `PlanningDomain`.
     """
     builtin = BUILTIN.get(str(name_or_folder))
     if builtin is not None and builtin.folder:
@@ -85,6 +86,7 @@ def load_planning_domain(
             recorded_feedback=recorded_feedback,
             system=system,
             domain_names=domain_names,
+            example=example,
         )
     folder = Path(name_or_folder).expanduser()
     if not folder.is_dir():
@@ -111,4 +113,5 @@ def load_planning_domain(
         recorded_feedback=recorded_feedback,
         system=system,
         domain_names=domain_names,
+        example=example,
     )

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from critiquebench.domains.backprompt import Backprompt
 from critiquebench.domains.contract import (
@@ -151,6 +152,10 @@ class PlanningDomain:
     # The domain name each PDDL prompt showed, where it is not domain.pddl's (instance id -> name): PlanBench's
     # obfuscated runs drew a random name per prompt (`prompt_generation.py:433`, `:452`), read back by the import.
     domain_names: dict[str, str] | None = None
+    # The one-shot example every prompt showed (an instance id), where a recorded run's prompts show one example
+    # whatever their `example_instance_ids` say (PlanBench's GPT-4 Blocksworld-3 state-tracking run shows
+    # instance 1 in all); None: PlanBench's rule, the instance before (`instances`).
+    example: str | None = None
     model: DomainModel = field(init=False, repr=False)
     cfg: NLConfig = field(init=False, repr=False)
     domain_pddl: str = field(init=False, repr=False)
@@ -158,6 +163,7 @@ class PlanningDomain:
     texts: PromptSet = field(init=False, repr=False)  # PlanBench's set, which most of this domain's texts are in
     handback: Backprompt = field(init=False, repr=False)
     _problems: dict[str, _Problem] = field(default_factory=dict, init=False, repr=False)
+    _examples: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -269,7 +275,6 @@ class PlanningDomain:
         """The generation prompt; `shots` overrides the domain's number of pddl-style examples."""
         style = style or self.prompt_style
         task = self.task(instance)
-        examples = instance.data.get("examples", [])
         if style == "refine":
             return plan_prompts.refine_messages(self.domain_pddl, instance.data["problem"], self.prompts)
         if style in planbench_prompts.PLANBENCH_STYLES:
@@ -289,12 +294,13 @@ class PlanningDomain:
             raise PlanningError(f"unknown prompt style {style!r}; known: {plan_prompts.PROMPT_STYLES}")
         self._require_nl(style)
         known = self.example_plans or {}
+        shown = self.example_of(instance)
         shots_nl = [
             (
                 self._problem(e["problem"], e["id"]).task,
                 self._plan(e["problem"], e["id"], known.get(str(e["id"])) or e.get("plan")),
             )
-            for e in examples[:1]
+            for e in ([shown] if shown is not None else [])
         ]
         intro = None if self.intro is None else self._intro_text(self.intro)
         legacy = style == "nl_legacy"
@@ -323,7 +329,7 @@ class PlanningDomain:
             intro = self._intro_text(self.intro or "zero_shot") or self.cfg.domain_intro
             return self._sent(planbench_prompts.zero_shot_nl(self.cfg, task, intro, self.newline, self.texts))
         self._require_nl(style)
-        [example] = instance.data.get("examples", [])[:1] or [None]
+        example = self.example_of(instance)
         if example is None:
             raise PlanningError(f"instance {instance.id}: a one-shot prompt needs an example instance")
         known = (self.example_plans or {}).get(str(example["id"])) or example.get("plan")
@@ -339,6 +345,23 @@ class PlanningDomain:
             raise PlanningError(f"{self.nl_source}: the state-tracking prompt needs `domain_intro_state_tracking`")
         example_task = self._problem(example["problem"], example["id"]).task
         return self._sent(planbench_prompts.state_tracking(self.cfg, intro, example_task, plan, task, self.texts))
+
+    def example_of(self, instance: Instance) -> dict[str, Any] | None:
+        """The one-shot example of `instance`'s prompt (id, problem, known plan): `example` when set, else the
+        instance before it."""
+        if self.example is None:
+            return next(iter(instance.data.get("examples", [])), None)
+        for known in (*instance.data.get("examples", []), *instance.data.get("train", [])):
+            if str(known["id"]) == self.example:
+                return known
+        with self._lock:
+            found = self._examples.get(self.example)
+        if found is None:
+            [loaded] = self.load(self.example)
+            found = {"id": loaded.id, "problem": loaded.data["problem"], "plan": None}
+            with self._lock:
+                self._examples[self.example] = found
+        return found
 
     def _named(self, instance: Instance, text: str) -> str:
         """A PDDL prompt under the domain name drawn for the instance (`domain_names`): PlanBench replaced the
