@@ -32,7 +32,7 @@ from critiquebench.domains.planning.tasks import TASKS, task_of
 from critiquebench.domains.prompts import DEFAULT
 from critiquebench.importers.planbench_checkout import find_source, materialize, planbench_name
 from critiquebench.importers.planbench_file import ImportError_, RecordedFile, RecordedInstance, read_file
-from critiquebench.importers.planbench_recorded import pddl_queries, rebuild
+from critiquebench.importers.planbench_recorded import pddl_queries, rebuild, recorded_domain, with_recorded_domain
 from critiquebench.importers.planbench_styles import producing_reader, recognise
 from critiquebench.nodes.context import RECORDED_CONTEXT_OVERFLOW
 from critiquebench.store.cache import CallCache, sampling_params
@@ -301,7 +301,7 @@ class Imported:
     added: int
     unanswered: tuple[int, ...]
     options: Mapping[str, Any]
-    rebuilt: bool = False  # the problems were read back from the recorded PDDL prompts (`planbench_recorded`)
+    rebuilt: bool = False  # problems or domain text read back from the recorded PDDL prompts (`planbench_recorded`)
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.config, self.added))
@@ -336,10 +336,11 @@ def import_file(
     run = read_planbench(path)
     assert run.source is not None
     rebuilt = False
+    laid_out: Path | None = None  # the checkout's domain folder, once laid out
     try:
         if planbench is not None:
             source = find_source(Path(planbench), Path(path), run.source.domain)
-            dataset = materialize(source, domains_folder(store))
+            dataset = laid_out = materialize(source, domains_folder(store))
             base = str(dataset)
         else:
             if dataset is None:
@@ -349,14 +350,23 @@ def import_file(
         if run.task == "t1":
             options = _plan_generation_options(run, Path(path), base, Path(dataset), reading)
     except ImportError_ as exc:
-        # no problems of the file's own (obfuscated runs drew a domain name per prompt): its zero-shot PDDL prompts
-        # hold them
         queries = dict(zip(run.instance_ids, _first_queries(run), strict=True))
-        if run.task != "t1" or not pddl_queries(queries):
+        if run.task != "t1":
             raise
-        found = rebuild(Path(path), planbench_name(run.source.domain), queries, domains_folder(store))
-        dataset, base, rebuilt = found.folder, str(found.folder), True
-        fixed = {"domain_names": found.domain_names} if found.domain_names else {}
+        shown = recorded_domain(queries)
+        other = with_recorded_domain(laid_out, shown, domains_folder(store)) if shown and laid_out else None
+        fixed: dict[str, Any] = {}
+        if other is not None:  # the checkout's problems, sent with an older domain text (2023 GPT-4 Logistics)
+            dataset, base = other, str(other)
+        elif pddl_queries(queries):
+            # no problems of the file's own (obfuscated runs drew a domain name per prompt): its zero-shot PDDL
+            # prompts hold them
+            found = rebuild(Path(path), planbench_name(run.source.domain), queries, domains_folder(store))
+            dataset, base = found.folder, str(found.folder)
+            fixed = {"domain_names": found.domain_names} if found.domain_names else {}
+        else:
+            raise
+        rebuilt = True
         try:
             options = _plan_generation_options(run, Path(path), base, Path(dataset), reading, fixed)
         except ImportError_ as again:

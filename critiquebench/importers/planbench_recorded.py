@@ -5,8 +5,11 @@ random letters replace `obfuscated_randomized_blocksworld` in the query, `:452`)
 files no commit holds (the obfuscated Logistics run's domain has other predicates than the repository's). A zero-
 shot PDDL prompt carries the whole domain and problem, so each instance is rebuilt from the query that was sent:
 the domain once (its per-prompt names kept as the `domain_names` option), each problem as the file PlanBench's
-builder re-wraps into exactly the recorded text. Every rebuilt prompt is checked against the recorded one by the
-importer (`planbench_styles.recognise`), so nothing is imported that does not replay byte for byte.
+builder re-wraps into exactly the recorded text. PlanBench's 2023 GPT-4 Logistics PDDL runs were sent an older
+domain file than any commit holds (a line of one space where the repository's has none): `with_recorded_domain`
+keeps the checkout's problems with the domain text the prompts show. Every rebuilt prompt is checked against the
+recorded one by the importer (`planbench_styles.recognise`), so nothing is imported that does not replay byte
+for byte.
 """
 
 from __future__ import annotations
@@ -87,3 +90,38 @@ def _problem_files(problem: str) -> list[str]:
 def _renamed(text: str, old: str, new: str) -> str:
     """`text` with the domain name `old` as `new` (where a prompt named the domain: its header, `(:domain ...)`)."""
     return text if old == new else re.sub(rf"(?<![\w-]){re.escape(old)}(?![\w-])", new, text)
+
+
+_PDDL_HEADERS = (pp.PDDL_ZERO_SHOT_HEADER, pp.PDDL_ZERO_SHOT_HEADER_2023, pp.PDDL_ONE_SHOT_HEADER)
+
+
+def recorded_domain(queries: Mapping[int, str]) -> str | None:
+    """The domain text every PDDL prompt of `queries` showed under [DOMAIN] (one text for all), else None."""
+    found: set[str] = set()
+    for query in queries.values():
+        head = next((h for h in _PDDL_HEADERS if query.startswith(h + "[DOMAIN]\n")), None)
+        if head is None:
+            return None
+        body = query[len(head) + len("[DOMAIN]\n") :]
+        ends = [e for e in (body.find("\n\n[PROBLEM]\n"), body.find("\n\n[QUERY PROBLEM]\n")) if e >= 0]
+        if not ends:
+            return None
+        found.add(body[: min(ends)])
+    return found.pop() if len(found) == 1 else None
+
+
+def with_recorded_domain(folder: Path, domain: str, into: Path) -> Path | None:
+    """Domain folder `folder` (laid out from a checkout) with the domain text the prompts showed, when that is
+    not its domain.pddl's (None: the same text, nothing to try)."""
+    current = (folder / "domain.pddl").read_text(encoding="utf-8")
+    if current.strip() == domain.strip():
+        return None
+    files: dict[str, str | bytes] = {
+        str(path.relative_to(folder)): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.name != "SOURCE.json"
+    }
+    files["domain.pddl"] = domain + "\n"
+    name = folder.name.rsplit("-", 1)[0]
+    note = {"domain_from": "the recorded prompts", "rest": str(folder)}
+    return write_folder(f"{name}-recorded-domain", files, into, note)

@@ -1,4 +1,5 @@
-"""PlanBench's obfuscated zero-shot PDDL runs import from their recorded prompts (issue 24, item 2).
+"""PlanBench runs whose prompts no checkout rebuilds import from what the recorded prompts show (issue 24, items
+2 and 3): obfuscated zero-shot PDDL problems, an older domain text, a state-tracking run's one example.
 
 No checkout holds these runs' problems: PlanBench drew a random domain name for every prompt
 (`prompt_generation.py:433`, `:452`: six random letters replace `obfuscated_randomized_blocksworld` in the query)
@@ -96,4 +97,20 @@ def test_a_state_tracking_run_whose_prompts_all_show_instance_1_replays_as_sent(
     assert result.exit_code == 0, result.output
     assert "PlanBench's state_tracking prompt" in result.output
     assert "every recorded prompt shows instance 1 as its one-shot example" in result.output
+    assert final_verdicts(store) == {k: i["correct"] for k, i in data.items()}
+
+
+def test_prompts_sent_with_an_older_domain_text_replay_with_it(tmp_path: Path) -> None:
+    """PlanBench's 2023 GPT-4 Logistics PDDL runs were sent a domain file no commit holds (a line of one space
+    where the repository's generated_domain.pddl has an empty line): the checkout's problems replay with the domain
+    text the prompts show."""
+    fixture = "zero_shot_pddl_2023_older_domain_logistics_gpt-4.json"
+    data = recorded(fixture)
+    shipped = (CHECKOUT / "llm_planning_analysis" / "instances" / "logistics" / "generated_domain.pddl").read_text()
+    assert "\n \n" in data["1"]["query"] and "\n \n" not in shipped
+    store = tmp_path / "s.sqlite"
+    result = invoke("import", "planbench", str(FIXTURES / fixture), "--planbench", str(CHECKOUT), "--study", "s",
+                    "--store", str(store))
+    assert result.exit_code == 0, result.output
+    assert "PlanBench's pddl_zero_shot_2023 prompt" in result.output
     assert final_verdicts(store) == {k: i["correct"] for k, i in data.items()}
