@@ -35,6 +35,15 @@ def final_verdicts(store: Path) -> dict[str, bool]:
     return {row["instance"]: bool(row["sound_valid"]) for row in rows}
 
 
+def imported(tmp_path: Path, fixture: str) -> tuple[Path, Any]:
+    """`fixture` imported from the test checkout into study "s" (asserted to succeed)."""
+    store = tmp_path / "s.sqlite"
+    result = invoke("import", "planbench", str(FIXTURES / fixture), "--planbench", str(CHECKOUT), "--study", "s",
+                    "--store", str(store))
+    assert result.exit_code == 0, result.output
+    return store, result
+
+
 def recorded(fixture: str) -> dict[str, dict[str, Any]]:
     return {str(i["instance_id"]): i for i in json.loads((FIXTURES / fixture).read_text())["instances"]}
 
@@ -91,10 +100,7 @@ def test_a_state_tracking_run_whose_prompts_all_show_instance_1_replays_as_sent(
     fixture = "state_tracking_example_1_gpt-4.json"
     data = recorded(fixture)
     assert [i["example_instance_ids"] for i in data.values()] == [[1], [2], [3]]
-    store = tmp_path / "s.sqlite"
-    result = invoke("import", "planbench", str(FIXTURES / fixture), "--planbench", str(CHECKOUT), "--study", "s",
-                    "--store", str(store))
-    assert result.exit_code == 0, result.output
+    store, result = imported(tmp_path, fixture)
     assert "PlanBench's state_tracking prompt" in result.output
     assert "every recorded prompt shows instance 1 as its one-shot example" in result.output
     assert final_verdicts(store) == {k: i["correct"] for k, i in data.items()}
@@ -108,9 +114,17 @@ def test_prompts_sent_with_an_older_domain_text_replay_with_it(tmp_path: Path) -
     data = recorded(fixture)
     shipped = (CHECKOUT / "llm_planning_analysis" / "instances" / "logistics" / "generated_domain.pddl").read_text()
     assert "\n \n" in data["1"]["query"] and "\n \n" not in shipped
-    store = tmp_path / "s.sqlite"
-    result = invoke("import", "planbench", str(FIXTURES / fixture), "--planbench", str(CHECKOUT), "--study", "s",
-                    "--store", str(store))
-    assert result.exit_code == 0, result.output
+    store, result = imported(tmp_path, fixture)
     assert "PlanBench's pddl_zero_shot_2023 prompt" in result.output
     assert final_verdicts(store) == {k: i["correct"] for k, i in data.items()}
+
+
+def test_problems_are_read_back_from_2023_zero_shot_pddl_prompts(tmp_path: Path) -> None:
+    """gpt-4o-mini's unsolvable Blocksworld run was sent problems (`BW-rand-3`, `BW-rand-5`) the repository's
+    unsolvable set (4 blocks) does not hold, in the 2023 zero-shot PDDL form: they are read back from the prompts."""
+    fixture = "zero_shot_pddl_2023_unsolvable_3_gpt-4o-mini.json"
+    data = recorded(fixture)
+    assert "(define (problem BW-rand-3)" in data["1"]["query"]
+    store, result = imported(tmp_path, fixture)
+    assert "PlanBench's pddl_zero_shot_2023 prompt" in result.output
+    assert final_verdicts(store) == {k: i["llm_correct"] for k, i in data.items()}

@@ -353,24 +353,8 @@ def import_file(
         queries = dict(zip(run.instance_ids, _first_queries(run), strict=True))
         if run.task != "t1":
             raise
-        shown = recorded_domain(queries)
-        other = with_recorded_domain(laid_out, shown, domains_folder(store)) if shown and laid_out else None
-        fixed: dict[str, Any] = {}
-        if other is not None:  # the checkout's problems, sent with an older domain text (2023 GPT-4 Logistics)
-            dataset, base = other, str(other)
-        elif pddl_queries(queries):
-            # no problems of the file's own (obfuscated runs drew a domain name per prompt): its zero-shot PDDL
-            # prompts hold them
-            found = rebuild(Path(path), planbench_name(run.source.domain), queries, domains_folder(store))
-            dataset, base = found.folder, str(found.folder)
-            fixed = {"domain_names": found.domain_names} if found.domain_names else {}
-        else:
-            raise
+        dataset, base, options = _from_prompts(run, Path(path), queries, laid_out, store, reading, exc)
         rebuilt = True
-        try:
-            options = _plan_generation_options(run, Path(path), base, Path(dataset), reading, fixed)
-        except ImportError_ as again:
-            raise ImportError_(f"{exc}; read back from its prompts: {str(again).removeprefix(f'{path}: ')}") from None
     if run.task == "t1":
         if run.windowed is not None:
             options["recorded_feedback"] = {k: dict(v) for k, v in run.windowed.sent.items()}
@@ -411,6 +395,41 @@ def import_file(
         added = cache.count() - before
         save_study(db, study, config.to_dict())
     return Imported(config, added, run.unanswered, options, rebuilt)
+
+
+def _from_prompts(
+    run: PlanBenchRun,
+    path: Path,
+    queries: Mapping[int, str],
+    laid_out: Path | None,
+    store: Path,
+    reading: str | None,
+    failed: ImportError_,
+) -> tuple[Path, str, dict[str, Any]]:
+    """The folder, domain key and options of a t1 file whose prompts the checkout does not rebuild, from what its
+    PDDL prompts show: the checkout's problems with the domain text sent (2023 GPT-4 Logistics), else every problem
+    read back from its zero-shot prompt (obfuscated runs drew a domain name per prompt); `failed` (the checkout's
+    error) with each attempt's reason when neither replays."""
+    assert run.source is not None
+    reasons: list[str] = []
+    shown = recorded_domain(queries)
+    attempts: list[tuple[Path, dict[str, Any]]] = []
+    try:
+        if shown and laid_out and (other := with_recorded_domain(laid_out, shown, domains_folder(store))):
+            attempts.append((other, {}))
+        if pddl_queries(queries):
+            found = rebuild(path, planbench_name(run.source.domain), queries, domains_folder(store))
+            attempts.append((found.folder, {"domain_names": found.domain_names} if found.domain_names else {}))
+    except ImportError_ as exc:
+        reasons.append(str(exc).removeprefix(f"{path}: "))
+    for folder, fixed in attempts:
+        try:
+            return folder, str(folder), _plan_generation_options(run, path, str(folder), folder, reading, fixed)
+        except ImportError_ as exc:
+            reasons.append(str(exc).removeprefix(f"{path}: "))
+    if not reasons:
+        raise failed
+    raise ImportError_(f"{failed}; read back from its prompts: {'; '.join(reasons)}") from None
 
 
 def domains_folder(store: Path | str) -> Path:

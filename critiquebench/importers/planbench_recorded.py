@@ -34,9 +34,23 @@ class Rebuilt:
 
 
 def pddl_queries(queries: Mapping[int, str]) -> bool:
-    """Whether every query is PlanBench's zero-shot PDDL prompt (which holds the whole domain and problem)."""
+    """Whether every query is one of PlanBench's zero-shot PDDL prompts (which hold the whole domain and problem):
+    HEAD's, or its 2023 pipeline's."""
+    return bool(queries) and all(_split(q) is not None for q in queries.values())
+
+
+def _split(query: str) -> tuple[str, str, bool] | None:
+    """A zero-shot PDDL prompt's domain and problem text as sent, and whether it is the 2023 form (which writes
+    the problem file stripped, then a blank line, `planbench_prompts.pddl_zero_shot_2023`)."""
     head = pp.PDDL_ZERO_SHOT_HEADER + "[DOMAIN]\n"
-    return bool(queries) and all(q.startswith(head) and q.endswith(_END) for q in queries.values())
+    if query.startswith(head) and query.endswith(_END):
+        body, sep, problem = query[len(head) : -len(_END)].partition("\n\n[QUERY PROBLEM]\n")
+        return (body, problem, False) if sep else None
+    head = pp.PDDL_ZERO_SHOT_HEADER_2023 + "[DOMAIN]\n"
+    if query.startswith(head) and query.endswith("\n\n"):
+        body, sep, problem = query[len(head) :].partition("\n\n[QUERY PROBLEM]\n")
+        return (body, problem.rstrip("\n"), True) if sep else None
+    return None
 
 
 def rebuild(path: Path, name: str, queries: Mapping[int, str], into: Path) -> Rebuilt:
@@ -44,13 +58,13 @@ def rebuild(path: Path, name: str, queries: Mapping[int, str], into: Path) -> Re
     under `into`; ImportError_ naming the instance whose prompt cannot be read so. Where the prompts show
     different domain names, the folder's domain is called `name` (PlanBench's config name, which its builder
     replaced in each query) and each prompt's name is kept in `domain_names`."""
-    head = pp.PDDL_ZERO_SHOT_HEADER + "[DOMAIN]\n"
     parts: dict[int, tuple[str, str, str]] = {}  # id -> (domain name, domain text, problem text) as sent
+    older = False
     for ident in sorted(queries):
-        query = queries[ident]
-        body, sep, problem = query[len(head) : -len(_END)].partition("\n\n[QUERY PROBLEM]\n")
+        split = _split(queries[ident])
+        body, problem, older = split if split is not None else ("", "", False)
         found = _NAME.match(body)
-        if not sep or found is None:
+        if split is None or found is None:
             raise ImportError_(
                 f"{path}: instance {ident}: the PDDL prompt has no '(define (domain NAME)' and [QUERY PROBLEM] parts"
             )
@@ -68,6 +82,9 @@ def rebuild(path: Path, name: str, queries: Mapping[int, str], into: Path) -> Re
         if own != canonical:
             names[str(ident)] = own
         problem = _renamed(problem, own, canonical)
+        if older:  # the 2023 form sent the problem file stripped
+            files[f"instances/instance-{ident}.pddl"] = problem + "\n"
+            continue
         for candidate in _problem_files(problem):
             if pp.pddl_zero_shot(domain, candidate).endswith("[QUERY PROBLEM]\n" + problem + _END):
                 files[f"instances/instance-{ident}.pddl"] = candidate
