@@ -19,6 +19,7 @@ from typing import Any
 
 from critiquebench.domains.contract import (
     FEEDBACK_LEVELS,
+    CallOptions,
     Domain,
     FeedbackLevel,
     FromFolder,
@@ -82,7 +83,7 @@ def stop_sequences(value: Any) -> tuple[str, ...]:
 
 def call_options(domain: Any) -> dict[str, Any]:
     """The options every LLM call for `domain` carries (its stop sequences), {} for none."""
-    return dict(getattr(domain, "call_options", None) or {})
+    return dict(domain.call_options or {}) if isinstance(domain, CallOptions) else {}
 
 
 def _build(name: str, **options: Any) -> Domain:

@@ -16,6 +16,7 @@ engines declare `supports(...)` through mixins):
   one-message transcript) instead of as chat turns.
 - `PaperLevels`: feedback levels its paper did not have (`unsupported_levels`, with why), left out of studies.
 - `ValidatorAdvice`: a validator's repair advice as a critique (intrinsic self-critique's oracle, planning).
+- `CallOptions`: options every LLM call made for it carries (a study's stop sequences, `get_domain(stop=...)`).
 
 A scheme says what it needs as `Need`s (`graphs.unsupported` compares them with the domain), so a study leaves
 a scheme out of a domain with the domain's own reason before anything runs.
@@ -236,6 +237,14 @@ class ValidatorAdvice(Protocol):
         ...
 
 
+@runtime_checkable
+class CallOptions(Protocol):
+    """Capability: options every LLM call made for this domain carries (its stop sequences, which
+    `domains.get_domain` gives a domain a study names them for)."""
+
+    call_options: Mapping[str, Any]
+
+
 @dataclass(frozen=True)
 class Need:
     """What a scheme needs of a domain: a capability, and for `Judged` the purpose it asks."""
@@ -261,6 +270,7 @@ _WHAT = {
     Transcribed: "its own form of a conversation",
     PaperLevels: "feedback levels left out by its paper",
     ValidatorAdvice: "a validator's repair advice",
+    CallOptions: "options for every call",
 }
 
 

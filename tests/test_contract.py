@@ -81,3 +81,10 @@ def test_what_schemes_once_probed_for_are_declared_capabilities() -> None:
     paper = get_domain("game24", paper_levels=True)  # the shipped paper study's: no all-errors feedback (000:238)
     assert unsupported("sound-first:feedback=all", paper) == paper.unsupported_levels["all"]
     assert unsupported("sound-first:feedback=all", game24) is None
+    # a study's stop sequences ride on the domain as a declared capability (every call carries them)
+    from critiquebench.domains import call_options
+    from critiquebench.domains.contract import CallOptions
+
+    stopped = get_domain("game24", stop=["[ANSWER END]"])
+    assert isinstance(stopped, CallOptions) and not isinstance(game24, CallOptions)
+    assert call_options(stopped) == {"stop": ("[ANSWER END]",)} and call_options(game24) == {}
