@@ -29,12 +29,15 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import sqlite_utils
 
 from critiquebench.domains.base import Instance
 from critiquebench.store.reads import study_rounds
+
+if TYPE_CHECKING:
+    from critiquebench.domains.planning import PlanningDomain
 
 # The paper's four features (004:142-148), the inputs of MN-1 and, per attempt, MN-4 (004:167-189).
 FEATURES: tuple[str, ...] = ("valid_share", "valid_prefix", "violations", "plan_length")
@@ -63,15 +66,14 @@ class Attempt:
     plan: str
 
 
-def measure(domain: Any, instance: Instance, text: str) -> Attempt:
+def measure(domain: PlanningDomain, instance: Instance, text: str) -> Attempt:
     """Features of answer `text` for `instance` of a planning domain (never raises on bad text)."""
     from critiquebench.domains.planning.val_words import run_val
 
     task = domain.task(instance)
     parsed = domain.read(instance, text or "")
     steps = list(parsed.steps) if parsed is not None else []
-    model = getattr(domain, "model", None)
-    val = run_val(task, steps, tuple(getattr(model, "schemas", ()) or ()))
+    val = run_val(task, steps, tuple(domain.model.schemas))
     return Attempt(
         plan_length=len(steps),
         valid_share=100.0 * val.checked / len(steps) if steps else 0.0,

@@ -221,6 +221,7 @@ def plan_critique_rows(study: str, config: dict[str, Any], rows: Sequence[dict[s
     from pathlib import Path
 
     from critiquebench.domains import get_domain, load_instances
+    from critiquebench.domains.planning import PlanningDomain
     from critiquebench.reports.critique_quality import plan_critique_scores
 
     counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
@@ -234,8 +235,8 @@ def plan_critique_rows(study: str, config: dict[str, Any], rows: Sequence[dict[s
             except (ValueError, LookupError):
                 domains[name] = None
         domain = domains[name]
-        if domain is None or not hasattr(domain, "task"):
-            continue  # not a planning domain
+        if not isinstance(domain, PlanningDomain):
+            continue  # not a planning domain (or none the study's options build)
         dataset = Path(config["dataset"]) if config.get("dataset") else None
         instance = load_instances(domain, row["instance_id"], dataset)[0]
         sound = domain.verify(instance, row["candidate"] or "")
