@@ -569,8 +569,9 @@ class PlanningDomain:
         lines when it can be read, else as written."""
         task = self.task(instance)
         parsed = self.read(instance, text)
-        block = "\n" + (plan_prompts.plan_text(self.cfg, parsed.steps) if parsed else (text or "").strip() + "\n")
-        prompt = plan_prompts.verification_prompt(self.cfg, task, block + "[PLAN END]\n", self.prompts, form)
+        lines = plan_prompts.plan_text(self.cfg, parsed.steps) if parsed else (text or "").strip() + "\n"
+        block = self.texts.render("plan-block", steps=lines)  # PlanBench's "\n" + lines + "[PLAN END]\n"
+        prompt = plan_prompts.verification_prompt(self.cfg, task, block, self.prompts, form)
         system = self.prompts[SELF_CRITIQUE].text("planning.verify.system") if form == "val_form" else None
         return plan_prompts.messages(prompt, self.prompts, system)
 
