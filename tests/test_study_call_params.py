@@ -81,3 +81,18 @@ def test_a_bad_stop_is_one_clear_line(tmp_path: Path) -> None:
                     '[domain_options.game24]\nstop = [""]\n')  # fmt: skip
     out = invoke("run", "t", "--config", str(toml), "--dry-run", "--store", str(tmp_path / "s.sqlite"), check=None)
     assert out.exit_code != 0 and "stop must be a list of non-empty strings" in out.output
+
+
+def test_max_tokens_none_on_the_command_line_sends_no_cap_and_a_word_is_one_line(tmp_path: Path) -> None:
+    """A user reproducing the code's uncapped calls from the command line, as the shipped files do with
+    `max_tokens = "none"`; an integer still caps, anything else is one line (exit 2)."""
+    with ScriptedServer(reply="(6 - 1) * (4 - 1) = 24") as server:
+        common = ("--domains", "game24", "--instances", "901", "--schemes", "standard", "--model", "scripted",
+                  "--base-url", server.base_url)  # fmt: skip
+        invoke("run", "uncapped", *common, "--max-tokens", "none", "--store", str(tmp_path / "a.sqlite"))
+        invoke("run", "capped", *common, "--max-tokens", "64", "--store", str(tmp_path / "b.sqlite"))
+        uncapped, capped = [params for _, params in server.calls]
+    assert not set(LENGTH_FIELDS) & set(uncapped), uncapped
+    assert 64 in [capped.get(field) for field in LENGTH_FIELDS], capped
+    bad = invoke("run", "bad", "--max-tokens", "lots", "--dry-run", "--store", str(tmp_path / "c.sqlite"), check=None)
+    assert bad.exit_code == 2 and "an integer, or \"none\" for no cap" in bad.output

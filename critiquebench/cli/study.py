@@ -44,6 +44,23 @@ BudgetOpt = Annotated[
     int | None,
     typer.Option(min=1, help="The study's token budget: no new LLM calls once it spent this many (all sessions)."),
 ]
+def _max_tokens(value: str) -> int | str:
+    """`--max-tokens`: a positive integer, or "none" for no length field at all (the self-verification code's
+    chat calls send none); the study's config checks the range."""
+    if value.strip().lower() == "none":
+        return "none"
+    try:
+        return int(value)
+    except ValueError:
+        raise typer.BadParameter(f'{value!r}: an integer, or "none" for no cap') from None
+
+
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(parser=_max_tokens, metavar="N|none", help='Reply length cap in tokens; "none" sends no cap.'),
+]
+
+
 DryRunOpt = Annotated[
     bool, typer.Option("--dry-run", help="Print runs, new calls, tokens and cost; call no LLM, store nothing.")
 ]
@@ -227,7 +244,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         trials: Annotated[int | None, typer.Option(help="Repetitions of every (instance, scheme).")] = None,
         temperature: Annotated[float | None, typer.Option()] = None,
-        max_tokens: Annotated[int | None, typer.Option()] = None,
+        max_tokens: MaxTokensOpt = None,
         concurrency: ConcurrencyOpt = None,
         timeout: Annotated[float | None, typer.Option(help="Seconds per LLM call.")] = None,
         prompts: Annotated[

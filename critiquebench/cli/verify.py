@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from critiquebench.cli.study import DryRunOpt, PriceInOpt, PriceOutOpt, print_estimate
+from critiquebench.cli.study import DryRunOpt, MaxTokensOpt, PriceInOpt, PriceOutOpt, print_estimate
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -51,7 +51,7 @@ def verify_study_cmd(
         str | None, typer.Option(help="OpenAI-compatible endpoint (default: embedded).")
     ] = None,
     temperature: Annotated[float | None, typer.Option(help="(0.0)")] = None,
-    max_tokens: Annotated[int | None, typer.Option(help="(512)")] = None,
+    max_tokens: MaxTokensOpt = None,
     concurrency: Annotated[int | None, typer.Option(help="(4)")] = None,
     timeout: Annotated[float | None, typer.Option(help="(120)")] = None,
     replay: Annotated[bool, typer.Option(help="Answer every call from the cache.")] = False,
