@@ -78,6 +78,8 @@ def stored(db: Any, text: Any) -> Any:
 
 def stored_messages(db: Any, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """A message list with each long `content` stored (see `stored`)."""
+    if not any(isinstance(m.get("content"), str) and _by_reference(m["content"]) for m in messages):
+        return list(messages)  # the common case: short messages, nothing to store
     return [{**m, "content": stored(db, m["content"])} if "content" in m else dict(m) for m in messages]
 
 

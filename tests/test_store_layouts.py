@@ -132,8 +132,9 @@ def big_replies(size: int) -> tuple[Any, list[str]]:
     def reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
         n = next(counter)
         body = "".join(chr(97 + (j * 7 + n) % 26) for j in range(64))
-        served.append(f"({n}) (1 + 2 + 3) * 4 " + body * (size // 64))
-        return served[-1]
+        text = f"({n}) (1 + 2 + 3) * 4 " + body * (size // 64)
+        served.append(text)  # the server answers concurrent calls in threads: return this call's own text
+        return text
 
     return reply, served
 
