@@ -17,7 +17,6 @@ start-up), the export alone. Target: store under 1.5x the answers.
 from __future__ import annotations
 
 import argparse
-import itertools
 import shutil
 import sqlite3
 import statistics
@@ -33,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.scripted_server import ScriptedServer  # noqa: E402
+from tests.test_store_layouts import big_replies  # noqa: E402
 
 PYTHON = ROOT / ".venv" / "bin" / "python"
 CLI = ROOT / ".venv" / "bin" / "critiquebench"
@@ -45,24 +45,9 @@ TABLES = ("llm_calls", "attempts", "runs", "texts", "checkpoints", "writes")
 MB = 1e6
 
 
-def replies(size: int) -> tuple[Any, list[str]]:
-    """A reply function giving every call a distinct `size`-character answer, and the list of those given."""
-    served: list[str] = []
-    counter = itertools.count()
-
-    def reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
-        n = next(counter)
-        body = "".join(chr(97 + (j * 7 + n) % 26) for j in range(64))
-        text = f"({n}) (1 + 2 + 3) * 4 " + body * (size // 64)
-        served.append(text)  # the server answers concurrent calls in threads: return this call's own text
-        return text
-
-    return reply, served
-
-
 def run_study(store: Path, size: int, old: bool) -> tuple[float, int]:
     """Wall seconds of `run` and the characters of the answers it was given."""
-    reply, served = replies(size)
+    reply, served = big_replies(size)
     command = [str(PYTHON), "-c", OLD_LAYOUT] if old else [str(CLI)]
     with ScriptedServer(reply=reply) as server:
         start = time.perf_counter()
