@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.planning.domain import PDDL_STYLES
+from critiquebench.domains.planning.domain import PDDL_STYLES, PlanningDomain
 from critiquebench.domains.planning.planbench_reading import TRANSLATION, answer_digest
 from critiquebench.domains.planning.tasks import TASKS, task_of
 from critiquebench.domains.prompts import DEFAULT
@@ -453,7 +453,8 @@ def _plan_generation_options(
     except (ValueError, OSError) as exc:
         raise ImportError_(f"{path}: {exc}") from None
     fixed: dict[str, Any] = dict(given)
-    pddl_name = getattr(getattr(domain, "model", None), "name", None)
+    planning = domain if isinstance(domain, PlanningDomain) else None
+    pddl_name = planning.model.name if planning is not None else None
     if reading is not None:
         if reading not in ("sound", TRANSLATION):  # "sound": our own reader, whatever produced the labels
             fixed["reading"] = reading
@@ -463,7 +464,7 @@ def _plan_generation_options(
     if reading is None and options.get("prompt_style") in PDDL_STYLES and options.get("reading") == "planbench":
         # PlanBench read PDDL answers as PDDL lines (save_gpt3_response), not with its English Logistics reader
         del options["reading"]
-    cfg = getattr(domain, "cfg", None)
+    cfg = planning.cfg if planning is not None else None
     assert run.source is not None
     translated = [inst for inst in run.source.instances if "raw_translation" in inst.fields]
     if reading in (None, TRANSLATION) and run.kind == "one_shot" and translated:
