@@ -1,8 +1,9 @@
 """The viewer in the browser: page load to Table 1 shown for a store of 10,000 runs (target < 2 s), and opening a
 15-round transcript (target < 1 s). The baseline, measured in the same run, is the same page on a 20-run store.
 With --big: a store holding 30 MB of answers (2 runs x 3 rounds of 5 MB, each call cached with the earlier
-answers in its history): page load, and opening a 3-round transcript (target < 1 s); the baseline is the same
-store with 1 kB answers.
+answers in its history, each long text stored once): page load, and opening a 3-round transcript (target < 1 s);
+the baseline is the same store with 1 kB answers, and beside it the same store with every text inline (as
+stores were written before `store.texts`).
 
     .venv/bin/python benchmarks/bench_viewer.py [--runs 10000] [--repeat 3] [--big]
 
@@ -71,19 +72,27 @@ def make_store(path: Path, runs: int, seed: int = 0) -> int:
     return rowid
 
 
-def make_big_store(path: Path, runs: int = 2, rounds: int = 3, size: int = 5_000_000) -> int:
+def make_big_store(path: Path, runs: int = 2, rounds: int = 3, size: int = 5_000_000, inline: bool = False) -> int:
     """A store with `runs` sound-first runs of `rounds` rounds whose every answer is `size` characters (the
     reliability audit's 5 MB answers: 30 MB of answers by default), each answer's call in the call cache with
-    the run's earlier answers in its history, as a feedback loop sends them; returns a run's rowid."""
+    the run's earlier answers in its history, as a feedback loop sends them; returns a run's rowid. Each long
+    text is stored once (`store.texts`), or with `inline` in every row that holds it (stores written before)."""
     import json
 
     from critiquebench.store.cache import CallCache
+    from critiquebench.store.texts import stored, stored_messages
 
     db = connect(path)
     ensure_schema(db)
     CallCache(db)
     save_study(db, STUDY, {"name": STUDY, "domains": ["game24"], "schemes": ["sound-first"], "model": "bench",
                            "instances": {"game24": f"1-{runs}"}, "planned_runs": runs})  # fmt: skip
+    def text(value: str) -> str:
+        return value if inline else stored(db, value)
+
+    def messages(history: list[dict[str, str]]) -> str:
+        return json.dumps(history if inline else stored_messages(db, history))
+
     db.conn.execute("BEGIN")
     for i in range(1, runs + 1):
         tid = f"{STUDY}/game24/sound-first/{i}/0"
@@ -93,10 +102,10 @@ def make_big_store(path: Path, runs: int = 2, rounds: int = 3, size: int = 5_000
             db.conn.execute(
                 "INSERT INTO attempts (thread_id, round, answer, canonical, sound_status, sound_valid, feedback, "
                 "stopped, prompt_tokens, completion_tokens, llm_calls) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (tid, r, answer, None, "invalid", 0, "not 24", int(r == rounds), 100, size // 4, 1))  # fmt: skip
+                (tid, r, text(answer), None, "invalid", 0, "not 24", int(r == rounds), 100, size // 4, 1))  # fmt: skip
             db.conn.execute(
                 "INSERT INTO llm_calls (key, model, endpoint, messages, params, sample, response, created_at) "
-                "VALUES (?,?,?,?,?,?,?,?)", (f"k{i}.{r}", "bench", "e", json.dumps(history), "{}", 0, answer, 0))
+                "VALUES (?,?,?,?,?,?,?,?)", (f"k{i}.{r}", "bench", "e", messages(history), "{}", 0, text(answer), 0))
             if "round_calls" in db.table_names():  # the calls of each round, as a run records them now
                 db.conn.execute("INSERT INTO round_calls (thread_id, round, node, calls, sound_reason) "
                                 "VALUES (?,?,?,?,?)", (tid, r, "generator", json.dumps([f"k{i}.{r}"]), "not 24"))
@@ -104,7 +113,7 @@ def make_big_store(path: Path, runs: int = 2, rounds: int = 3, size: int = 5_000
         db.conn.execute(
             "INSERT INTO runs (thread_id, study, domain, scheme, instance_id, status, final_round, final_answer, "
             "correct, rounds, prompt_tokens, completion_tokens, llm_calls) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (tid, STUDY, "game24", "sound-first", str(i), "done", rounds, answer, 0, rounds, 100 * rounds,
+            (tid, STUDY, "game24", "sound-first", str(i), "done", rounds, text(answer), 0, rounds, 100 * rounds,
              size // 4 * rounds, rounds))  # fmt: skip
     db.conn.execute("COMMIT")
     rowid = db.execute("SELECT rowid FROM runs WHERE thread_id = ?", [f"{STUDY}/game24/sound-first/1/0"]).fetchone()[0]
@@ -176,18 +185,22 @@ def big_answers(chromium: str, repeat: int) -> int:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp:
-        big, small = Path(tmp) / "big.sqlite", Path(tmp) / "small.sqlite"
-        big_run, small_run = make_big_store(big), make_big_store(small, size=1000)
-        size = sum(p.stat().st_size for p in Path(tmp).glob("big.sqlite*")) / 1e6
+        big, old, small = Path(tmp) / "big.sqlite", Path(tmp) / "old.sqlite", Path(tmp) / "small.sqlite"
+        big_run, old_run = make_big_store(big), make_big_store(old, inline=True)
+        small_run = make_big_store(small, size=1000)
+        size, old_size = (sum(p.stat().st_size for p in Path(tmp).glob(f"{n}.sqlite*")) / 1e6 for n in ("big", "old"))
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             base_load, base_open = measure(browser, small, small_run, repeat, 3, "game24|sound-first")
             load, open_ = measure(browser, big, big_run, repeat, 3, "game24|sound-first")
+            old_load, old_open = measure(browser, old, old_run, repeat, 3, "game24|sound-first")
             browser.close()
-    print(f"store of 30 MB of answers ({size:.0f} MB on disk): page load to Table 1 shown {load * 1000:.0f} ms "
-          f"(baseline, 1 kB answers: {base_load * 1000:.0f} ms: {load / base_load:.2f}x)")  # fmt: skip
+    print(f"store of 30 MB of answers ({size:.0f} MB on disk; {old_size:.0f} MB with every text inline, as written "
+          f"before): page load to Table 1 shown {load * 1000:.0f} ms (baseline, 1 kB answers: "
+          f"{base_load * 1000:.0f} ms: {load / base_load:.2f}x; texts inline {old_load * 1000:.0f} ms)")  # fmt: skip
     print(f"open a 3-round transcript of 5 MB answers: {open_ * 1000:.0f} ms (baseline {base_open * 1000:.0f} ms: "
-          f"{open_ / base_open:.2f}x); target < 1000 ms: {'met' if open_ < 1 else 'MISSED'}")  # fmt: skip
+          f"{open_ / base_open:.2f}x; texts inline {old_open * 1000:.0f} ms); target < 1000 ms: "
+          f"{'met' if open_ < 1 else 'MISSED'}")  # fmt: skip
     return 0
 
 

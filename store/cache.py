@@ -35,7 +35,7 @@ import sqlite_utils
 from critiquebench.store.claims import CLAIM_SCHEMA, drop_lease, process_owner, take_lease
 from critiquebench.store.db import connect, ensure_tables, table_names
 from critiquebench.store.postgres import is_postgres
-from critiquebench.store.texts import TEXTS_SCHEMA, resolve_messages, resolve_rows, stored, stored_messages
+from critiquebench.store.texts import TEXTS_SCHEMA, parse_messages, resolve_rows, stored, stored_messages
 
 log = logging.getLogger(__name__)
 
@@ -207,8 +207,8 @@ class CallCache:
             names = [d[0] for d in cursor.description]
             rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
             resolve_rows(db, rows, ["response"])
-            for row, raw in zip(rows, resolve_messages(db, [row["messages"] for row in rows]), strict=True):
-                row["messages"] = raw
+            for row, messages in zip(rows, parse_messages(db, [row["messages"] for row in rows]), strict=True):
+                row["messages"] = messages
         return [_record(row) for row in rows]
 
     def get(self, key: str) -> CallRecord | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from critiquebench.store.db import Store, table_names
 from critiquebench.store.results import ROUND_TEXTS, RUN_TEXTS
-from critiquebench.store.texts import reference, resolve_messages, resolve_rows, resolve_tuples
+from critiquebench.store.texts import parse_messages, reference, resolve_rows, resolve_tuples
 
 # The run columns a round row carries beside the attempt's own (`thread_id` is the attempt's).
 RUN_KEYS = ("study", "domain", "scheme", "params", "instance_id", "trial", "status", "correct", "final_round")
@@ -171,8 +171,8 @@ def run_rounds(db: Store, thread_id: str) -> list[dict[str, Any]]:
                         ROUND_TEXTS)
 
 
-def calls_answered_with(db: Store, responses: Iterable[str]) -> Iterator[tuple[str, str]]:
-    """(response, messages JSON) of the cached calls whose response is one of `responses`."""
+def calls_answered_with(db: Store, responses: Iterable[str]) -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """(response, messages) of the cached calls whose response is one of `responses`."""
     # a long response is stored as its reference, or inline by a store written before `store.texts`
     wanted = list(dict.fromkeys(v for text in responses for v in dict.fromkeys((reference(text), text))))
     for i in range(0, len(wanted), _CHUNK):
@@ -183,10 +183,11 @@ def calls_answered_with(db: Store, responses: Iterable[str]) -> Iterator[tuple[s
 
 
 def _calls(db: Store, rows: list[tuple[Any, ...]], response: int, messages: int) -> list[tuple[Any, ...]]:
-    """Cached calls' rows with the response (at index `response`) and the messages JSON (at `messages`) whole."""
+    """Cached calls' rows with the response (at index `response`) whole and the messages JSON (at `messages`)
+    parsed, each content whole."""
     rows = resolve_tuples(db, rows, [response])
-    raws = resolve_messages(db, [str(row[messages]) for row in rows])
-    return [(*row[:messages], raw, *row[messages + 1 :]) for row, raw in zip(rows, raws, strict=True)]
+    parsed = parse_messages(db, [str(row[messages]) for row in rows])
+    return [(*row[:messages], found, *row[messages + 1 :]) for row, found in zip(rows, parsed, strict=True)]
 
 
 def round_calls(db: Store, thread_id: str) -> list[tuple[int, str, str, str | None]]:
@@ -199,8 +200,8 @@ def round_calls(db: Store, thread_id: str) -> list[tuple[int, str, str, str | No
     return resolve_tuples(db, rows, [3])
 
 
-def calls_by_key(db: Store, keys: Iterable[str]) -> Iterator[tuple[str, str, str]]:
-    """(key, messages JSON, response) of the cached calls with these keys."""
+def calls_by_key(db: Store, keys: Iterable[str]) -> Iterator[tuple[str, list[dict[str, str]], str]]:
+    """(key, messages, response) of the cached calls with these keys."""
     wanted = list(dict.fromkeys(keys))
     for i in range(0, len(wanted), _CHUNK):
         chunk = wanted[i : i + _CHUNK]

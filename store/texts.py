@@ -10,7 +10,9 @@ Two ways in:
   between leaves a text no row names, never a reference without its text). Any value that starts with `REF` is
   stored as a reference, so a stored value that starts with it is always one: an answer that looks like a
   reference is kept as a text of its own. Rows written before (the text inline) read as they are: a store keeps
-  both layouts and every read takes either (`store copy` rewrites an old store's texts as references).
+  both layouts and every read takes either (`store copy` rewrites an old store's texts as references). Deleting
+  a study leaves its texts: the call cache, which stays too, refers to most of them, and a checkpoint's
+  references sit inside LangGraph's serialized blobs, where no query can count them.
 - Graph checkpoints (`TextDedupSerializer`, SQLite stores): the run's state holds its answers, critiques and
   feedback (`attempt`, `past`), and LangGraph writes the whole state at every step plus each step's update. The
   saver's serializer is wrapped: every long string in what it serializes becomes a `{"__cb_text__": hash}`
@@ -162,15 +164,15 @@ def resolve_tuples(db: Any, rows: Iterable[Sequence[Any]], positions: Iterable[i
     return [tuple(row.values()) for row in dicts]
 
 
-def resolve_messages(db: Any, raws: Sequence[str]) -> list[str]:
-    """Message lists as JSON (the call cache's `messages`) with every referenced content as its text."""
-    if not any(_REF_IN_JSON in raw for raw in raws):
-        return list(raws)
-    parsed = [json.loads(raw) if _REF_IN_JSON in raw else None for raw in raws]
-    contents = [m for messages in parsed if messages for m in messages if isinstance(m, dict)]
-    resolve_rows(db, contents, ["content"])
-    return [raw if messages is None else json.dumps(messages, ensure_ascii=False)
-            for raw, messages in zip(raws, parsed, strict=True)]  # fmt: skip
+def parse_messages(db: Any, raws: Sequence[str]) -> list[Any]:
+    """Message lists stored as JSON (the call cache's `messages`), parsed, each referenced content as its text
+    (one look-up for all of them). Parsed here, not given back as JSON: a long prompt is not encoded again only
+    for its reader to decode it."""
+    parsed = [json.loads(raw) for raw in raws]
+    if any(_REF_IN_JSON in raw for raw in raws):
+        contents = [m for messages in parsed if isinstance(messages, list) for m in messages if isinstance(m, dict)]
+        resolve_rows(db, contents, ["content"])
+    return parsed
 
 
 class TextDedupSerializer:

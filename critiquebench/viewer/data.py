@@ -241,7 +241,7 @@ def _round_calls(db: sqlite_utils.Database, thread_id: str) -> dict[int, dict[st
     keys = [k for _, _, calls, _ in rows for k in json.loads(calls)]
     cached: dict[str, tuple[Any, str]] = {}
     if keys and has_cache(db):
-        cached.update((k, (json.loads(m), r)) for k, m, r in calls_by_key(db, keys))
+        cached.update((k, (m, r)) for k, m, r in calls_by_key(db, keys))
     out: dict[int, dict[str, Any]] = {}
     for round_, node, calls, reason in rows:
         step = out.setdefault(round_, {"calls": [], "reason": None})
@@ -305,7 +305,7 @@ def prompts_for(db: sqlite_utils.Database, answers: list[str]) -> Prompts:
     """Message lists of cached calls whose response is one of `answers` (the generation calls of those rounds)."""
     out: Prompts = {}
     for response, messages in calls_answered_with(db, answers):
-        out.setdefault(response, []).append(json.loads(messages))
+        out.setdefault(response, []).append(messages)
     return out
 
 
