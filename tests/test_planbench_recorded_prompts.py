@@ -128,3 +128,15 @@ def test_problems_are_read_back_from_2023_zero_shot_pddl_prompts(tmp_path: Path)
     store, result = imported(tmp_path, fixture)
     assert "PlanBench's pddl_zero_shot_2023 prompt" in result.output
     assert final_verdicts(store) == {k: i["llm_correct"] for k, i in data.items()}
+
+
+def test_problems_are_read_back_from_english_statements(tmp_path: Path) -> None:
+    """o1-preview's unsolvable Blocksworld zero-shot run was sent 3-block problems the repository's unsolvable set
+    (4 blocks) does not hold: each is read back from its English statement through the config's templates, and
+    its rebuilt prompt is the recorded one. Its labels come from GPT-4o's translations (22: no answer, skipped)."""
+    fixture = "zero_shot_nl_stated_unsolvable_o1-preview.json"
+    data = recorded(fixture)
+    store, result = imported(tmp_path, fixture)
+    assert "PlanBench's nl_zero_shot prompt, reading planbench-translation" in result.output
+    assert "unsolvable_blocksworld-stated-" in result.output and "skipped 1 instance(s)" in result.output
+    assert final_verdicts(store) == {k: i["llm_correct"] for k, i in data.items() if i.get("llm_raw_response")}

@@ -32,7 +32,13 @@ from critiquebench.domains.planning.tasks import TASKS, task_of
 from critiquebench.domains.prompts import DEFAULT
 from critiquebench.importers.planbench_checkout import find_source, materialize, planbench_name
 from critiquebench.importers.planbench_file import ImportError_, RecordedFile, RecordedInstance, read_file
-from critiquebench.importers.planbench_recorded import pddl_queries, rebuild, recorded_domain, with_recorded_domain
+from critiquebench.importers.planbench_recorded import (
+    pddl_queries,
+    rebuild,
+    recorded_domain,
+    with_recorded_domain,
+    with_stated_problems,
+)
 from critiquebench.importers.planbench_styles import producing_reader, recognise
 from critiquebench.nodes.context import RECORDED_CONTEXT_OVERFLOW
 from critiquebench.store.cache import CallCache, sampling_params
@@ -417,6 +423,8 @@ def _from_prompts(
     try:
         if shown and laid_out and (other := with_recorded_domain(laid_out, shown, domains_folder(store))):
             attempts.append((other, {}))
+        if laid_out and not shown and (stated := with_stated_problems(path, laid_out, queries, domains_folder(store))):
+            attempts.append((stated, {}))  # English prompts of problems the checkout lacks
         if pddl_queries(queries):
             found = rebuild(path, planbench_name(run.source.domain), queries, domains_folder(store))
             attempts.append((found.folder, {"domain_names": found.domain_names} if found.domain_names else {}))

@@ -142,3 +142,47 @@ def with_recorded_domain(folder: Path, domain: str, into: Path) -> Path | None:
     name = folder.name.rsplit("-", 1)[0]
     note = {"domain_from": "the recorded prompts", "rest": str(folder)}
     return write_folder(f"{name}-recorded-domain", files, into, note)
+
+
+_STATEMENT = re.compile(
+    r"\[STATEMENT\]\nAs initial conditions I have that, (?P<init>[^\n]*)\.\nMy goal is to have that (?P<goal>[^\n]*)\."
+)
+
+
+def with_stated_problems(path: Path, folder: Path, queries: Mapping[int, str], into: Path) -> Path | None:
+    """Domain folder `folder` (laid out from a checkout, with English templates) with each instance's problem
+    read back from the English statement its zero-shot prompt showed (the last `[STATEMENT]`: initial conditions
+    and goal, fact by fact through the config's templates), for runs sent problems the checkout lacks (the
+    3-block unsolvable Blocksworld runs); None where a prompt states no problem so."""
+    from critiquebench.domains import get_domain
+    from critiquebench.domains.planning.strips import Task
+    from critiquebench.domains.planning.tasks.states import StateReader
+
+    try:
+        domain = get_domain(str(folder))
+    except (ValueError, OSError):
+        return None
+    cfg, model = getattr(domain, "cfg", None), getattr(domain, "model", None)
+    if cfg is None or model is None or not cfg.encoded_objects:
+        return None
+    universe = Task(model, "stated", {o: frozenset() for o in cfg.encoded_objects}, frozenset(), frozenset())
+    reader = StateReader(cfg, universe)
+    files: dict[str, str | bytes] = {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != "SOURCE.json" and p.parent.name != "instances"
+    }
+    for ident, query in queries.items():
+        found = list(_STATEMENT.finditer(query))
+        if not found:
+            return None
+        init, goal = reader.read(found[-1].group("init")), reader.read(found[-1].group("goal"))
+        if not init or not goal:
+            return None
+        objects = sorted({o for fact in (*init, *goal) for o in fact[1:]})
+        lines = [f"(define (problem stated-{ident})", f"(:domain {model.name})", f"(:objects {' '.join(objects)} )",
+                 "(:init", *(f"({' '.join(f)})" for f in init), ")", "(:goal", "(and",
+                 *(f"({' '.join(f)})" for f in goal), ")", ")", ")"]
+        files[f"instances/instance-{ident}.pddl"] = "\n".join(lines) + "\n"
+    name = folder.name.rsplit("-", 1)[0]
+    return write_folder(f"{name}-stated", files, into, {"problems_from": str(path), "rest": str(folder)})
