@@ -8,6 +8,7 @@ folder with a ``domain.pddl`` and its problems (IPC, AutoPlanBench and PlanBench
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from critiquebench.domains.planning.domain import PlanningDomain
 from critiquebench.domains.planning.prompts import PROMPT_STYLES
@@ -64,6 +65,12 @@ def load_planning_domain(
     `example_plans`, `reading`, `prompts`, `verifier`, `verdict`, `recorded_feedback`, `system`, `domain_names`
     and `example` as in `PlanningDomain`.
     """
+    # what both a builtin and a folder pass through unchanged
+    options: dict[str, Any] = dict(
+        intro=intro, example_plans=example_plans, newline=newline, translations=translations, reading=reading,
+        prompts=prompts or DEFAULT, verifier=verifier, verdict=verdict, recorded_feedback=recorded_feedback,
+        system=system, domain_names=domain_names, example=example,
+    )  # fmt: skip
     builtin = BUILTIN.get(str(name_or_folder))
     if builtin is not None and builtin.folder:
         name = str(name_or_folder)
@@ -75,18 +82,7 @@ def load_planning_domain(
             (PAPER_SHOTS if builtin.generated else OTHER_SHOTS) if shots is None else shots,
             generator=name,
             optimal=builtin.generated,
-            intro=intro,
-            example_plans=example_plans,
-            newline=newline,
-            translations=translations,
-            reading=reading,
-            prompts=prompts or DEFAULT,
-            verifier=verifier,
-            verdict=verdict,
-            recorded_feedback=recorded_feedback,
-            system=system,
-            domain_names=domain_names,
-            example=example,
+            **options,
         )
     folder = Path(name_or_folder).expanduser()
     if not folder.is_dir():
@@ -102,16 +98,5 @@ def load_planning_domain(
         prompt_style,
         strict,
         OTHER_SHOTS if shots is None else shots,
-        intro=intro,
-        example_plans=example_plans,
-        newline=newline,
-        translations=translations,
-        reading=reading,
-        prompts=prompts or DEFAULT,
-        verifier=verifier,
-        verdict=verdict,
-        recorded_feedback=recorded_feedback,
-        system=system,
-        domain_names=domain_names,
-        example=example,
+        **options,
     )
