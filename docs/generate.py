@@ -1,0 +1,343 @@
+"""The documentation's generated tables: every table that states a fact about the code is written from the code.
+
+A page marks a generated block with two HTML comments, which Markdown renders as nothing:
+
+    <!-- generated: schemes -->
+    ... (written by this script: never edit by hand)
+    <!-- end generated -->
+
+`python docs/generate.py` rewrites every marked block of README.md and docs/**/*.md from its generator below;
+`python docs/generate.py --check` rewrites nothing, lists each stale block and exits 1 (tests/test_docs.py runs
+it, so a renamed option, a new scheme or a changed prompt file fails CI until the page is regenerated). A block
+name may carry one argument after a colon (`graph:llm-llm`, `published:000`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import re
+import sys
+import tomllib
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOCK = re.compile(
+    r"(<!-- generated: (?P<name>[\w.-]+(?::[\w.:-]+)?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S
+)
+
+
+def cell(value: Any) -> str:
+    """A Markdown table cell: one line, `|` escaped."""
+    text = "" if value is None else str(value)
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def code(text: str) -> str:
+    return f"`{text}`" if text else ""
+
+
+# --- generators -------------------------------------------------------------------------------------------------
+
+
+def capabilities(_: str | None = None) -> str:
+    """The domain contract's core and capabilities (domains/contract.py), with the schemes that need each."""
+    from critiquebench.domains import contract
+    from critiquebench.graphs import SCHEMES, needs
+
+    needed_by: dict[type, list[str]] = {}
+    for name in SCHEMES:
+        alternatives = needs(name)
+        for need in alternatives:
+            label = name + (f" (`{need.purpose}`)" if need.purpose else "")
+            others = [n.capability.__name__ for n in alternatives if n is not need]
+            needed_by.setdefault(need.capability, []).append(label + (f" or {', '.join(others)}" if others else ""))
+    rows = [("`Domain` (core)", _members(contract.Domain), _doc(contract.Domain), "every scheme")]
+    for protocol in contract._WHAT:  # the contract's own list of capabilities
+        rows.append(
+            (
+                f"`{protocol.__name__}`",
+                _members(protocol),
+                _doc(protocol),
+                "; ".join(needed_by.get(protocol, [])) or "-",
+            )
+        )
+    return table(("protocol", "members", "what it is, and who uses it", "schemes that need it"), rows)
+
+
+def _members(protocol: type) -> str:
+    names = [n for n in getattr(protocol, "__annotations__", {}) if not n.startswith("_")]
+    names += [n for n, v in vars(protocol).items() if inspect.isfunction(v) and not n.startswith("_")]
+    return ", ".join(f"`{n}`" for n in dict.fromkeys(names))
+
+
+def _doc(obj: Any) -> str:
+    return " ".join((inspect.getdoc(obj) or "").split()).removeprefix("Capability: ")
+
+
+def schemes(_: str | None = None) -> str:
+    """Every scheme of the registry (graphs.SCHEMES): its module's first docstring paragraph, or for a named
+    variant of another scheme the defaults it changes, and its parameters."""
+    from critiquebench.graphs import SCHEMES
+
+    rows, first_of = [], {}
+    for scheme in SCHEMES.values():
+        base = first_of.setdefault(scheme.builder, scheme)
+        if base is scheme:
+            what = re.sub(r"^[\w ,()-]+: ", "", scheme.doc, count=1)  # the docstring opens with its scheme names
+        else:
+            changed = [f"`{k}={_value(v)}`" for k, v in scheme.defaults.items() if base.defaults.get(k) != v]
+            what = f"`{base.name}` with " + ", ".join(changed)
+        params = ", ".join(f"`{p.name}={_value(p.default)}`" for p in scheme.declared)
+        rows.append((f"`{scheme.name}`", what, params))
+    return table(("scheme", "what it does", "parameters (defaults)"), rows)
+
+
+def scheme_params(_: str | None = None) -> str:
+    """Every scheme parameter: type, default, allowed values or range, meaning (graphs/params.py)."""
+    from critiquebench.graphs import SCHEMES
+
+    seen: dict[tuple[str, str, str, str], list[str]] = {}
+    for scheme in SCHEMES.values():
+        for p in scheme.declared:
+            d = p.describe()
+            allowed = ", ".join(map(_value, d["choices"])) if d["choices"] else _range(d)
+            if d["nullable"]:
+                allowed = (allowed + ", none").lstrip(", ")
+            key = (d["name"], d["type"], allowed, d["help"])
+            seen.setdefault(key, []).append(f"{scheme.name}={_value(d['default'])}")
+    rows = [(f"`{n}`", t, a, h, ", ".join(s)) for (n, t, a, h), s in sorted(seen.items())]
+    return table(("parameter", "type", "allowed", "meaning", "schemes (their default)"), rows)
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def _range(d: dict[str, Any]) -> str:
+    if d["minimum"] is None and d["maximum"] is None:
+        return ""
+    return f"{_value(d['minimum'])} .. {_value(d['maximum'])}"
+
+
+def graph(spec: str | None) -> str:
+    """LangGraph's own Mermaid drawing of a scheme (what `critiquebench graph SPEC` prints)."""
+    from critiquebench.graphs import build_graph
+
+    mermaid = build_graph(spec or "llm-llm").compile().get_graph().draw_mermaid()
+    return f"```mermaid\n{mermaid.rstrip()}\n```\n"
+
+
+def domains(_: str | None = None) -> str:
+    """The built-in domains (domains/registry.py BUILTIN): factory, data under the datasets root, PDDL folder."""
+    from critiquebench.domains.registry import BUILTIN
+
+    rows = []
+    for name, d in BUILTIN.items():
+        data = "generated only (`gen:N:SEED`)" if d.generated else code(d.data or "")
+        rows.append((f"`{name}`", code(d.factory.rsplit(":", 1)[-1]), data, code(d.folder or "")))
+    return table(("domain", "factory", "instances", "PDDL folder (domains/data/)"), rows)
+
+
+def prompt_files(_: str | None = None) -> str:
+    """Each prompt file of domains/prompts/: its version, its templates and where their texts come from."""
+    rows = []
+    for path in sorted((ROOT / "domains" / "prompts").glob("*.toml")):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        templates = list(_templates(data))
+        kinds = {"paper": 0, "code": 0, "ours": 0}
+        for t in templates:
+            kinds[_source_kind(str(t.get("source", "")))] += 1
+        rows.append(
+            (f"`{path.name}`", data.get("version", ""), cell(data.get("title", "")), len(templates),
+             kinds["paper"], kinds["code"], kinds["ours"])
+        )  # fmt: skip
+    return table(("file", "version", "what", "templates", "from a paper's text", "from a study's code", "ours"), rows)
+
+
+def _templates(data: dict[str, Any]) -> Iterable[dict[str, Any]]:
+    for value in data.values():
+        if isinstance(value, dict):
+            if "text" in value:
+                yield value
+            else:
+                yield from _templates(value)
+
+
+def _source_kind(source: str) -> str:
+    if source.startswith("ours"):
+        return "ours"
+    if re.match(r"\d{3}:\d", source):
+        return "paper"
+    return "code"
+
+
+def report_tables(_: str | None = None) -> str:
+    """Every `report --table` (critiquebench/reports/catalog.py)."""
+    from critiquebench.reports.catalog import TABLES
+
+    rows = []
+    for t in TABLES.values():
+        kinds = " and ".join(k for k, f in (("loop", t.loop), ("verification", t.verify)) if f is not None)
+        rows.append((f"`{t.name}`", t.help, kinds, "001's Figures 2-4" if t.intrinsic_figure else ""))
+    return table(("--table", "what", "studies", "--figure draws"), rows)
+
+
+def export_columns(which: str | None) -> str:
+    """The columns of `export --table runs|rounds` (critiquebench/reports/records.py), name, type and meaning."""
+    from critiquebench.reports.records import COLUMNS
+
+    return table(("column", "type", "meaning"), ((f"`{c.name}`", c.type, c.doc) for c in COLUMNS[which or "runs"]))
+
+
+def cli(_: str | None = None) -> str:
+    """The command-line reference, from the Typer app itself: every command, its arguments and options."""
+    import typer
+
+    from critiquebench.cli import app
+
+    out: list[str] = []
+    for path, command in _walk(typer.main.get_command(app), ()):
+        if not path:
+            continue
+        out.append(f"### `critiquebench {' '.join(path)}`\n")
+        if command.help:
+            out.append(" ".join(command.help.split()) + "\n")
+        if hasattr(command, "commands"):  # a group (Typer's click may be its own copy: duck-typed)
+            out.append("Subcommands: " + ", ".join(f"`{n}`" for n in sorted(command.commands)) + ".\n")
+            continue
+        rows = [_param_row(p) for p in command.params if p.name != "help"]
+        if rows:
+            out.append(table(("argument / option", "type", "default", "meaning"), rows))
+    return "\n".join(out)
+
+
+def _param_row(param: Any) -> tuple[str, str, str, str]:
+    is_option = param.param_type_name == "option"
+    if is_option:
+        name = ", ".join(f"`{o}`" for o in [*param.opts, *param.secondary_opts])
+    else:
+        name = f"`{param.name.upper()}`"
+    default = None if callable(param.default) else param.default
+    if is_option and param.is_flag and not param.secondary_opts:
+        default = None
+    shown = "" if default in (None, ()) or isinstance(default, list) and not default else _value(default)
+    return name, _param_type(param), shown, getattr(param, "help", None) or ""
+
+
+def _walk(command: Any, path: tuple[str, ...]) -> Iterable[tuple[tuple[str, ...], Any]]:
+    yield path, command
+    for name in sorted(getattr(command, "commands", {})):
+        if not command.commands[name].hidden:
+            yield from _walk(command.commands[name], (*path, name))
+
+
+def _param_type(param: Any) -> str:
+    if param.param_type_name == "option" and param.is_flag:
+        return "flag"
+    if hasattr(param, "bare_type"):  # Typer >= 0.20 keeps its own copy of click, with the type by name
+        name = str(param.bare_type())
+    else:
+        name = str(getattr(param.type, "choices", None) and " | ".join(param.type.choices) or param.type.name)
+    return {"str": "text", "Path": "path"}.get(name, name.lower()).replace("|", "\\|")
+
+
+def published(paper: str | None) -> str:
+    """`critiquebench report --published` as Markdown (the papers' numbers beside what the recorded data gives)."""
+    from critiquebench.domains.datasets import default_root
+
+    from critiquebench.reports.published import published_rows
+    from critiquebench.reports.tables import render as render_rows
+
+    rows = [r for r in published_rows(default_root()) if paper is None or r.paper == paper]
+    return render_rows(rows, "md")
+
+
+def benchmarks(_: str | None = None) -> str:
+    """The benchmark page's tables, from benchmarks/results/*.json (benchmarks/render.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_render", ROOT / "benchmarks" / "render.py")
+    if spec is None or spec.loader is None or not (ROOT / "benchmarks" / "render.py").exists():
+        return "No benchmark has written its figures yet.\n"
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.render_markdown(ROOT / "benchmarks" / "results")
+
+
+GENERATORS: dict[str, Callable[[str | None], str]] = {
+    "capabilities": capabilities,
+    "schemes": schemes,
+    "scheme-params": scheme_params,
+    "graph": graph,
+    "domains": domains,
+    "prompt-files": prompt_files,
+    "report-tables": report_tables,
+    "export-columns": export_columns,
+    "cli": cli,
+    "published": published,
+    "benchmarks": benchmarks,
+}
+
+
+# --- the marked blocks ------------------------------------------------------------------------------------------
+
+
+def pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if "_incoming" not in p.parts)]
+
+
+def render(text: str) -> str:
+    """`text` with every marked block regenerated."""
+
+    def fill(match: re.Match[str]) -> str:
+        name, _, arg = match["name"].partition(":")
+        if name not in GENERATORS:
+            raise SystemExit(f"error: unknown generated block {name!r}; known: {', '.join(GENERATORS)}")
+        body = GENERATORS[name](arg or None)
+        return match.group(1) + body.rstrip("\n") + "\n" + match.group(4)
+
+    return BLOCK.sub(fill, text)
+
+
+def stale(paths: Iterable[Path]) -> list[str]:
+    """The pages whose generated blocks differ from what the code gives now."""
+    return [
+        str(p.relative_to(ROOT))
+        for p in paths
+        if render(p.read_text(encoding="utf-8")) != p.read_text(encoding="utf-8")
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a generated block is stale")
+    args = parser.parse_args(argv)
+    if args.check:
+        old = stale(pages())
+        for path in old:
+            print(f"stale generated block in {path}: run python docs/generate.py", file=sys.stderr)
+        return 1 if old else 0
+    for path in pages():
+        text = path.read_text(encoding="utf-8")
+        new = render(text)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            print(f"regenerated {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

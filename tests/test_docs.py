@@ -1,0 +1,165 @@
+"""Documentation is code: the site builds strictly, its generated tables match the code, and every shell and Python
+block of README.md and docs/ runs.
+
+Blocks run page by page, in order, in one fresh folder per page (a later block may use what an earlier one made),
+against a scripted OpenAI-compatible server on loopback: `MODEL` and `http://localhost:8000/v1` in a block are
+pointed at it, and so is `OPENAI_BASE_URL` for commands that name no endpoint. The folder holds links to the
+project's `studies/` and, one level up, to `../shared`, as a checkout has them. A block that cannot run here is
+preceded by `<!-- no-run: why, and which test covers it instead -->`. The README's two set-up commands (indented,
+not fenced) are CI's own command and tests/test_main_job.py + tests/test_embedded.py's job.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.conftest import DATASETS
+from tests.scripted_server import ScriptedServer
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNNABLE = {"bash": "bash", "sh": "bash", "python": "python"}
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.S | re.M)
+NO_RUN = re.compile(r"<!-- no-run: (.+?) -->\n$")
+SCRIPTED_REPLY = "(4 + 4) * (10 - 7) = 24\n[ANSWER END]"
+
+
+@dataclass(frozen=True)
+class Block:
+    page: str
+    line: int
+    language: str
+    text: str
+    skip_reason: str | None
+
+
+def pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if "_incoming" not in p.parts)]
+
+
+def blocks(page: Path) -> list[Block]:
+    text = page.read_text(encoding="utf-8")
+    out = []
+    for match in FENCE.finditer(text):
+        before = text[: match.start()]
+        mark = NO_RUN.search(before[-1000:])
+        out.append(Block(str(page.relative_to(ROOT)), before.count("\n") + 1, match[1], match[2],
+                         mark[1] if mark else None))  # fmt: skip
+    return out
+
+
+def runnable_pages() -> list[str]:
+    return [str(p.relative_to(ROOT)) for p in pages() if any(b.language in RUNNABLE and not b.skip_reason
+                                                              for b in blocks(p))]  # fmt: skip
+
+
+def _generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("docs_generate", ROOT / "docs" / "generate.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def docs_server() -> ScriptedServer:
+    with ScriptedServer(reply=SCRIPTED_REPLY) as server:
+        yield server
+
+
+@pytest.mark.parametrize("page", runnable_pages())
+def test_every_example_on_the_page_runs(page: str, docs_server: ScriptedServer, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "studies").symlink_to(ROOT / "studies")
+    (tmp_path / "shared").symlink_to(DATASETS.parent)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "OPENAI_BASE_URL": docs_server.base_url, "OPENAI_API_KEY": "sk-docs", "PYTHONPATH": str(ROOT),
+           "CRITIQUEBENCH_STORE": str(work / "critiquebench.sqlite"), "NO_COLOR": "1", "TERM": "dumb"}  # fmt: skip
+    env.pop("CRITIQUEBENCH_DATA", None)
+    for block in blocks(ROOT / page):
+        if block.language not in RUNNABLE or block.skip_reason:
+            continue
+        source = re.sub(r"\bMODEL\b", "scripted", block.text).replace("http://localhost:8000/v1", docs_server.base_url)
+        command = ["bash", "-e", "-o", "pipefail", "-c", source] if RUNNABLE[block.language] == "bash" else [
+            sys.executable, "-c", source]  # fmt: skip
+        done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, (
+            f"{page}:{block.line}: the {block.language} block exited {done.returncode}\n{block.text}\n"
+            f"--- stdout ---\n{done.stdout[-3000:]}\n--- stderr ---\n{done.stderr[-3000:]}"
+        )
+
+
+def test_a_block_left_out_says_why_and_every_page_has_its_language() -> None:
+    for page in pages():
+        for block in blocks(page):
+            assert block.language, f"{block.page}:{block.line}: a fenced block names its language"
+            if block.skip_reason is not None:
+                assert len(block.skip_reason.split()) >= 4, f"{block.page}:{block.line}: say why it cannot run"
+
+
+def test_generated_tables_match_the_code() -> None:
+    generator = _generator()
+    assert generator.stale(generator.pages()) == [], "run: python docs/generate.py"
+
+
+def test_the_site_builds_strictly_with_every_page_and_the_api(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    for page in (
+        "get-started",
+        "papers/self-verification",
+        "papers/intrinsic-self-critique",
+        "papers/plan-self-critique",
+        "planbench",
+        "papers/validator-refinement",
+        "schemes",
+        "domains",
+        "prompts",
+        "reports",
+        "store",
+        "viewer",
+        "api",
+        "cli",
+        "reliability",
+        "benchmarks",
+        "changelog",
+    ):
+        assert (site / page / "index.html").is_file(), page
+    import critiquebench.api as api
+
+    html = (site / "api" / "index.html").read_text(encoding="utf-8")
+    for name in api.__all__:
+        assert f'id="critiquebench.api.{name}"' in html, f"the API page lacks {name}"
+        first_line = (getattr(api, name).__doc__ or "").strip().split("\n")[0]
+        words = re.findall(r"[A-Za-z]{4,}", first_line)[:4]
+        assert all(w in html for w in words), f"the API page lacks {name}'s docstring"
+    changelog = (site / "changelog" / "index.html").read_text(encoding="utf-8")
+    assert "Keep a Changelog" in changelog
+
+
+def test_readme_is_a_short_front_door_that_starts_with_the_two_commands() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").split("\n")
+    assert len(lines) <= 150
+    assert lines[0] == "    bash scripts/setup.sh && .venv/bin/critiquebench run main --config studies/main.toml"
+    assert lines[1] == "    bash scripts/setup.sh && .venv/bin/python -m pytest -q"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert lines[1].strip() in ci
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").lstrip().startswith("Apache License")
+    assert "## [Unreleased]" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
