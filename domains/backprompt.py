@@ -101,13 +101,23 @@ class Backprompt:
 FORMS = ("chat", "transcript")
 
 
-def study_transcript(messages: list[dict[str, str]], system: str, end: str = "[ANSWER END]") -> list[dict[str, str]]:
+def study_answer(text: str, end: str = "[ANSWER END]") -> str:
+    """An answer as the self-verification study's code kept it: cut at the stop sequence the call carried and
+    stripped (`send_query`, `response_generation.py` @b583c3c9 l.133, l.138), for one recorded without the stop."""
+    return text.split(end)[0].strip()
+
+
+def study_transcript(messages: list[dict[str, str]], system: str, end: str = "[ANSWER END]",
+                     before_answer: str = "") -> list[dict[str, str]]:  # fmt: skip
     """A conversation as the self-verification study's code sent every call (kstechly/gpt-and-i
-    `response_generation.py` @b583c3c9 `send_query`; `game24.concat_trace`, `graph_coloring.py`): its system
-    message, then one user message holding the whole transcript: the first prompt, then each answer as its
-    `[ANSWER END]` stop cut it (stripped), "[ANSWER END]\\n" and the feedback that followed it."""
+    `response_generation.py` @b583c3c9 `send_query`): its system message, then one user message holding the
+    whole transcript: the first prompt, then for each answer `before_answer`, the answer as its `[ANSWER END]`
+    stop cut it (stripped), "[ANSWER END]\\n" and the feedback that followed it.
+
+    `before_answer` is where the domains' `concat_trace` differ: Game of 24's joins prompt and answer directly
+    (`game24.py@b583c3c9:31`), colouring's puts "\\n" between them (`graph_coloring.py@b583c3c9:124`)."""
     turns = [m for m in messages if m["role"] != "system"]
     text = turns[0]["content"] if turns else ""
     for answer, feedback in zip(turns[1::2], turns[2::2], strict=False):
-        text += answer["content"].split(end)[0].strip() + end + "\n" + feedback["content"]
+        text += before_answer + study_answer(answer["content"], end) + end + "\n" + feedback["content"]
     return [{"role": "system", "content": system}, {"role": "user", "content": text}]

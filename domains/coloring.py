@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.backprompt import FORMS, Backprompt, study_transcript
+from critiquebench.domains.backprompt import FORMS, Backprompt, study_answer, study_transcript
 from critiquebench.domains.base import (
     FeedbackLevel,
     Instance,
@@ -168,7 +168,10 @@ class Coloring:
 
     def conversation(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
         """What goes out for a generation with history: chat turns, or the study's one-message transcript."""
-        return study_transcript(messages, self.texts.text("system")) if self.form == "transcript" else messages
+        if self.form != "transcript":
+            return messages
+        # the study's colouring trace puts the answer on a line of its own (graph_coloring.py@b583c3c9:124)
+        return study_transcript(messages, self.texts.text("system"), before_answer="\n")
 
     def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> Messages:
         content = self.texts.render(
@@ -235,6 +238,8 @@ class Coloring:
             return self._verification_prompt(instance, answer, verify_variant(purpose))
         # the loop's verifier ("critique", "critique-cot")
         key = "coloring.critique-cot" if purpose == "critique-cot" else "coloring.critique"
+        if self.form == "transcript":  # the study's critic saw the answer as its loop kept it
+            answer = study_answer(answer)
         content = self.texts.render(key, intro=self._intro(instance), coloring=answer)
         return self._chat({"role": "user", "content": content})
 

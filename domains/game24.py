@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains import arith
-from critiquebench.domains.backprompt import FORMS, Backprompt, study_transcript
+from critiquebench.domains.backprompt import FORMS, Backprompt, study_answer, study_transcript
 from critiquebench.domains.base import (
     FeedbackLevel,
     Instance,
@@ -248,6 +248,8 @@ class Game24:
             return self._verification_prompt(instance, answer, verify_variant(purpose))
         # the loop's verifier ("critique", "critique-cot")
         key = "game24.critique-cot" if purpose == "critique-cot" else "game24.critique"
+        if self.form == "transcript":  # the study's critic saw the answer as its loop kept it
+            answer = study_answer(answer, END_TAG)
         return self._chat({"role": "user", "content": self.texts.render(key, numbers=_text(instance), answer=answer)})
 
     def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:

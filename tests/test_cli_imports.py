@@ -4,6 +4,7 @@ saves is measured by benchmarks/bench_setup.py, not here.)"""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import subprocess
 import sys
@@ -40,3 +41,19 @@ def test_importing_the_package_loads_only_the_package() -> None:
     code = "import sys, critiquebench; print(sorted(m for m in sys.modules if m.startswith('critiquebench')))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "['critiquebench']"
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_is_the_installed_distribution_s_and_loads_nothing_heavy(flag: str) -> None:
+    done = subprocess.run([sys.executable, "-c", PROBE.format(args=[flag], heavy=HEAVY)], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    printed, loaded = done.stdout.splitlines()
+    assert printed == f"critiquebench {importlib.metadata.version('critiquebench')}"
+    assert json.loads(loaded) == []
+
+
+def test_the_package_s_version_attribute_is_the_distribution_s() -> None:
+    import critiquebench
+
+    assert critiquebench.__version__ == importlib.metadata.version("critiquebench")

@@ -64,6 +64,7 @@ def test_building_the_package_is_quiet_and_ships_its_data(wheel: tuple[Path, str
     names = zipfile.ZipFile(path).namelist()
     assert "critiquebench/domains/data/blocksworld/domain.pddl" in names
     assert "critiquebench/viewer/static/index.html" in names
+    assert "critiquebench/py.typed" in names  # PEP 561: type checkers read the installed package's annotations
 
 
 def test_the_wheel_holds_every_module_of_the_source_tree(wheel: tuple[Path, str]) -> None:

@@ -33,8 +33,27 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+def _print_version(wanted: bool) -> None:
+    """`--version`: the installed distribution's version, read from its metadata (no other import)."""
+    if not wanted:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("critiquebench")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        from critiquebench import __version__ as found
+    typer.echo(f"critiquebench {found}")
+    raise typer.Exit()
+
+
 @app.callback()
-def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details to stderr.")) -> None:
+def _root(
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log debug details to stderr."),
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
     from critiquebench.llm.urls import install_log_redaction
 
     level = logging.DEBUG if verbose else logging.WARNING

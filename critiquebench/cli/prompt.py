@@ -5,6 +5,13 @@ verification-only study's prompts, as `verify-study` sends them; `verify-format`
 domains' format-based JSON prompt), `critique` / `critique-cot` (the verifier prompt inside the llm-llm loops).
 The answer under review is `--answer`, else a candidate of `--kind` (default: correct).
 
+Every message the call carries is printed, the system message first (text: each under a `--- role ---` header;
+`--format json`: the list of {role, content} exactly as sent). What a domain sends depends on its options: a study
+file's (`--config studies/X.toml`: its `[domain_options.DOMAIN]`, prompt files and dataset) or `--option KEY=VALUE`.
+So the self-verification study's Game of 24 and colouring calls (`form = "transcript"`) carry their system message,
+and `--option verifier=val_form --purpose critique` (or `--config studies/plan_critique.toml`) is paper 002's
+plan verifier, with its own system message.
+
 `--scheme SPEC` instead shows what that scheme sends: its graph runs with a stand-in model (`graphs.preview`)
 that answers with `--replies` (a JSON list of texts, in the order the scheme calls) and stops at call `--call`,
 whose messages are printed: `intrinsic:shots=16` call 1 is its 16-shot planner prompt, call 2 its critic's,
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import json
 import random
+import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -67,7 +75,46 @@ def _replies(path: Path | None) -> list[str]:
     return data
 
 
-def _as_text(messages: list[dict[str, Any]]) -> str:
+def parse_option(given: str) -> tuple[str, Any]:
+    """`KEY=VALUE` as a domain option: VALUE read as a TOML value (`true`, `3`, `["[ANSWER END]"]`), else as
+    text (`form=transcript`), as a study file's `[domain_options]` would hold it."""
+    key, sep, value = given.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"--option takes KEY=VALUE (e.g. form=transcript), not {given!r}")
+    try:
+        return key.strip(), tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError:
+        return key.strip(), value
+
+
+def domain_options(domain: str, config: Path | None, options: list[str], prompts: str | None
+                   ) -> tuple[dict[str, Any], Path | None]:  # fmt: skip
+    """The options `domain` is built with, and the study's dataset: the study file's `[domain_options.DOMAIN]`
+    and prompt files (every domain's, then the domain's own), then `--prompts`, then each `--option`."""
+    found: dict[str, Any] = {}
+    specs: list[str] = []
+    dataset = None
+    if config is not None:
+        from critiquebench.studies.config import read_toml
+
+        study = read_toml(config)
+        listed = study.get("domains") or []
+        if listed and domain not in listed:
+            raise ValueError(f"{config} runs no domain {domain!r} (its domains: {', '.join(map(str, listed))})")
+        found = dict((study.get("domain_options") or {}).get(domain) or {})
+        specs = [*(study.get("prompts") or []), *found.pop("prompts", [])]
+        dataset = Path(study["dataset"]) if isinstance(study.get("dataset"), str) else None
+    specs += [p.strip() for p in (prompts or "").split(",") if p.strip()]
+    found.update(parse_option(given) for given in options)
+    if specs:
+        found["prompts"] = specs
+    return found, dataset
+
+
+def show(messages: list[dict[str, Any]], fmt: str) -> str:
+    """Every message as sent: JSON, or each under a `--- role ---` header."""
+    if fmt == "json":
+        return json.dumps(messages, indent=2, ensure_ascii=False)
     return "\n".join(f"--- {m['role']} ---\n{m['content']}" for m in messages)
 
 
@@ -99,6 +146,14 @@ def register(app: typer.Typer) -> None:
         prompts: Annotated[
             str | None, typer.Option(help="Prompt files (TOML/YAML) over the built-in sets, comma-separated.")
         ] = None,
+        config: Annotated[
+            Path | None,
+            typer.Option(help="A study file: print what that study sends (its domain options, prompts, dataset)."),
+        ] = None,
+        option: Annotated[
+            list[str] | None,
+            typer.Option(help="A domain option KEY=VALUE, repeatable: form=transcript, verifier=val_form, ..."),
+        ] = None,
         among: Annotated[
             str | None,
             typer.Option(help="Load this selection and show --instance (an id) of it, e.g. --among gen:17:1 "
@@ -113,9 +168,11 @@ def register(app: typer.Typer) -> None:
         if purpose not in PURPOSES:
             raise _fail(f"--purpose must be one of {', '.join(PURPOSES)}")
         try:
-            specs = [p.strip() for p in (prompts or "").split(",") if p.strip()] or None
-            dom = get_domain(domain, prompt_style=style, prompts=specs)
-            found = load_instances(dom, among or instance, dataset)
+            options, study_data = domain_options(domain, config, option or [], prompts)
+            if style is not None:
+                options["prompt_style"] = style
+            dom = get_domain(domain, **options)
+            found = load_instances(dom, among or instance, dataset or study_data)
             if among is not None:
                 found = [i for i in found if i.id == instance]
             if len(found) != 1:
@@ -123,7 +180,7 @@ def register(app: typer.Typer) -> None:
             target = found[0]
             if scheme is not None:
                 messages = scheme_messages(scheme, dom, target, _replies(replies), call)
-                typer.echo(json.dumps(messages, indent=2, ensure_ascii=False) if fmt == "json" else _as_text(messages))
+                typer.echo(show(messages, fmt))
                 return
             text = answer
             if text is None and purpose != "generate":
@@ -131,4 +188,4 @@ def register(app: typer.Typer) -> None:
             messages = messages_for(dom, target, purpose, text or "")
         except (ValueError, OSError, LookupError) as exc:
             raise _fail(str(exc)) from exc
-        typer.echo(json.dumps(messages, indent=2, ensure_ascii=False) if fmt == "json" else _as_text(messages))
+        typer.echo(show(messages, fmt))
