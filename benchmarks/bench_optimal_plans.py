@@ -85,7 +85,8 @@ def main() -> None:
     rows += [
         row("slowest A* search", worst, "s", target="< 10 s a problem", met=worst < 10),
         row(f"breadth-first search, size {smallest}", bfs_time, "s", baseline=("A*", star_time),
-            ratio=bfs_time / star_time, note=f"breadth-first: {outcome}; A*: {len(plan or [])} steps"),
+            ratio=bfs_time / star_time if star_time > 0 else None,
+            note=f"breadth-first: {outcome}; A*: {len(plan or [])} steps"),
     ]  # fmt: skip
     print(
         f"breadth-first search at {smallest}: {bfs_time:.1f} s, {outcome}; A*: {star_time:.2f} s, "
