@@ -164,7 +164,7 @@ def overhead(base_url: str, tmp: Path, n_instances: int, rounds: int, old_rev: s
                         baseline=None if was is None else (f"the old design ({old_rev})", was * 1000),
                         ratio=None if not was else added / was, target="<= 2 ms", met=added <= 0.002,
                         note=f"{added / LATENCY:.1%} of a {LATENCY * 1000:.0f} ms call; plain loop "
-                        f"{figures['cpu_loop'] * 1000:.2f} ms/round; wall +{wall * 1000:.2f} ms/round; "
+                        f"{figures['cpu_loop'] * 1000:.2f} ms/round; wall {wall * 1000:+.2f} ms/round; "
                         f"{n_instances} runs x {rounds} rounds, best of {reps}"))  # fmt: skip
     return rows
 
