@@ -79,7 +79,7 @@ def _row(r: dict[str, Any]) -> str:
     value = f"{_number(r['value'])} {r['unit']}"
     base = r["baseline"]
     baseline = f"{base['what']}: {_number(base['value'])} {r['unit']}" if base else ""
-    ratio = f"{_number(r['ratio'])}x" if r["ratio"] is not None else ""
+    ratio = "" if r["ratio"] is None else f"{r['ratio']:.2f}x" if 0.01 <= r["ratio"] < 10 else f"{_number(r['ratio'])}x"
     met = {True: "met", False: "**missed**", None: ""}[r["met"]]
     cells = (measure, value, baseline, ratio, r["target"] or "", met)
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
