@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from critiquebench.store.cache import CallCache  # noqa: E402
 
+from benchmarks.results import add_json_option, record, row  # noqa: E402
 from critiquebench.llm.client import LLMClient, LLMSettings  # noqa: E402
 from critiquebench.llm.embedded import EmbeddedServer, find_gguf, server_threads  # noqa: E402
 
@@ -71,6 +72,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=2)
+    add_json_option(parser)
     args = parser.parse_args()
     client_tokens, client_s = via_client(args.max_tokens, args.rounds)
     direct_tokens, direct_s = in_process(args.max_tokens, args.rounds)
@@ -82,6 +84,13 @@ def main() -> None:
     ):
         print(f"  {name:28s} {tokens:5d} tokens in {seconds:6.2f}s   {tokens / seconds:7.1f} tok/s")
     print(f"  ratio {client_rate / direct_rate:.2f}x (target >= 0.85)")
+    rows = [
+        row("tokens/s through LLMClient and the embedded server", client_rate, "tokens/s",
+            baseline=("llama_cpp.Llama in-process", direct_rate), ratio=client_rate / direct_rate,
+            target=">= 0.85x of in-process", met=client_rate / direct_rate >= 0.85,
+            note=f"{len(PROMPTS) * args.rounds} completions, max_tokens {args.max_tokens}, temperature 0"),
+    ]  # fmt: skip
+    record("bench_embedded", rows, path=args.json)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,16 @@ from __future__ import annotations
 import argparse
 import random
 import re
+import sys
 import time
 from pathlib import Path
 
 import sympy
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.base import Instance
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.results import add_json_option, record, row  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 
@@ -61,6 +65,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--puzzles", type=int, default=100, help="puzzles from rank 901 on (4 checks each)")
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATA)
+    add_json_option(parser)
     args = parser.parse_args()
     game24 = get_domain("game24")
     instances = load_instances(game24, f"901-{900 + args.puzzles}", args.dataset)
@@ -74,6 +79,15 @@ def main() -> None:
     print(f"study (sympy.simplify):     {theirs * 1e6:10.1f} us/check")
     print(f"speed-up:                   {theirs / ours:10.1f}x  (target >= 10x)")
     print(f"verdicts agree:             {agree}/{len(items)}  ({sum(our_verdicts)} valid by ours)")
+    rows = [
+        row("check time, ours (ast + Fraction)", ours * 1e6, "µs/check",
+            baseline=("the study's sympy.simplify", theirs * 1e6), ratio=theirs / ours, target="speed-up >= 10x",
+            met=theirs / ours >= 10,
+            note=f"{len(items)} checks: {len(instances)} puzzles x correct/ablated_op/random/malformed"),
+        row("verdicts that agree with the study's", agree, f"of {len(items)}", target="all agree",
+            met=agree == len(items), note=f"{sum(our_verdicts)} valid by ours"),
+    ]  # fmt: skip
+    record("bench_game24", rows, path=args.json)
 
 
 if __name__ == "__main__":

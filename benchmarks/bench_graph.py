@@ -140,8 +140,11 @@ def measure_old(rev: str, base_url: str, tmp: Path, n_instances: int, rounds: in
     return json.loads(child.stdout.strip().splitlines()[-1])
 
 
-def overhead(base_url: str, tmp: Path, n_instances: int, rounds: int, old_rev: str, reps: int) -> None:
+def overhead(base_url: str, tmp: Path, n_instances: int, rounds: int, old_rev: str, reps: int) -> list[dict]:
+    from benchmarks.results import row
+
     (tmp / "new").mkdir()
+    rows = []
     new = measure(base_url, tmp / "new", n_instances, rounds, reps)
     old = measure_old(old_rev, base_url, tmp, n_instances, rounds, reps)
     print(f"overhead per round: {n_instances} runs x {rounds} rounds, server latency {LATENCY * 1000:.0f} ms "
@@ -150,12 +153,20 @@ def overhead(base_url: str, tmp: Path, n_instances: int, rounds: int, old_rev: s
         added = figures["cpu_graph"] - figures["cpu_loop"]
         line = (f"  {spec:34s} plain loop {figures['cpu_loop'] * 1000:5.2f} ms/round; this design "
                 f"+{added * 1000:5.2f} ms/round ({added / LATENCY:5.1%} of a 50 ms call)")  # fmt: skip
+        was = None
         if old and spec in old:
             was = old[spec]["cpu_graph"] - old[spec]["cpu_loop"]
             line += f"; old design ({old_rev}) +{was * 1000:5.2f} ms/round ({was / LATENCY:5.1%})"
         print(line + "  [target <= 2 ms]")
         wall = figures["wall_graph"] - figures["wall_loop"]
         print(f"  {'':34s} wall: +{wall * 1000:5.2f} ms/round")
+        rows.append(row(f"CPU added per round over a plain loop, {spec}", added * 1000, "ms",
+                        baseline=None if was is None else (f"the old design ({old_rev})", was * 1000),
+                        ratio=None if not was else added / was, target="<= 2 ms", met=added <= 0.002,
+                        note=f"{added / LATENCY:.1%} of a {LATENCY * 1000:.0f} ms call; plain loop "
+                        f"{figures['cpu_loop'] * 1000:.2f} ms/round; wall {wall * 1000:+.2f} ms/round; "
+                        f"{n_instances} runs x {rounds} rounds, best of {reps}"))  # fmt: skip
+    return rows
 
 
 @dataclass
@@ -173,13 +184,14 @@ class _Answerer:
         return _Answer("(4 + 5) * (10 - 6) = 36")
 
 
-def breakdown(tmp: Path, n_instances: int, rounds: int, reps: int) -> None:
+def breakdown(tmp: Path, n_instances: int, rounds: int, reps: int) -> list[dict]:
     from critiquebench.domains import get_domain, load_instances
     from critiquebench.graphs import compiled, parse_spec
     from critiquebench.graphs.state import initial_state, recursion_limit
     from critiquebench.nodes.context import RunContext
     from critiquebench.store.checkpoints import open_saver
 
+    from benchmarks.results import row
     from critiquebench.studies.execute import DURABILITY, execute_run
 
     domain = get_domain("game24")
@@ -223,13 +235,22 @@ def breakdown(tmp: Path, n_instances: int, rounds: int, reps: int) -> None:
     print(f"  plain loop {best['loop']:.2f}; graph, no checkpointer +{best['graph'] - best['loop']:.2f}; "
           f"with SQLite checkpoints +{best['checkpointed'] - best['loop']:.2f}; execute_run (claim, checkpoints, "
           f"attempt rows) +{best['execute_run'] - best['loop']:.2f}")  # fmt: skip
+    steps = (("graph", "graph stepping, no checkpointer"), ("checkpointed", "graph with SQLite checkpoints"),
+             ("execute_run", "execute_run (claim, checkpoints, attempt rows)"))  # fmt: skip
+    return [
+        row(f"CPU per round, {what}, {spec}, in-process answerer", best[name], "ms",
+            baseline=("the plain loop", best["loop"]), ratio=best[name] / best["loop"],
+            note=f"+{best[name] - best['loop']:.2f} ms per round over the plain loop; best of {reps}")
+        for name, what in steps
+    ]  # fmt: skip
 
 
-def growth(base_url: str, tmp: Path) -> None:
+def growth(base_url: str, tmp: Path) -> list[dict]:
     from critiquebench.domains import get_domain, load_instances
     from critiquebench.store.cache import CallCache
     from critiquebench.store.checkpoints import checkpoint_bytes
 
+    from benchmarks.results import row
     from critiquebench.llm.client import LLMClient, LLMSettings
     from critiquebench.studies.execute import execute_run
 
@@ -238,13 +259,17 @@ def growth(base_url: str, tmp: Path) -> None:
     store = tmp / "growth.sqlite"
     llm = LLMClient(LLMSettings(model="scripted", base_url=base_url, max_tokens=64), CallCache(store))
     print("checkpoint storage of one thread (checkpoints + writes tables)")
-    first = None
+    first, rows = None, []
     for rounds in (5, 10, 15):
         out = execute_run(store, "growth", domain, instance, f"llm-llm:rounds={rounds},critic=sound", 0, llm)
         per_round = checkpoint_bytes(store, out.thread_id) / rounds
         first = first or per_round
         print(f"  {rounds:2d} rounds  {per_round:8.0f} bytes/round  ({per_round / first:.2f}x the 5-round figure; "
               "target ~1.0x)")  # fmt: skip
+        rows.append(row(f"checkpoint bytes per round, {rounds} rounds", per_round, "bytes/round",
+                        baseline=("the 5-round figure", first), ratio=per_round / first,
+                        target="~1.0x: storage linear in rounds", met=per_round / first <= 1.1))  # fmt: skip
+    return rows
 
 
 def main() -> None:
@@ -255,18 +280,22 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5, help="alternated repetitions; the best of each side counts")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)  # measure the tree at this path, print JSON
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the results here instead of "
+                        "benchmarks/results/bench_graph.json")  # fmt: skip
     args = parser.parse_args()
     use_tree(args.child)
     if args.child is not None:
         with tempfile.TemporaryDirectory() as tmp:
             print(json.dumps(measure(args.base_url, Path(tmp), args.instances, args.rounds, args.reps)))
         return
+    from benchmarks.results import record
     from tests.scripted_server import serve_in_subprocess
 
     with serve_in_subprocess(LATENCY) as base_url, tempfile.TemporaryDirectory() as tmp:
-        overhead(base_url, Path(tmp), args.instances, args.rounds, args.old_rev, args.reps)
-        breakdown(Path(tmp), args.instances, args.rounds, args.reps)
-        growth(base_url, Path(tmp))
+        rows = overhead(base_url, Path(tmp), args.instances, args.rounds, args.old_rev, args.reps)
+        rows += breakdown(Path(tmp), args.instances, args.rounds, args.reps)
+        rows += growth(base_url, Path(tmp))
+    record("bench_graph", rows, path=args.json)
 
 
 if __name__ == "__main__":

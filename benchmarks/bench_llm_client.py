@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 from critiquebench.store.cache import CallCache  # noqa: E402
 
+from benchmarks.results import add_json_option, record, row  # noqa: E402
 from critiquebench.llm.client import LLMClient, LLMSettings, chat_model  # noqa: E402
 from tests.scripted_server import serve_in_subprocess  # noqa: E402
 
@@ -67,14 +68,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency", type=float, default=0.05, help="server latency in seconds")
+    add_json_option(parser)
     args = parser.parse_args()
     print(f"load average before: {_load()}")
     with serve_in_subprocess(args.latency) as base_url, tempfile.TemporaryDirectory() as tmp:
-        run(base_url, Path(tmp), args.calls, args.rounds, args.concurrency, args.latency)
+        rows = run(base_url, Path(tmp), args.calls, args.rounds, args.concurrency, args.latency)
     print(f"load average after:  {_load()}")
+    record("bench_llm_client", rows, path=args.json)
 
 
-def run(base_url: str, tmp: Path, calls: int, rounds: int, concurrency: int, latency: float) -> None:
+def run(base_url: str, tmp: Path, calls: int, rounds: int, concurrency: int, latency: float) -> list[dict]:
+    """Prints the figures; returns them as results rows."""
     settings = LLMSettings(model="scripted", base_url=base_url, concurrency=concurrency, max_tokens=64)
     llm = LLMClient(settings, CallCache(tmp / "bench.sqlite"))
     bare = chat_model(settings, base_url)
@@ -125,6 +129,14 @@ def run(base_url: str, tmp: Path, calls: int, rounds: int, concurrency: int, lat
     )
     raw_ms, _ = per_call_ms(seq["raw httpx POST"], calls)
     bare_ms, _ = per_call_ms(seq["ChatOpenAI.invoke"], calls)
+    client_ms, client_cpu = per_call_ms(seq["LLMClient (miss)"], calls)
+    rows = [
+        row(f"LLMClient time per call (cache miss), sequential, {latency * 1000:.0f} ms server", client_ms, "ms",
+            baseline=("raw httpx POST", raw_ms), ratio=client_ms / raw_ms, target="< 5 ms added per call",
+            met=client_ms - raw_ms < 5,
+            note=f"+{client_ms - raw_ms:.2f} ms over raw, +{client_ms - bare_ms:.2f} ms over bare ChatOpenAI.invoke "
+            f"({bare_ms:.2f} ms); CPU {client_cpu:.2f} ms per call; medians of {rounds} rounds of {calls} calls"),
+    ]  # fmt: skip
     for name in paths:
         wall, cpu = per_call_ms(seq[name], calls)
         note = ""
@@ -134,6 +146,7 @@ def run(base_url: str, tmp: Path, calls: int, rounds: int, concurrency: int, lat
             note += f" (target < 5), {wall - bare_ms:5.2f} ms vs bare ChatOpenAI"
         print(f"  {name:20s} {wall:7.2f} ms/call   cpu {cpu:5.2f} ms/call{note}")
     print(f"  {'LLMClient (hit)':20s} {hit_wall / calls * 1000:7.2f} ms/call")
+    rows.append(row("LLMClient time per call (cache hit)", hit_wall / calls * 1000, "ms"))
 
     ideal = concurrency / latency
     print(f"throughput: {n} calls at concurrency {concurrency} x {rounds} rounds (ideal {ideal:.0f} calls/s)")
@@ -151,6 +164,14 @@ def run(base_url: str, tmp: Path, calls: int, rounds: int, concurrency: int, lat
             f"  {name:20s} {rates[name]:7.1f} calls/s   {rates[name] / ideal:.2f}x ideal   "
             f"cpu {cpu_ms:5.2f} ms/call, cpu-bound ceiling {ceiling:.2f}x ideal{note}"
         )
+        client = name.startswith("LLMClient")
+        rows.append(row(f"throughput at concurrency {concurrency}, {name}", rates[name], "calls/s",
+                        baseline=(f"ideal ({concurrency} / {latency * 1000:.0f} ms)", ideal),
+                        ratio=rates[name] / ideal, target=">= 0.9x ideal" if client else None,
+                        met=rates[name] / ideal >= 0.9 if client else None,
+                        note=f"CPU {cpu_ms:.2f} ms per call: CPU-bound ceiling {ceiling:.2f}x ideal; "
+                        f"medians of {rounds} rounds of {n} calls"))  # fmt: skip
+    return rows
 
 
 if __name__ == "__main__":

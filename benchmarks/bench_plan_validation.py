@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -22,6 +23,9 @@ from typing import Any
 from critiquebench.domains.planning import load_planning_domain
 from critiquebench.domains.planning.instances import read_plan_file
 from critiquebench.domains.planning.validator import check_plan
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.results import add_json_option, record, row  # noqa: E402
 
 TYPED_DOMAINS = ("depot", "floortile", "goldminer", "gripper", "rovers", "satellite", "visitall")
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
@@ -49,6 +53,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    add_json_option(parser)
     args = parser.parse_args()
     try:
         import unified_planning.shortcuts as up_shortcuts
@@ -71,7 +76,7 @@ def main() -> None:
     cases = [
         (domain.task(instances[i]), _steps(plan), domain_text, instances[i].data["problem"], plan) for i, plan in plans
     ]
-    _compare("PlanBench Blocksworld, 500 GPT-4 plans", cases, reader, args.repeat)
+    rows = _compare(f"PlanBench Blocksworld, {len(cases)} GPT-4 plans", cases, reader, args.repeat)
 
     typed: list[tuple[Any, ...]] = []
     for name in TYPED_DOMAINS:
@@ -89,13 +94,15 @@ def main() -> None:
                 gold[:-1],
             ]
             typed += [(apb.task(inst), _steps(v), text, inst.data["problem"], v) for v in variants]
-    _compare(
+    rows += _compare(
         f"AutoPlanBench typed domains ({', '.join(TYPED_DOMAINS)}), gold and broken plans", typed, reader, args.repeat
     )
+    record("bench_plan_validation", rows, path=args.json, notes=f"ours: best of {args.repeat}")
 
 
-def _compare(label: str, cases: list[tuple[Any, ...]], reader: Any, repeat: int) -> None:
-    """Times both validators on `cases` of (our task, our steps, domain PDDL, problem PDDL, plan lines)."""
+def _compare(label: str, cases: list[tuple[Any, ...]], reader: Any, repeat: int) -> list[dict[str, Any]]:
+    """Times both validators on `cases` of (our task, our steps, domain PDDL, problem PDDL, plan lines); returns
+    the results' rows."""
     from unified_planning.engines.plan_validator import SequentialPlanValidator
     from unified_planning.engines.results import ValidationResultStatus
     from unified_planning.plans import SequentialPlan
@@ -135,6 +142,13 @@ def _compare(label: str, cases: list[tuple[Any, ...]], reader: Any, repeat: int)
     print(f"critiquebench check_plan (cold):          {t_ours / n * 1e6:9.1f} us/plan")
     print(f"unified-planning SequentialPlanValidator: {t_up / n * 1e6:9.1f} us/plan")
     print(f"speed-up: {t_up / t_ours:.1f}x (target >= 20x)")
+    return [
+        row(f"validation time per plan, {label}: check_plan (cold)", t_ours / n * 1e6, "µs/plan",
+            baseline=("unified-planning SequentialPlanValidator", t_up / n * 1e6), ratio=t_up / t_ours,
+            target="speed-up >= 20x", met=t_up / t_ours >= 20, note=f"{sum(our_verdicts)} valid by ours"),
+        row(f"verdicts that agree with unified-planning, {label}", agree, f"of {n}", target="all agree",
+            met=agree == n),
+    ]  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -36,6 +36,10 @@ from critiquebench.domains import Instance, get_domain
 from critiquebench.importers.planbench import history_window, import_file
 from critiquebench.importers.planbench_file import ImportError_, label, load_json
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.results import add_json_option, record  # noqa: E402
+from benchmarks.results import row as result_row  # noqa: E402 - `row` names the exported rows here
+
 THRESHOLD = 0.98
 CLI = [sys.executable, "-m", "critiquebench.cli"]
 
@@ -174,6 +178,7 @@ def main() -> None:
     parser.add_argument("--reading", default=None, help="read every file with this reader (default: the producing one)")
     parser.add_argument("--markdown", type=Path, help="also write the per-file table to this file")
     parser.add_argument("--keep", type=Path, help="keep the per-file stores under this folder")
+    add_json_option(parser)
     args = parser.parse_args()
     root = args.root.resolve()
     files = [p for p in result_files(root) if args.only in str(p)]
@@ -236,6 +241,24 @@ def main() -> None:
     print("\n".join(summary))
     if args.markdown:
         args.markdown.write_text("\n".join(lines + summary) + "\n")
+    whole = not (args.only or args.files)  # the targets count the whole checkout, not a selection of its files
+    of = f"of {total} files"
+    judged = sum(o.judged for o in outcomes)
+    rows = [
+        result_row("files imported", imported, of),
+        result_row("files replayed fully offline (every run done, 0 LLM calls)", offline, of,
+            target=">= 165 replayed" if whole else None, met=offline >= 165 if whole else None),
+        result_row(f"files at >= {THRESHOLD:.0%} agreement with PlanBench's label", ok, of,
+            target=">= 160 at 98%" if whole else None, met=ok >= 160 if whole else None),
+        result_row("instances whose final verdict agrees with PlanBench's label", agree, f"of {labelled}",
+            ratio=agree / labelled if labelled else None),
+        result_row("PDDL backprompting answers judged as PlanBench's validator judged them",
+            judged - sum(len(o.judged_otherwise) for o in outcomes), f"of {judged}"),
+        result_row("LLM calls made by the replays", calls, "calls", target="0", met=calls == 0),
+        result_row("wall time", time.perf_counter() - started, "s"),
+    ]  # fmt: skip
+    record("bench_planbench_breadth", rows, path=args.json,
+           notes=None if whole else "a selection of the checkout's files: the targets do not apply")  # fmt: skip
     sys.exit(0)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.results import add_json_option, record, row  # noqa: E402
 from tests.scripted_server import serve_in_subprocess  # noqa: E402
 
 CLI = ROOT / ".venv" / "bin" / "critiquebench"
@@ -54,6 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--instances", type=int, default=300, help="Game of 24 puzzles (3 runs each)")
     parser.add_argument("--latency", type=float, default=0.05, help="seconds the scripted server takes per call")
+    add_json_option(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(args.latency) as base_url:
         store = Path(tmp) / "store.sqlite"
@@ -68,6 +70,16 @@ def main() -> None:
     print(f"{'fixed cost (nothing to do)':<27} {fixed:6.2f} s wall, {fixed_cpu:5.2f} s CPU (start-up, imports, checks)")
     ratio = first / twin
     print(f"first / twin: {ratio:.1f}x (target >= 10x): {'met' if ratio >= 10 else 'MISSED'}")
+    shape = f"{runs} runs ({args.instances} Game of 24 puzzles x {SCHEMES}), server at {args.latency * 1000:.0f} ms"
+    rows = [
+        row("wall time of a study whose every call is cached (the twin)", twin, "s",
+            baseline=("its first run", first), ratio=ratio, target="first / twin >= 10x", met=ratio >= 10,
+            note=shape),
+        row("CPU time of the twin", twin_cpu, "s", baseline=("its first run", first_cpu), ratio=first_cpu / twin_cpu),
+        row("fixed cost of the command with nothing to do (wall)", fixed, "s",
+            note=f"{fixed_cpu:.2f} s CPU: start-up, imports, checks"),
+    ]  # fmt: skip
+    record("bench_reuse", rows, path=args.json)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from critiquebench.store.cache import CallCache  # noqa: E402
 
+from benchmarks.results import add_json_option, record, row  # noqa: E402
 from critiquebench.llm.client import LLMClient, LLMSettings, chat_model  # noqa: E402
 from critiquebench.scale.ray_executor import RayExecutor  # noqa: E402
 from critiquebench.studies.config import build_config  # noqa: E402
@@ -159,6 +160,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--phases", action="store_true",
                         help="only break the local executor's CPU per call down by phase (benchmarks/phase_timers.py)")
+    add_json_option(parser)
     args = parser.parse_args()
     if args.phases:
         _phases(args.runs, args.rounds, args.concurrency, args.latency)
@@ -171,6 +173,7 @@ def main() -> None:
     results: dict[str, float] = {}
     ceilings: dict[str, float] = {}
     requests: list[list[dict[str, str]]] = []
+    rows = []
     with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(latency=args.latency) as slow:
         settings = LLMSettings(model="scripted", base_url=slow, concurrency=args.concurrency, timeout=30.0)
         for kind in ("local", "ray"):
@@ -196,6 +199,13 @@ def main() -> None:
             if kind == "local":
                 requests = _recorded_requests(store, 300)
             parts = ", ".join(f"{p} {cpu[p] / calls * 1000:.2f}" for p in PARTS if cpu[p] > 0)
+            rows.append(row(f"study throughput, {kind} executor" + (f", {args.workers} workers" if ex else ""), rate,
+                            "calls/s", baseline=(f"ideal ({args.concurrency} in flight / {args.latency * 1000:.0f} ms)",
+                                                 ideal), ratio=rate / ideal,
+                            target=">= 0.95x of ideal" if ex else None, met=rate / ideal >= 0.95 if ex else None,
+                            note=f"CPU per call {per_call * 1000:.2f} ms ({parts}): CPU ceiling "
+                            f"{ceilings[kind] / ideal:.2f}x of ideal on {cores} cores; the machine was "
+                            f"{machine / wall / cores:.0%} busy"))  # fmt: skip
             print(f"{kind:>5}: {calls} calls in {wall:.2f} s = {rate:.0f} calls/s = {rate / ideal:.2f}x of ideal\n"
                   f"       CPU per call {per_call * 1000:.2f} ms ({parts}) -> CPU ceiling on {cores} cores "
                   f"{ceilings[kind]:.0f} calls/s = {ceilings[kind] / ideal:.2f}x of ideal; "
@@ -229,6 +239,13 @@ def main() -> None:
               f"per call: at most {cores / alone:.0f} calls/s = {cores / alone / ideal:.2f}x of ideal on {cores} "
               "cores, however the runs were spread")  # fmt: skip
         floor = _client_floor(fast, requests)
+        rows += [
+            row("per-run time, one at a time, 0 ms server, Ray executor", ray * 1000, "ms",
+                baseline=("the local executor", local * 1000), ratio=ray / local,
+                note=f"median of {PER_RUN_BATCHES} alternating batches of {PER_RUN_RUNS} runs"),
+            row("CPU per call, the study one run at a time", alone * 1000, "ms",
+                baseline=("bare ChatOpenAI + server alone", floor * 1000), ratio=alone / floor),
+        ]  # fmt: skip
         print(f"the LLM client alone: bare ChatOpenAI + server {floor * 1000:.2f} ms CPU per call (the study's "
               f"{len(requests)} recorded requests): at most {cores / floor:.0f} calls/s = "
               f"{cores / floor / ideal:.2f}x of ideal on {cores} cores with nothing else running")  # fmt: skip
@@ -240,6 +257,9 @@ def main() -> None:
              "in flight"
              if need > 1 else "is within reach"))  # fmt: skip
     print(f"load average {os.getloadavg()[0]:.2f} after the run (other jobs on these cores lower every figure)")
+    rows.append(row("Ray throughput", results["ray"], "calls/s", baseline=("the local executor", results["local"]),
+                    ratio=results["ray"] / results["local"]))  # fmt: skip
+    record("bench_scale", rows, path=args.json)
 
 
 if __name__ == "__main__":

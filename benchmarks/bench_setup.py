@@ -28,6 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV = ROOT / ".venv" / "bin"
+sys.path.insert(0, str(ROOT))
+from benchmarks.results import add_json_option, record, row  # noqa: E402
+
 EAGER = ("critiquebench.cli, critiquebench.graphs, critiquebench.reports.metrics, critiquebench.reports.tables, "
          "critiquebench.reports.intrinsic, critiquebench.studies.runner, critiquebench.studies.estimate, "
          "critiquebench.store.results, critiquebench.importers.planbench, critiquebench.confidence.features, "
@@ -52,7 +55,7 @@ def load() -> str:
     return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg()) + f" on {os.cpu_count()} cores"
 
 
-def bench_help(reps: int) -> None:
+def bench_help(reps: int) -> list[dict]:
     python = str(VENV / "python")
     help_cpu = best_cpu([str(VENV / "critiquebench"), "--help"], reps)
     floor = best_cpu([python, "-c", "import typer"], reps)
@@ -62,6 +65,14 @@ def bench_help(reps: int) -> None:
     print(f"  critiquebench --help            {help_cpu:6.3f} s   target < 0.3 s: {verdict}")
     print(f"  baseline: import typer          {floor:6.3f} s   --help = {help_cpu / floor:.2f}x")
     print(f"  baseline: every command's deps  {eager:6.3f} s   --help = {help_cpu / eager:.2f}x (the old --help)")
+    return [
+        row("CPU time of critiquebench --help", help_cpu, "s",
+            baseline=("the interpreter importing typer alone", floor), ratio=help_cpu / floor,
+            target="< 0.3 s", met=help_cpu < 0.3, note=f"best of {reps}"),
+        row("CPU time of critiquebench --help", help_cpu, "s",
+            baseline=("importing every module the commands use (the old --help)", eager), ratio=help_cpu / eager,
+            note=f"best of {reps}"),
+    ]  # fmt: skip
 
 
 def _cache_note() -> str:
@@ -70,7 +81,7 @@ def _cache_note() -> str:
     return f"llama-cpp-python from the wheel cache ({found[-1].name})" if found else "NO cached llama-cpp-python wheel"
 
 
-def bench_setup() -> None:
+def bench_setup() -> list[dict]:
     note = _cache_note()
     with tempfile.TemporaryDirectory(prefix="cb-setup-") as tmp:
         clone = Path(tmp) / "clone"
@@ -94,16 +105,26 @@ def bench_setup() -> None:
           f"{'met' if setup_wall < 120 else 'MISSED'}; --help exit {ok}, import llama_cpp exit {llama}")  # fmt: skip
     print(f"  baseline: light install         {light_wall:6.1f} s wall, {light_cpu:6.1f} s CPU   set-up = "
           f"{setup_wall / light_wall:.2f}x wall")  # fmt: skip
+    return [
+        row("a second clone's bash scripts/setup.sh, wall time", setup_wall, "s",
+            baseline=("the light install (fresh venv, pip install of the wheel)", light_wall),
+            ratio=setup_wall / light_wall, target="< 2 min", met=setup_wall < 120,
+            note=f"{note}; --help exit {ok}, import llama_cpp exit {llama}"),
+        row("a second clone's bash scripts/setup.sh, CPU time", setup_cpu, "s",
+            baseline=("the light install", light_cpu), ratio=setup_cpu / light_cpu),
+    ]  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--setup", action="store_true", help="also time a second clone's scripts/setup.sh")
+    add_json_option(parser)
     args = parser.parse_args()
-    bench_help(args.reps)
+    rows = bench_help(args.reps)
     if args.setup:
-        bench_setup()
+        rows += bench_setup()
+    record("bench_setup-setup" if args.setup else "bench_setup", rows, path=args.json)
 
 
 if __name__ == "__main__":
