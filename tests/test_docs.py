@@ -56,9 +56,18 @@ def blocks(page: Path) -> list[Block]:
     return out
 
 
+def runnable(block: Block) -> bool:
+    """A block to run here: a shell or Python block not marked no-run, and, in README.md, not a copy of a block
+    the site runs (the README repeats the get-started page's examples; running each once keeps the suite short)."""
+    if block.language not in RUNNABLE or block.skip_reason:
+        return False
+    if block.page == "README.md":
+        return not any(block.text in page.read_text(encoding="utf-8") for page in pages()[1:])
+    return True
+
+
 def runnable_pages() -> list[str]:
-    return [str(p.relative_to(ROOT)) for p in pages() if any(b.language in RUNNABLE and not b.skip_reason
-                                                              for b in blocks(p))]  # fmt: skip
+    return [str(p.relative_to(ROOT)) for p in pages() if any(runnable(b) for b in blocks(p))]
 
 
 def _generator() -> ModuleType:
@@ -86,7 +95,7 @@ def test_every_example_on_the_page_runs(page: str, docs_server: ScriptedServer, 
            "CRITIQUEBENCH_STORE": str(work / "critiquebench.sqlite"), "NO_COLOR": "1", "TERM": "dumb"}  # fmt: skip
     env.pop("CRITIQUEBENCH_DATA", None)
     for block in blocks(ROOT / page):
-        if block.language not in RUNNABLE or block.skip_reason:
+        if not runnable(block):
             continue
         source = re.sub(r"\bMODEL\b", "scripted", block.text).replace("http://localhost:8000/v1", docs_server.base_url)
         command = ["bash", "-e", "-o", "pipefail", "-c", source] if RUNNABLE[block.language] == "bash" else [
