@@ -265,6 +265,58 @@ def published(paper: str | None) -> str:
     return render_rows(rows, "md")
 
 
+SHIPPED = (  # study file, the command that runs it, its name
+    ("self_verification_loops.toml", "run", "paper-loops"),
+    ("self_verification_verify.toml", "verify-study", "paper-verify"),
+    ("plan_critique.toml", "run", "plan-critique"),
+    ("plan_critique_feedback.toml", "run", "plan-feedback"),
+)
+
+
+def shipped_studies(_: str | None = None) -> str:
+    """What each shipped paper study would cost: its `--dry-run` at $30 / $60 per million tokens, as printed."""
+    import subprocess
+
+    rows = []
+    for file, command, name in SHIPPED:
+        path = ROOT / "studies" / file
+        argv = [
+            sys.executable,
+            "-m",
+            "critiquebench",
+            command,
+            name,
+            "--config",
+            str(path),
+            "--dry-run",
+            "--price-in",
+            "30",
+            "--price-out",
+            "60",
+            "--store",
+            str(ROOT / "docs" / "no-such-store.sqlite"),
+        ]
+        printed = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=ROOT).stdout
+        n = [float(x) for x in re.findall(r"[\d.]+", " ".join(printed.split("\n")[:4]))]
+        # runs (done, to go); calls max, expected, cached; tokens max in, out, expected in, out; $ in, out, max, exp
+        runs, calls_max, calls_exp, exp_in, exp_out, cost_max, cost_exp = n[0], n[3], n[4], n[8], n[9], n[12], n[13]
+        rows.append((f"`{file}`", _header(path), f"`{command} {name} --config studies/{file}`",
+                     f"{runs:,.0f}", f"{calls_max:,.0f} / {calls_exp:,.0f}",
+                     f"{exp_in / 1e6:.1f}M + {exp_out / 1e6:.1f}M", f"${cost_max:,.0f} / ${cost_exp:,.0f}"))  # fmt: skip
+    return table(("study file", "experiment", "command", "runs or answers", "new calls: max / expected",
+                  "tokens in + out (expected)", "cost at $30 / $60 per M (max / expected)"), rows)  # fmt: skip
+
+
+def _header(path: Path) -> str:
+    """A study file's opening comment, up to its first empty comment line."""
+    lines = []
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        if not line.startswith("#") or not line.strip("# "):
+            break
+        lines.append(line.lstrip("# "))
+    return " ".join(lines)
+
+
 def benchmarks(_: str | None = None) -> str:
     """The benchmark page's tables, from benchmarks/results/*.json (benchmarks/render.py)."""
     import importlib.util
@@ -288,6 +340,7 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "export-columns": export_columns,
     "cli": cli,
     "published": published,
+    "shipped-studies": shipped_studies,
     "benchmarks": benchmarks,
 }
 
