@@ -300,9 +300,9 @@ def shipped_studies(_: str | None = None) -> str:
         n = [float(x) for x in re.findall(r"[\d.]+", " ".join(printed.split("\n")[:4]))]
         # runs (done, to go); calls max, expected, cached; tokens max in, out, expected in, out; $ in, out, max, exp
         runs, calls_max, calls_exp, exp_in, exp_out, cost_max, cost_exp = n[0], n[3], n[4], n[8], n[9], n[12], n[13]
+        tokens, cost = f"{exp_in / 1e6:.1f}M + {exp_out / 1e6:.1f}M", f"${cost_max:,.0f} / ${cost_exp:,.0f}"
         rows.append((f"`{file}`", _header(path), f"`{command} {name} --config studies/{file}`",
-                     f"{runs:,.0f}", f"{calls_max:,.0f} / {calls_exp:,.0f}",
-                     f"{exp_in / 1e6:.1f}M + {exp_out / 1e6:.1f}M", f"${cost_max:,.0f} / ${cost_exp:,.0f}"))  # fmt: skip
+                     f"{runs:,.0f}", f"{calls_max:,.0f} / {calls_exp:,.0f}", tokens, cost))  # fmt: skip
     return table(("study file", "experiment", "command", "runs or answers", "new calls: max / expected",
                   "tokens in + out (expected)", "cost at $30 / $60 per M (max / expected)"), rows)  # fmt: skip
 
