@@ -168,6 +168,26 @@ def test_ctrl_c_stops_cleanly_and_resume_matches_an_uninterrupted_study(tmp_path
     assert numbers(store)[0]["total"] == 30
 
 
+def test_a_study_stopped_early_has_runs_of_every_scheme_within_one_of_each_other(tmp_path: Path) -> None:
+    """Runs used to go scheme by scheme: a Ctrl-C early in a study left the later schemes with no runs at all, so
+    an interrupted study compared nothing. Now any prefix of a study has every scheme on the same instances."""
+    schemes = "standard,sampling:k=2,sound-first:rounds=2,self-consistency:k=2"
+    store = tmp_path / "early.sqlite"
+    with ScriptedServer(reply=game24_reply, latency=0.05) as server:
+        proc = subprocess.Popen([str(CLI), *run_args("e", store, server, "901-940", schemes), "--temperature", "0.7"],
+                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        deadline = time.monotonic() + 120
+        while done_runs(store, "e") < 16 and proc.poll() is None and time.monotonic() < deadline:  # 10% of 160
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    counts = dict(connect(store).execute("SELECT scheme, COUNT(*) FROM runs WHERE study = 'e' AND status = 'done' "
+                                         "GROUP BY scheme").fetchall())  # fmt: skip
+    assert len(counts) == 4 and sum(counts.values()) < 160, counts
+    assert max(counts.values()) - min(counts.values()) <= 1, counts
+
+
 def test_the_token_budget_is_the_studys_reserved_and_stops_runs_unfinished(tmp_path: Path) -> None:
     """At concurrency 16 every call used to pass the budget check before any had spent a token (16 calls for
     a budget of two or three); runs it stopped were failed (exit 1) and each resume started a fresh budget."""

@@ -127,11 +127,18 @@ def load_matrix(config: StudyConfig) -> list[Task]:
 
 
 def plan_matrix(config: StudyConfig) -> tuple[list[Task], list[Skipped]]:
-    """Every (domain, instance, spec, trial) of the study, scheme-major so that later schemes find the samples
-    earlier ones drew (standard's sample 0 is sampling's first sample) in the cache; and the (scheme, domains)
-    combinations left out because the scheme cannot run there. A study whose every cell is left out is an error."""
+    """Every (domain, instance, spec, trial) of the study, interleaved: the i-th instance (and trial) of every
+    domain and scheme before the (i+1)-th of any, schemes innermost, so that any prefix of a study (one stopped
+    by Ctrl-C or a budget) compares every scheme on the same instances, each scheme within one run of the others.
+    Calls schemes share (standard's sample 0 is sampling's first sample) are made once: the client makes a call
+    another run is already waiting on only once. Also the (scheme, domains) combinations left out because the
+    scheme cannot run there. A study whose every cell is left out is an error."""
     cells, skipped = plan_cells(config)
-    tasks = [Task(c.domain, i, c.spec, trial) for c in cells for i in c.instances for trial in range(config.trials)]
+    domains = list(dict.fromkeys(c.domain.name for c in cells))  # the study's domain order
+    depth = max((len(c.instances) for c in cells), default=0)
+    tasks = [Task(c.domain, c.instances[i], c.spec, trial)
+             for i in range(depth) for trial in range(config.trials) for name in domains
+             for c in cells if c.domain.name == name and i < len(c.instances)]  # fmt: skip
     return tasks, skipped
 
 
