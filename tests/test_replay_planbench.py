@@ -125,6 +125,20 @@ def test_logistics_backprompting_replay_reproduces_35_of_50_turn_by_turn(tmp_pat
     assert runs == {i: (x["steps"] + int(x["could_not_extract"]), x["correct"]) for i, x in recorded.items()}
 
 
+def test_mystery_backprompting_named_mystery_imports_without_a_checkout_and_replays_its_outcome(tmp_path: Path) -> None:
+    """PlanBench's 2023 Mystery file names its domain "mystery/generated_basic"; the import stopped at "no dataset
+    folder for domain 'mystery'" although the shipped dataset holds it as mystery_blocksworld."""
+    mystery = REFERENCE / "gpt-4_mystery_backprompting_first_error.json"
+    store = tmp_path / "store.sqlite"
+    imported = cli("import", "planbench", str(mystery), "--study", "mystery", "--store", str(store))
+    assert "mystery_blocksworld" in imported.stdout
+    cli("resume", "mystery", "--store", str(store), "--replay", "--no-progress")
+    [row] = report(store, "mystery")
+    recorded = json.loads(mystery.read_text())["instances"]
+    assert (row["correct"], row["total"], row["failed"]) == (sum(bool(x["correct"]) for x in recorded), 50, 0)
+    assert row["correct"] == 5 and new_calls(store) == 0
+
+
 def test_planbench_reading_is_the_replay_protocol_and_the_sound_reader_stays_for_live_studies() -> None:
     """GPT-4 named `airplane_1` where only `airplane_0` exists: PlanBench reads the line and reports VAL's unmet
     preconditions; our sound reader does not take an action on an object the problem lacks."""

@@ -30,7 +30,7 @@ from critiquebench.domains.planning.domain import PDDL_STYLES, PlanningDomain
 from critiquebench.domains.planning.planbench_reading import TRANSLATION, answer_digest
 from critiquebench.domains.planning.tasks import TASKS, task_of
 from critiquebench.domains.prompts import DEFAULT
-from critiquebench.importers.planbench_checkout import find_source, materialize, planbench_name
+from critiquebench.importers.planbench_checkout import ALIASES, find_source, materialize, planbench_name
 from critiquebench.importers.planbench_file import ImportError_, RecordedFile, RecordedInstance, read_file
 from critiquebench.importers.planbench_recorded import (
     pddl_queries,
@@ -102,8 +102,10 @@ def read_planbench(path: Path) -> PlanBenchRun:
     recorded = read_file(path)
     engine = recorded.engine
     model = next((engine[: -len(s)] for s in _ENGINE_SUFFIXES if engine.endswith(s)), engine)
-    # e.g. "blocksworld/generated_basic": the domain, then PlanBench's instance set within it
+    # e.g. "blocksworld/generated_basic": the domain, then PlanBench's instance set within it; PlanBench's 2023
+    # runs name Mystery Blocksworld "mystery", which ships as "mystery_blocksworld"
     domain = recorded.domain.split("/")[0]
+    domain = ALIASES.get(domain, domain)
     task = task_of(recorded.task) or task_of(Path(path).name) or "t1"
     windowed = None
     if recorded.kind == "backprompting":
