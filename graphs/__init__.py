@@ -12,6 +12,8 @@ it a checkpointer per run (`critiquebench.studies.execute`).
 
 from __future__ import annotations
 
+import importlib.metadata
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,6 +29,10 @@ from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 CRITIC_PARAM_PREFIX = "critic_"  # extra arguments for a critic factory, e.g. critic_level=first
+# A package adds a scheme as a module (its docstring, PARAMS, build(**params) and optionally calls(params) and
+# max_rounds(params), as the built-in modules have them) named in this entry-point group.
+ENTRY_POINT_GROUP = "critiquebench.schemes"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,7 @@ class Scheme:
     doc: str
     rounds_of: Callable[[Mapping[str, Any]], int] | None = None
     calls_of: Callable[[Mapping[str, Any]], Calls] | None = None
+    source: str = "built-in"  # or the plug-in's entry point: "module (distribution)"
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -81,14 +88,15 @@ class Scheme:
 
     def describe(self) -> dict[str, Any]:
         """A JSON-able description (for `critiquebench schemes`)."""
-        return {"name": self.name, "doc": self.doc, "params": [p.describe() for p in self.declared]}
+        return {"name": self.name, "doc": self.doc, "source": self.source,
+                "params": [p.describe() for p in self.declared]}  # fmt: skip
 
 
-def _scheme(name: str, module: ModuleType, **defaults: Any) -> Scheme:
+def _scheme(name: str, module: ModuleType, source: str = "built-in", **defaults: Any) -> Scheme:
     doc = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split())
     rounds_of = getattr(module, "max_rounds", None)
     calls_of = getattr(module, "calls", None)
-    return Scheme(name, module.build, with_defaults(module.PARAMS, **defaults), doc, rounds_of, calls_of)
+    return Scheme(name, module.build, with_defaults(module.PARAMS, **defaults), doc, rounds_of, calls_of, source)
 
 
 SCHEMES: dict[str, Scheme] = {
@@ -108,6 +116,53 @@ SCHEMES: dict[str, Scheme] = {
         _scheme("refine", refine),
     )
 }
+
+
+BUILTIN_SCHEMES = frozenset(SCHEMES)
+
+
+def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _plugin(name: str, ep: importlib.metadata.EntryPoint) -> Scheme:
+    """The scheme a plug-in's entry point names (its module loaded and checked), or ValueError saying why not."""
+    where = f"scheme plug-in {name!r} ({ep.value})"
+    try:
+        module = ep.load()
+    except Exception as exc:  # a broken plug-in must not look like our bug
+        raise ValueError(f"{where} failed to load: {exc}") from exc
+    missing = [attr for attr in ("PARAMS", "build") if not hasattr(module, attr)]
+    if missing or not callable(module.build):
+        raise ValueError(f"{where} lacks {' and '.join(missing) or 'a callable build'}: see graphs/refine.py")
+    dist = ep.dist.name if ep.dist is not None else "?"
+    return _scheme(name, module, source=f"{ep.value} ({dist})")
+
+
+def load_plugin(name: str) -> bool:
+    """Register the installed plug-in scheme `name` in SCHEMES (a built-in name is never replaced); False when no
+    plug-in has that name. Loaded on first use, so a study naming no plug-in never imports one."""
+    if name in SCHEMES:
+        return True
+    ep = _entry_points().get(name)
+    if ep is None:
+        return False
+    SCHEMES[name] = _plugin(name, ep)
+    return True
+
+
+def available_schemes() -> list[Scheme]:
+    """Built-in schemes, then every installed plug-in's (a plug-in that fails to load is left out with a
+    warning; one with a built-in's name is shadowed)."""
+    for name, ep in sorted(_entry_points().items()):
+        if name in BUILTIN_SCHEMES:
+            log.warning("scheme plug-in %r (%s) is shadowed by the built-in scheme", name, ep.value)
+            continue
+        try:
+            load_plugin(name)
+        except ValueError as exc:
+            log.warning("%s", exc)
+    return list(SCHEMES.values())
 
 
 class Spec(NamedTuple):
@@ -155,8 +210,8 @@ def parse_spec(spec: str) -> Spec:
 def _parse(spec: str) -> Spec:
     name, _, rest = spec.strip().partition(":")
     name = name.strip()
-    if name not in SCHEMES:
-        raise ValueError(f"unknown scheme {name!r}; available: {', '.join(SCHEMES)}")
+    if not load_plugin(name):
+        raise ValueError(f"unknown scheme {name!r}; available: {', '.join([*SCHEMES, *sorted(_entry_points())])}")
     given: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, value = part.partition("=")
@@ -210,7 +265,9 @@ def compiled(spec: str) -> CompiledStateGraph:
 
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "SCHEMES",
+    "available_schemes",
     "Calls",
     "Param",
     "Scheme",

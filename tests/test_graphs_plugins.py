@@ -46,6 +46,7 @@ def plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         pip("uninstall", "-y", "-q", DIST)
         sys.modules.pop("critiquebench_partial_critic", None)
         sys.modules.pop("critiquebench_example_domain", None)
+        sys.modules.pop("critiquebench_example_scheme", None)
 
 
 def test_cli_lists_builtin_and_plugin_critics(plugin: None) -> None:
@@ -113,3 +114,34 @@ def test_a_package_adds_a_domain_through_the_entry_point(
     assert out.status == "done" and out.thread_id == f"s/game24-generated/standard/{instance.id}/0"
     with pytest.raises(ValueError, match="unknown domain 'nope': use one of game24, .*game24-generated"):
         get_domain("nope")
+
+
+def test_a_scheme_plugin_is_listed_drawn_run_resumed_and_reported_like_a_built_in(plugin: None, tmp_path: Path) -> None:
+    """A scheme defined outside the package (the example's `sound-window`: first-error feedback with a window of
+    one exchange) runs through the CLI as a built-in one does: listed, drawn, costed, stopped by a budget,
+    resumed, reported; its requests show the window."""
+
+    def cli(*args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=300)
+        assert done.returncode == check, done.stderr[-3000:]
+        return done
+
+    listed = {s["name"]: s for s in json.loads(cli("schemes", "--json").stdout)}
+    assert listed["sound-window"]["source"] == f"critiquebench_example_scheme ({DIST})"
+    assert [p["name"] for p in listed["sound-window"]["params"]] == ["rounds", "feedback"]
+    assert "verifier" in cli("graph", "sound-window:rounds=3", "--format", "mermaid").stdout
+    store = tmp_path / "store.sqlite"
+    with ScriptedServer(reply="1 + 2 + 3 + 4 = 24") as server:  # always wrong: every run takes its 3 rounds
+        args = ["run", "w", "--domains", "game24", "--instances", "gen:4:1", "--schemes", "sound-window:rounds=3",
+                "--model", "scripted", "--base-url", server.base_url, "--store", str(store), "--max-tokens", "32"]
+        assert "new LLM calls: max 12" in cli(*args, "--dry-run").stdout
+        cli(*args, "--budget-tokens", "150", check=3)  # the budget stops it part-way
+        cli("resume", "w", "--store", str(store), "--budget-tokens", "100000")
+        assert server.answered == 12
+        third = server.calls[-1][0]
+    # the window: the prompt, then only the last answer and its first-error feedback
+    assert [m["role"] for m in third] == ["user", "assistant", "user"]
+    rows = json.loads(cli("report", "w", "--store", str(store), "--format", "json").stdout)
+    assert [(r["scheme"], r["total"], r["correct"], r["mean_rounds"]) for r in rows] == [
+        ("sound-window:rounds=3", 4, 0, 3.0)
+    ]

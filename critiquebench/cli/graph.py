@@ -20,15 +20,16 @@ def schemes(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON list instead of a table.")] = False,
 ) -> None:
     """List the schemes and their parameters (type, default, allowed values); set them as NAME:KEY=VALUE,..."""
-    from critiquebench.graphs import SCHEMES
+    from critiquebench.graphs import available_schemes
     from critiquebench.graphs.params import text
 
-    described = [scheme.describe() for scheme in SCHEMES.values()]
+    described = [scheme.describe() for scheme in available_schemes()]
     if as_json:
         typer.echo(json.dumps(described, indent=2))
         return
     for scheme in described:
-        typer.echo(f"{scheme['name']}: {scheme['doc'].partition(': ')[2] or scheme['doc']}")
+        plugin = "" if scheme["source"] == "built-in" else f" [plug-in: {scheme['source']}]"
+        typer.echo(f"{scheme['name']}{plugin}: {scheme['doc'].partition(': ')[2] or scheme['doc']}")
         for p in scheme["params"]:
             kind = p["type"]
             if p["choices"]:

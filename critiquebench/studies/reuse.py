@@ -34,7 +34,7 @@ _NOT_IDENTITY = frozenset({"name", "domains", "instances", "schemes", "trials", 
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """A hash of every file of critiquebench's packages and of the installed critic plug-ins' versions."""
+    """A hash of every file of critiquebench's packages and of the installed critic and scheme plug-ins' versions."""
     import critiquebench
     import critiquebench.domains
     import critiquebench.graphs
@@ -49,9 +49,10 @@ def code_fingerprint() -> str:
             if path.is_file() and "__pycache__" not in path.parts:
                 digest.update(str(path.relative_to(root)).encode())
                 digest.update(path.read_bytes())
-    for entry in sorted(metadata.entry_points(group="critiquebench.critics"), key=lambda e: e.name):
-        version = entry.dist.version if entry.dist is not None else "?"
-        digest.update(f"{entry.name}={entry.value}@{version}".encode())
+    for group in ("critiquebench.critics", "critiquebench.schemes"):
+        for entry in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
+            version = entry.dist.version if entry.dist is not None else "?"
+            digest.update(f"{group}:{entry.name}={entry.value}@{version}".encode())
     return digest.hexdigest()
 
 
