@@ -137,7 +137,7 @@ def make_self_critic(
     handback: Callable[[RunContext, str], str],
 ) -> Node:
     """The critic step: the sound verdict is recorded; the critic judges the plan by a strict majority of
-    `votes` samples (a tie is "wrong", 001:212); "correct" or the run's last step ends the run, else the
+    `votes` samples drawn for this step (a tie is "wrong", 001:212); "correct" or the run's last step ends the run, else the
     critique goes back. A critique cut off by the length cap before any verdict phrase judges nothing: it is
     not "correct" (the loop goes on, as Algorithm 1 breaks only on "correct"), its text is recorded with
     `cut_off_note`, and when every vote was cut off the round has no verdict (`llm_verdict` NULL)."""
@@ -145,7 +145,7 @@ def make_self_critic(
     def critic(state: IntrinsicState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         ctx = runtime.context
         round_, attempt = state["round"], state["attempt"]
-        run, _first, last = run_of(round_, per_run)
+        run, first, last = run_of(round_, per_run)
         answer = attempt["answer"] or ""
         merged = {**attempt, **sound_fields(ctx, answer, None), "round": round_}
         size = _over(context_limit, critic_messages(ctx, answer)) if critic_messages else None
@@ -153,7 +153,11 @@ def make_self_critic(
             return end_run(merged, runs, per_run, note=limit_note("critic", size, context_limit or 0, _prompts(ctx)))
         ctx.llm.take()
         judged, llm = judge(ctx)
-        verdicts = [judged(ctx.instance, answer, sample=run * votes + i) for i in range(votes)]
+        # each step's votes are draws of their own: a planner that repeats a plan sends the critic the same prompt,
+        # and the vote must still be `votes` fresh samples, not the cached ones of the earlier step (as DSPy keys a
+        # rollout); step 0 keeps the indices it always had (run * votes + i)
+        base = ((round_ - first) * runs + run) * votes
+        verdicts = [judged(ctx.instance, answer, sample=base + i) for i in range(votes)]
         cut = [not v.parsed and capped for v, capped in zip(verdicts, llm.capped[-votes:], strict=False)]
         says_valid = 2 * sum(v.says_valid for v in verdicts) > votes
         side = [i for i, v in enumerate(verdicts) if v.says_valid == says_valid]

@@ -69,6 +69,26 @@ def test_five_votes_are_five_distinct_draws_per_step_and_the_planner_keeps_the_p
     assert all(r["llm_verdict"] == 0 for r in rows)
 
 
+def test_a_planner_that_repeats_its_plan_gets_fresh_critic_votes_at_every_step(
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    """The critic prompt shows only the plan, so a repeated plan asks the same prompt again: its votes used to come
+    back from the call cache, the same N critiques at every step, not N fresh samples (issue 32)."""
+    critiques: list[str] = []
+
+    def reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+        if is_critic(messages):
+            critiques.append(f"draw {len(critiques) + 1}: the plan is wrong")
+            return critiques[-1]
+        return "(pick-up a)"  # the same plan at every step
+
+    scripted_server.reply = reply
+    out, rows = run(tmp_path, scripted_llm, "intrinsic:steps=2,votes=3,shots=1")
+    critic_prompts = {m[-1]["content"] for m, _p in scripted_server.calls if is_critic(m)}
+    assert len(critic_prompts) == 1 and len(critiques) == 9  # one prompt, 3 steps x 3 fresh votes
+    assert out.rounds == 3 and [r["llm_critique"] for r in rows] == [critiques[0], critiques[3], critiques[6]]
+
+
 def test_a_tie_of_votes_is_wrong(tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient) -> None:
     votes: list[int] = []
     plans: list[int] = []
