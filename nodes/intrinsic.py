@@ -137,10 +137,10 @@ def make_self_critic(
     handback: Callable[[RunContext, str], str],
 ) -> Node:
     """The critic step: the sound verdict is recorded; the critic judges the plan by a strict majority of
-    `votes` samples drawn for this step (a tie is "wrong", 001:212); "correct" or the run's last step ends the run, else the
-    critique goes back. A critique cut off by the length cap before any verdict phrase judges nothing: it is
-    not "correct" (the loop goes on, as Algorithm 1 breaks only on "correct"), its text is recorded with
-    `cut_off_note`, and when every vote was cut off the round has no verdict (`llm_verdict` NULL)."""
+    `votes` samples drawn for this step (a tie is "wrong", 001:212); "correct" or the run's last step ends the
+    run, else the critique goes back. A critique cut off by the length cap before any verdict phrase judges
+    nothing: it is not "correct" (the loop goes on, as Algorithm 1 breaks only on "correct"), its text is recorded
+    with `cut_off_note`, and when every vote was cut off the round has no verdict (`llm_verdict` NULL)."""
 
     def critic(state: IntrinsicState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         ctx = runtime.context
