@@ -108,7 +108,7 @@ def _session(store: Path | str, config: StudyConfig, progress: bool, replay: boo
     from critiquebench.studies.session import EXIT_INTERRUPTED, StudyError, run_session
 
     try:
-        with stop_on_ctrl_c(err.print) as stop, live_progress(progress) as on_progress:
+        with stop_on_ctrl_c(err.print) as stop, live_progress(progress, err) as on_progress:
             session = run_session(store, config, replay=replay, execution=execution, stop=stop,
                                   on_progress=on_progress, confirmed=confirmed)  # fmt: skip
     except KeyboardInterrupt:

@@ -70,6 +70,7 @@ class SchemeProgress:
 
     total: int = 0
     done: int = 0
+    correct: int = 0  # of `done`: the sound verifier accepted the run's output
     failed: int = 0
     running: int = 0
     llm_calls: int = 0
@@ -185,9 +186,15 @@ def _store(store_path: Path) -> Iterator[sqlite_utils.Database]:
 
 def finished_keys(store_path: Path, study: str) -> dict[tuple[str, str, str, int], str]:
     """Status of every run the study already has, keyed like `Task.key`."""
+    return {key: status for key, (status, _correct) in _finished(store_path, study).items()}
+
+
+def _finished(store_path: Path, study: str) -> dict[tuple[str, str, str, int], tuple[str, bool]]:
+    """Status and sound verdict of every run the study already has, keyed like `Task.key`."""
     with _store(store_path) as db:
         ensure_schema(db)
-        return {(r["domain"], spec_of(r), r["instance_id"], r["trial"]): r["status"] for r in study_runs(db, study)}
+        return {(r["domain"], spec_of(r), r["instance_id"], r["trial"]): (r["status"], bool(r.get("correct")))
+                for r in study_runs(db, study)}  # fmt: skip
 
 
 def _row_by_id(store_path: Path, thread_id: str) -> dict[str, Any] | None:
@@ -212,7 +219,7 @@ def run_study(
         from critiquebench.studies.execute import execute_run as execute
     stop = stop or threading.Event()
     tasks = load_matrix(config) if tasks is None else tasks
-    status = finished_keys(store_path, config.name)
+    status = _finished(store_path, config.name)
     summary = StudySummary(total=len(tasks))
     progress = summary.schemes
     for spec in config.schemes:
@@ -220,9 +227,11 @@ def run_study(
     pending: list[Task] = []
     for task in tasks:
         progress[task.spec].total += 1
-        if status.get(task.key) == "done":
+        done, correct = status.get(task.key, ("", False))
+        if done == "done":
             summary.skipped += 1
             progress[task.spec].done += 1
+            progress[task.spec].correct += correct
         else:
             pending.append(task)
     if reuse and llm is not None:  # runs identical to finished ones (a study defined again): copied at once
@@ -273,6 +282,7 @@ def run_study(
             prog.running -= 1
             if row.get("status") == "done" and getattr(outcome, "skipped", False):
                 prog.done += 1  # finished by another process meanwhile: its usage is not ours
+                prog.correct += bool(row.get("correct"))
                 summary.skipped += 1
                 return
             _count(summary, prog, row, "/".join(map(str, task.key)))
@@ -317,6 +327,7 @@ def _count(summary: StudySummary, prog: SchemeProgress, row: dict[str, Any], run
     """Add one finished attempt at a run (its `runs` row) to the study's and its scheme's counters."""
     if row.get("status") == "done":
         prog.done += 1
+        prog.correct += bool(row.get("correct"))
         summary.done += 1
     elif row.get("status") == "pending":  # the token budget stopped it; not a failure
         summary.unfinished += 1

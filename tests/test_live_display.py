@@ -1,0 +1,81 @@
+"""The live display, as a person at a terminal sees it: the study runs in a pseudo-terminal and its output is
+played into a terminal emulator (pyte), whose screen is what is checked.
+
+Retry warnings used to be written to stderr by a handler that held the stream from before the progress bars
+started, between two redraws: a 4-bar display left bar lines all over the scrollback."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pyte
+
+from tests.scripted_server import ScriptedServer
+
+CLI = Path(sys.executable).with_name("critiquebench")
+SCHEMES = ("standard", "sound-first:rounds=2", "sampling:k=2", "self-consistency:k=2")
+COLS, ROWS = 200, 300  # tall enough that nothing scrolls off: the whole session stays on the screen
+
+
+def screen_of(argv: list[str], env: dict[str, str], timeout: float = 240) -> tuple[int, list[str]]:
+    """Run `argv` with stdout and stderr on a pseudo-terminal; its exit code and the emulated screen's lines."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    screen = pyte.Screen(COLS, ROWS)
+    stream = pyte.ByteStream(screen)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        stream.feed(chunk)
+    os.close(master)
+    code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    return code, [line.rstrip() for line in screen.display]
+
+
+def study(server: ScriptedServer, store: Path, term: str) -> tuple[int, list[str]]:
+    argv = [str(CLI), "run", "live", "--domains", "game24", "--instances", "gen:6:1", "--schemes", ",".join(SCHEMES),
+            "--temperature", "0.7", "--model", "scripted", "--base-url", server.base_url, "--store", str(store),
+            "--concurrency", "4"]  # fmt: skip
+    env = {**os.environ, "TERM": term, "COLUMNS": str(COLS), "LINES": str(ROWS)}
+    env.pop("NO_COLOR", None)
+    return screen_of(argv, env)
+
+
+def test_warnings_print_once_above_one_bar_per_scheme(tmp_path: Path) -> None:
+    with ScriptedServer(reply="1 + 2 + 3 + 18 = 24", fault_rate=0.3, faults=("429",), seed=3) as server:
+        code, lines = study(server, tmp_path / "s.sqlite", "xterm-256color")
+        faulted = server.faulted
+    assert code == 0, "\n".join(lines)
+    assert faulted >= 3
+    warnings = [i for i, line in enumerate(lines) if "retrying in" in line]
+    bars = {spec: [i for i, line in enumerate(lines) if line.startswith(spec + " ") and "calls " in line]
+            for spec in SCHEMES}  # fmt: skip
+    assert all(len(rows) == 1 for rows in bars.values()), bars  # one bar per scheme, no stale copies
+    assert len(warnings) == faulted, "\n".join(lines)  # each retry said once, each on a line of its own
+    assert all(lines[i].lstrip().startswith("WARNING") and "━" not in lines[i] for i in warnings)
+    assert max(warnings) < min(row for rows in bars.values() for row in rows)  # above the bars
+    assert all("6/6" in lines[rows[0]] for rows in bars.values())
+
+
+def test_a_dumb_terminal_gets_one_summary_line_per_scheme(tmp_path: Path) -> None:
+    with ScriptedServer(reply="1 + 2 + 3 + 18 = 24") as server:
+        code, lines = study(server, tmp_path / "s.sqlite", "dumb")
+    assert code == 0, "\n".join(lines)
+    for spec in SCHEMES:
+        [line] = [line for line in lines if line.startswith(spec + ": ")]
+        assert line.startswith(f"{spec}: 6/6 runs, 0 correct, 0 failed; LLM calls ")
+    assert not [line for line in lines for spec in SCHEMES if line.startswith(spec + " ") and "calls " in line]
