@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -29,9 +30,9 @@ from typing import Any
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 _SIDECARS = ("", "-wal", "-shm", "-journal")  # SQLite's files beside a store
-# Paths that name an already open stream (`--output /dev/stdout`): written into even when they resolve to a
-# regular file, which the shell opened and which a rename would take away from it.
-_STREAM_ROOTS = ("/dev/", "/proc/")
+# Paths that name a file descriptor already open (`--output /dev/stdout`): written into even when it is a regular
+# file (`> out.txt`), which the shell opened and a rename would take away from it.
+_OPEN_DESCRIPTOR = re.compile(r"^/(dev/(stdout|stderr|stdin|fd/\d+)|proc/(self|\d+)/fd/\d+)$")
 
 
 class OutputError(ValueError):
@@ -107,7 +108,7 @@ def open_output(path: str | os.PathLike[str], stores: Iterable[Any] = (), *, bin
     """A file to write the output `path` through, for a `with` block (UTF-8 text, or bytes with `binary`); see
     the module's promises. An OSError while the block writes becomes one OutputError naming `path`."""
     kind = check_output(path, stores)
-    stream = kind == "stream" or (kind == "file" and str(path).startswith(_STREAM_ROOTS))
+    stream = kind == "stream" or (kind == "file" and bool(_OPEN_DESCRIPTOR.match(os.path.abspath(path))))
     try:
         with _stream(path, binary) if stream else _replacing(Path(path), binary) as fp:
             yield fp

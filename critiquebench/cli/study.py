@@ -513,7 +513,7 @@ def register(app: typer.Typer) -> None:
             except (ExportError, OutputError) as exc:
                 raise _fail(str(exc)) from exc
             except OSError as exc:
-                raise _fail(f"cannot write {output}: {exc.strerror or exc}") from exc
+                raise _fail(f"cannot write {output or 'to standard output'}: {exc.strerror or exc}") from exc
         if output is not None:
             err.print(f"{count} {table} written to {output} ({chosen})")
 
