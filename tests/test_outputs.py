@@ -289,3 +289,21 @@ def test_markdown_tables_escape_pipes_and_html_and_csv_reports_neutralise_formul
 
     (cells,) = list(csv.DictReader(render([row], "csv").splitlines()))
     assert cells["domain"] == "'" + domain and cells["accuracy"] == "0.5"
+
+
+def test_graph_and_score_outputs_refuse_a_sqlite_file_and_write_into_a_fifo(store: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.sqlite"
+    copy.write_bytes(store.read_bytes())
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text('{"id": 1, "instance": "901", "response": "(4 + 5 + 6) + 10"}\n')
+    commands = {
+        "graph": ["graph", "llm-llm", "--output"],
+        "score": ["score", str(answers), "--domain", "game24", "--output"],
+    }
+    for name, command in commands.items():
+        one_error_line(invoke(*command, str(copy), check=None), copy, "is a SQLite file")
+        fifo = tmp_path / f"{name}.fifo"
+        with fifo_reader(fifo) as got:
+            invoke(*command, str(fifo))
+        assert stat.S_ISFIFO(fifo.lstat().st_mode) and got[0].strip()
+    assert digest(copy) == digest(store)
