@@ -136,6 +136,16 @@ def holder(db: Any, table: str, ident: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def live_holders(db: Any, table: str, prefix: str) -> list[str]:
+    """The owners holding live leases on idents that start with `prefix` (a study's runs: "NAME/"), leaving
+    out owners of this host that have exited (their leases are stale, not live)."""
+    rows = db.execute(
+        f"SELECT DISTINCT owner FROM {table} WHERE substr({CLAIM_TABLES[table]}, 1, ?) = ? AND expires_at >= ?",
+        [len(prefix), prefix, time.time()],
+    ).fetchall()
+    return [str(row[0]) for row in rows if not _dead_here(str(row[0]))]
+
+
 class Leases:
     """The run claims this process holds on one store, renewed by a daemon thread while they are held.
 

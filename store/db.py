@@ -256,10 +256,27 @@ def transaction(db: Store) -> Iterator[Store]:
     db.execute("COMMIT")
 
 
-def query_only(path: str | os.PathLike[str]) -> sqlite_utils.Database:
-    """A SQLite store opened so that no statement can write to it (the viewer's)."""
-    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-    conn.execute("PRAGMA query_only = ON")
+def query_only(path: str | os.PathLike[str], live: bool = True) -> sqlite_utils.Database:
+    """A SQLite store opened so that no statement can write to it (the viewer's). `live`: `mode=ro` without
+    `immutable`, for a served viewer, which outlives the moment it opened the store and sees studies that run
+    meanwhile; else as every reading command opens it (`connect_raw(readonly=True)`: not even -wal/-shm files).
+    It is a `ReadOnlyConnection`, so reading a store of an older layout finds its missing tables empty
+    (`ensure_tables`) instead of failing to create them. A path that is no store fails as `connect_raw` says."""
+    path = Path(path)
+    if not live:
+        return sqlite_utils.Database(connect_raw(path, readonly=True))
+    _check_path(path, must_exist=True)
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False,
+                               factory=ReadOnlyConnection)  # fmt: skip
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise StoreError(describe(path, exc)) from None
+    try:
+        _check_ours(conn, path)
+    except StoreError:
+        conn.close()
+        raise
     return sqlite_utils.Database(conn)
 
 

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import sqlite_utils
-from critiquebench.store.claims import CLAIM_SCHEMA
+from critiquebench.store.claims import CLAIM_SCHEMA, live_holders
 from critiquebench.store.db import ensure_tables, table_names
 from critiquebench.store.texts import TEXTS_SCHEMA, resolve_rows, stored
 
@@ -71,6 +71,10 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
     ensure_tables(db, (*SCHEMA, *CLAIM_SCHEMA))
 
 
+class StudyRunning(ValueError):
+    """A study cannot be deleted: a process is running it (one line saying so)."""
+
+
 def delete_study(db: sqlite_utils.Database, name: str) -> dict[str, int]:
     """Remove a study: its definition, runs, rounds, checkpoints and budget, in one transaction. The LLM call
     cache is shared by all studies and stays. Returns the number of rows removed per table."""
@@ -80,6 +84,13 @@ def delete_study(db: sqlite_utils.Database, name: str) -> dict[str, int]:
     removed: dict[str, int] = {}
     db.execute("BEGIN IMMEDIATE")
     try:
+        # checked inside the write transaction, so no run can be claimed between the check and the delete
+        running = live_holders(db, "run_claims", prefix) if "run_claims" in tables else []
+        if running:
+            raise StudyRunning(
+                f"study {name} is running ({', '.join(running[:3])} holds its runs): stop it (Ctrl-C) or let it "
+                f"finish, then delete it"
+            )
         for table in _THREAD_TABLES:
             if table in tables:
                 removed[table] = db.execute(

@@ -1,6 +1,8 @@
 """The study behind `tests/data/old_layout_store.sqlite.gz`: a store written before long texts were stored once
 (main at 05e4484, every answer inline in `llm_calls`, `attempts` and `runs`), stopped halfway by its token
-budget, so a test can read it and resume it with today's code (`tests/test_store_layouts.py`).
+budget, so a test can read it and resume it with today's code (`tests/test_store_layouts.py`). The same study
+written by the code at 81c710b (no `round_calls`, no `texts`) is `tests/data/store_81c710b.sqlite.gz`, built the
+same way (its checkout's `critiquebench/` given links to `domains`, `nodes`, `graphs` and `store`, on PYTHONPATH).
 
 Rebuild it with the old code (its checkout's venv, its `tests` package on the path), e.g.:
 

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import json
 import shutil
 import sqlite3
 from contextlib import closing
 from pathlib import Path
 from typing import Any
+from urllib.request import urlopen
 
+import pytest
 from critiquebench.store.cache import CallCache
 from critiquebench.store.db import opened
 from critiquebench.store.reads import runs_with_ids, study_rounds, study_runs
@@ -21,11 +24,14 @@ from typer.testing import CliRunner
 
 from critiquebench.cli import app
 from critiquebench.viewer import data
+from critiquebench.viewer.site import ViewerServer
 from tests import old_layout_store as old
 from tests.scripted_server import ScriptedServer
 from tests.test_scale_claims import numbers
 
 FIXTURE = Path(__file__).parent / "data" / "old_layout_store.sqlite.gz"
+# the same study written by the code at 81c710b (no `round_calls`, no `texts` table), as `old_layout_store` says
+FIXTURE_81C710B = Path(__file__).parent / "data" / "store_81c710b.sqlite.gz"
 
 
 def invoke(*args: str) -> str:
@@ -119,6 +125,28 @@ def test_a_store_written_before_reads_resumes_and_copies(tmp_path: Path) -> None
     assert rounds(compact, old.STUDY) == rounds(store, old.STUDY)
     assert {c.key: c for c in stored_calls(compact)} == after_calls
     assert text_chars(compact) < 0.5 * text_chars(store)
+
+
+@pytest.mark.parametrize("fixture", [FIXTURE, FIXTURE_81C710B], ids=["05e4484", "81c710b"])
+def test_view_reads_every_older_store_layout_and_writes_nothing_to_it(tmp_path: Path, fixture: Path) -> None:
+    """`view` (static and served) on a store of an earlier layout: its studies and runs are shown, the file is
+    untouched (the static export leaves no -wal/-shm file beside it either). Issue 35 item 5: 81c710b's store
+    was "cannot be written"."""
+    store = tmp_path / "old.sqlite"
+    with gzip.open(fixture) as src, store.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    before = store.read_bytes()
+    site = tmp_path / "site"
+    assert "files written" in invoke("view", "--store", str(store), "--output", str(site))
+    index = (site / "data" / "index.js").read_text()
+    assert f'"name":"{old.STUDY}"' in index
+    assert len(list((site / "data" / "run").glob("*.js"))) == 6
+    assert store.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["old.sqlite", "site"]
+    with ViewerServer(store, []) as server:
+        served = json.loads(urlopen(f"{server.url}data/index.json", timeout=30).read())  # noqa: S310 (loopback)
+        run = json.loads(urlopen(f"{server.url}data/run/1.json", timeout=30).read())  # noqa: S310
+    assert [s["name"] for s in served["studies"]] == [old.STUDY] and run["rounds"]
+    assert store.read_bytes() == before  # (a live reader may leave SQLite's empty -wal/-shm beside it)
 
 
 SIZE = 5_000_000  # the reliability audit's answer (its 1c probe: 6 calls, 30 MB of answers)

@@ -63,12 +63,22 @@ def export(
     ] = None,
 ) -> None:
     """Write every recorded call as JSON lines, for `cache import` elsewhere (no API keys are in it)."""
-    with _open(store) as cache:
-        if output is None:
-            count = cache.export(sys.stdout)
-        else:
-            with output.open("w", encoding="utf-8") as fp:
-                count = cache.export(fp)
+    from critiquebench.outputs import OutputError, check_output, open_output
+    from critiquebench.store.db import resolve_store
+
+    stores = [resolve_store(store)]
+    try:
+        if output is not None:
+            check_output(output, stores)  # before the store is opened: an output never replaces it
+        with _open(store) as cache:
+            if output is None:
+                count = cache.export(sys.stdout)
+            else:
+                with open_output(output, stores) as fp:
+                    count = cache.export(fp)
+    except OutputError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     typer.echo(f"exported {count} recorded calls", err=True)
 
 

@@ -152,10 +152,12 @@ def train_cmd(
         fitted = mod.fit(model, protocol, k, exs, seed, encoder)
     except (mod.ConfidenceError, ValueError) as exc:
         raise _fail(str(exc)) from None
+    from critiquebench.outputs import OutputError
+
     try:
         fitted.save(output)
-    except OSError as exc:
-        raise _fail(f"cannot write {output}: {exc}") from None
+    except OutputError as exc:
+        raise _fail(str(exc)) from None
     err.print(f"{model} ({protocol}) trained on {len(exs)} runs ({settled} settled left out); saved to {output}")
 
 

@@ -58,10 +58,14 @@ def graph(
         raise typer.BadParameter(str(exc), param_hint="SCHEME / --format") from None
     if output is None:
         typer.echo(picture.rstrip("\n") if isinstance(picture, str) else picture)
-    elif isinstance(picture, bytes):
-        output.write_bytes(picture)
-    else:
-        output.write_text(picture if picture.endswith("\n") else picture + "\n")
+        return
+    from critiquebench.outputs import OutputError, write_output
+
+    try:
+        write_output(output, picture if isinstance(picture, bytes) or picture.endswith("\n") else picture + "\n")
+    except OutputError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def critics(

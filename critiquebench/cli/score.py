@@ -16,6 +16,7 @@ import logging
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from contextlib import nullcontext
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -158,21 +159,26 @@ def score(
         _fail(f"--domain {domain}: {exc}")
     if dataset is not None and not dataset.exists():
         _fail(f"--dataset {dataset} does not exist")
+    from critiquebench.outputs import OutputError, check_output, open_output
+
     try:
         lines = (sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8", errors="replace"))
-        sink = output.open("w", encoding="utf-8") if output else sys.stdout
+        if output:
+            check_output(output)  # before any answer is scored
     except OSError as exc:
         _fail(f"{exc.filename or file}: {exc.strerror or exc}")
+    except OutputError as exc:
+        _fail(str(exc))
     counts: Counter[str] = Counter()
     truncated = 0
     try:
-        for result in score_lines(chosen, lines.splitlines(), feedback.value, dataset, max_answer_chars):
-            counts[result["verdict"]] += 1
-            truncated += bool(result.get("truncated"))
-            sink.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
-    finally:
-        if output:
-            sink.close()
+        with open_output(output) if output else nullcontext(sys.stdout) as sink:
+            for result in score_lines(chosen, lines.splitlines(), feedback.value, dataset, max_answer_chars):
+                counts[result["verdict"]] += 1
+                truncated += bool(result.get("truncated"))
+                sink.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
+    except OutputError as exc:
+        _fail(str(exc))
     summary = ", ".join(f"{counts[v]} {v}" for v in ("valid", "invalid", "malformed", "error"))
     cut = f"; {truncated} truncated to {max_answer_chars} characters" if truncated else ""
     typer.echo(f"scored {sum(counts.values())} answers: {summary}{cut}", err=True)

@@ -100,6 +100,33 @@ def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _check_outputs(store: Path | str | None, output: Path | None, figure: Path | None) -> None:
+    """Refuse, before any work, an output the command could not write or must not replace (the store it reads,
+    any SQLite file, a folder, a figure format matplotlib lacks): one line, exit 2 (see `critiquebench.outputs`)."""
+    from critiquebench.outputs import OutputError, check_output
+
+    try:
+        for path in (output, figure):
+            if path is not None:
+                check_output(path, [store] if store is not None else [])
+        if figure is not None:
+            from critiquebench.reports.figures import figure_format
+
+            figure_format(figure)
+    except OutputError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _write_figure(db: Any, name: str, table: str, figure: Path) -> None:
+    from critiquebench.outputs import OutputError
+    from critiquebench.reports.catalog import write_figure
+
+    try:
+        err.print(write_figure(db, name, table, figure), markup=False)
+    except OutputError as exc:
+        raise _fail(str(exc)) from None
+
+
 def _session(store: Path | str, config: StudyConfig, progress: bool, replay: bool,
              execution: Execution, confirmed: bool = False) -> Session:  # fmt: skip
     """Run (or resume) a stored study with progress bars and Ctrl-C handling, and print its one-line summary;
@@ -134,20 +161,22 @@ def execute_study(
 ) -> None:
     """Run (or resume) a stored study, print Table 1; exit 1 if runs failed, 3 if the token budget stopped runs,
     130 if interrupted."""
-    from critiquebench.reports.catalog import write_figure
-    from critiquebench.reports.metrics import table1, table2
+    from critiquebench.reports.metrics import ReportError, table1, table2
     from critiquebench.reports.tables import render
     from critiquebench.store.db import opened
     from critiquebench.studies.session import exit_code
 
     session = _session(store, config, progress, replay, execution, confirmed)
     with opened(store) as db:
-        typer.echo(render(table1(db, config.name), "table"))
+        try:
+            typer.echo(render(table1(db, config.name), "table"))
+        except ReportError as exc:  # deleted while it ran (between two runs, when no claim refused the delete)
+            raise _fail(f"{exc}: the study was deleted while it ran") from None
         verifier_rows = table2(db, config.name)
         if verifier_rows:  # only studies where an LLM judged answers (llm-llm, intrinsic) have a Table 2
             typer.echo(render(verifier_rows, "table"))
         if figure is not None:
-            err.print(write_figure(db, config.name, "figure", figure))
+            _write_figure(db, config.name, "figure", figure)
     if code := exit_code([session]):
         raise typer.Exit(code)
 
@@ -178,9 +207,13 @@ def execute_main_job(
     with opened(store) as db:
         typer.echo(rich_text(summary_grids(db, job.replayed, live.name)))
         if figure is not None:
+            from critiquebench.outputs import OutputError
             from critiquebench.reports.figures import budget_figure
 
-            path = budget_figure(combined_curve(db, [*job.replayed, live.name]), figure, "recorded and live")
+            try:
+                path = budget_figure(combined_curve(db, [*job.replayed, live.name]), figure, "recorded and live")
+            except OutputError as exc:
+                raise _fail(str(exc)) from None
             err.print(f"Figure 2 written to {path}")
     names = " ".join([live.name, *job.replayed])
     where = "" if store == default_store_path() else f" --store {store_name(store)}"
@@ -289,6 +322,7 @@ def register(app: typer.Typer) -> None:
         except (ConfigError, StoreError, OSError, ValueError, RuntimeError) as exc:  # RunnerError: bad data
             raise _fail(str(exc)) from exc
         figure = figure or request.figure
+        _check_outputs(path, None, figure)
         if request.recorded:
             execute_main_job(path, request.study, request.recorded, progress, replay, figure, execution, yes)
         else:
@@ -318,6 +352,7 @@ def register(app: typer.Typer) -> None:
 
         execution = _execution(executor, workers, ray_address)
         path = _store(store)
+        _check_outputs(path, None, figure)
         try:
             study = resumable(path, name, base_url=base_url, concurrency=concurrency, budget_tokens=budget_tokens)
         except StudyError as exc:
@@ -342,7 +377,7 @@ def register(app: typer.Typer) -> None:
         dataset: Annotated[Path | None, typer.Option(help="Datasets root for --published.")] = None,
     ) -> None:
         """Tables (and Figure 2) of a study, computed from the store alone."""
-        from critiquebench.reports.catalog import TABLES, report_rows, write_figure
+        from critiquebench.reports.catalog import TABLES, report_rows
         from critiquebench.reports.metrics import ReportError
         from critiquebench.reports.tables import FORMATS, render
         from critiquebench.store.db import StoreError
@@ -350,6 +385,8 @@ def register(app: typer.Typer) -> None:
 
         if fmt not in FORMATS:
             raise _fail(f"--format must be one of {', '.join(FORMATS)}")
+        located = None if published else _store(store)
+        _check_outputs(located, output, figure)
         if published:
             from critiquebench.domains.datasets import default_root
             from critiquebench.reports.published import published_rows
@@ -358,8 +395,7 @@ def register(app: typer.Typer) -> None:
                 rows = published_rows(dataset or default_root())
             except (ValueError, OSError, KeyError) as exc:
                 raise _fail(f"--published needs the recorded data: {exc}") from exc
-            text = render(rows, fmt)
-            output.write_text(text, encoding="utf-8") if output else typer.echo(text)
+            _emit(render(rows, fmt), output, [])
             return
         if name is None:
             raise _fail("name a study (critiquebench studies lists them), or pass --published")
@@ -367,17 +403,13 @@ def register(app: typer.Typer) -> None:
             raise _fail(f"--table must be one of {', '.join(TABLES)}")
         with ExitStack() as held:  # the store is closed when the command ends
             try:
-                db = held.enter_context(reading(_store(store)))
+                db = held.enter_context(reading(located))
                 rows = report_rows(db, name, table, compare_to)
             except (ReportError, StoreError) as exc:
                 raise _fail(str(exc)) from exc
-            text = render(rows, fmt)
-            if output:
-                output.write_text(text, encoding="utf-8")
-            else:
-                typer.echo(text)
+            _emit(render(rows, fmt), output, [located])
             if figure is not None:
-                err.print(write_figure(db, name, table, figure))
+                _write_figure(db, name, table, figure)
 
     studies_app = typer.Typer(
         help="List the store's studies (name, domains, schemes, finished/planned runs), or delete one.",
@@ -423,12 +455,12 @@ def register(app: typer.Typer) -> None:
         """Delete a study with its runs, rounds and checkpoints; the shared LLM call cache stays."""
         from critiquebench.reports.metrics import ReportError
         from critiquebench.store.db import StoreError
-        from critiquebench.studies.define import delete_study
+        from critiquebench.studies.define import StudyRunning, delete_study
 
         path = _store(store)
         try:
             removed = delete_study(path, name)
-        except (ReportError, StoreError) as exc:
+        except (ReportError, StoreError, StudyRunning) as exc:
             raise _fail(str(exc)) from exc
         err.print(
             f"deleted study {name}: {removed.get('runs', 0)} runs, {removed.get('attempts', 0)} rounds, "
@@ -456,35 +488,53 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """A study's rounds or runs as a table (JSON lines, CSV or Parquet) with the model, endpoint, temperature
         and scheme parameters on every row (or, with --features, the attempt dataset)."""
+        from critiquebench.outputs import OutputError
         from critiquebench.reports.metrics import ReportError, study_config
         from critiquebench.reports.records import COLUMNS, ExportError, check_format, format_for, records, write_records
         from critiquebench.store.db import StoreError
         from critiquebench.studies.define import reading
 
+        located = _store(store)
+        _check_outputs(located, output, None)
         with ExitStack() as held:  # the store is closed when the command ends
             try:
-                db = held.enter_context(reading(_store(store)))
+                db = held.enter_context(reading(located))
                 study_config(db, name)
             except (ReportError, StoreError) as exc:
                 raise _fail(str(exc)) from exc
             if features:
-                _export_features(db, name, output, fmt or "jsonl")
+                _export_features(db, name, output, fmt or "jsonl", located)
                 return
             chosen = format_for(fmt, output)
             try:
                 check_format(chosen, output)  # before reading anything
-                count = write_records(records(db, name, table), COLUMNS[table], chosen, output, sys.stdout)
-            except ExportError as exc:
+                count = write_records(records(db, name, table), COLUMNS[table], chosen, output, sys.stdout,
+                                      [located])  # fmt: skip
+            except (ExportError, OutputError) as exc:
                 raise _fail(str(exc)) from exc
             except OSError as exc:
-                raise _fail(f"cannot write {output}: {exc.strerror or exc}") from exc
+                raise _fail(f"cannot write {output or 'to standard output'}: {exc.strerror or exc}") from exc
         if output is not None:
             err.print(f"{count} {table} written to {output} ({chosen})")
 
 
-def _export_features(db: Any, name: str, output: Path | None, fmt: str) -> None:
+def _emit(text: str, output: Path | None, stores: list[Any]) -> None:
+    """A report's text on stdout, or written to `output` (see `critiquebench.outputs`)."""
+    from critiquebench.outputs import OutputError, write_output
+
+    if output is None:
+        typer.echo(text)
+        return
+    try:
+        write_output(output, text, stores)
+    except OutputError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _export_features(db: Any, name: str, output: Path | None, fmt: str, store: Path | str) -> None:
     """The attempt dataset of the confidence meta-networks (`critiquebench.confidence.features`)."""
     from critiquebench.confidence.features import FeatureError, study_rows, write_rows
+    from critiquebench.outputs import OutputError, open_output
 
     if fmt not in ("jsonl", "csv"):
         raise _fail(f"--format must be jsonl or csv, not {fmt!r}")
@@ -495,6 +545,9 @@ def _export_features(db: Any, name: str, output: Path | None, fmt: str) -> None:
     if output is None:
         write_rows(rows, sys.stdout, fmt)
         return
-    with output.open("w", encoding="utf-8", newline="") as fp:
-        count = write_rows(rows, fp, fmt)
+    try:
+        with open_output(output, [store]) as fp:
+            count = write_rows(rows, fp, fmt)
+    except OutputError as exc:
+        raise _fail(str(exc)) from None
     err.print(f"{count} attempts written to {output}")

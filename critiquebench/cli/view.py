@@ -21,7 +21,8 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Tables, Figure 2, runs and round-by-round transcripts of studies, in a local web page."""
-        from critiquebench.store.db import resolve_store, store_name
+        from critiquebench.outputs import OutputError
+        from critiquebench.store.db import StoreError, resolve_store, store_name
         from critiquebench.viewer.data import StoreMissing
         from critiquebench.viewer.site import ViewerServer, export_static
 
@@ -42,7 +43,7 @@ def register(app: typer.Typer) -> None:
                 typer.echo(f"{count} files written; open {(output / 'index.html').resolve().as_uri()}")
                 return
             server = ViewerServer(path, chosen, port)
-        except (StoreMissing, LookupError, OSError) as exc:
+        except (StoreMissing, LookupError, OSError, StoreError, OutputError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         _warn_skipped(server.skipped)

@@ -34,6 +34,7 @@ from typing import IO, TYPE_CHECKING, Any
 import sqlite_utils
 
 from critiquebench.domains.base import Instance
+from critiquebench.outputs import spreadsheet_row
 from critiquebench.store.reads import study_rounds
 
 if TYPE_CHECKING:
@@ -232,7 +233,7 @@ def write_rows(rows: Iterable[dict[str, Any]], fp: IO[str], fmt: str = "jsonl") 
         writer.writeheader()
     for row in rows:
         if writer is not None:
-            writer.writerow(row)
+            writer.writerow(spreadsheet_row(row))
         else:
             fp.write(json.dumps({c: row[c] for c in COLUMNS}, ensure_ascii=False) + "\n")
         count += 1

@@ -151,7 +151,9 @@ class Fitted:
         return self.classifier.predict_proba(self.featurizer.transform(exs))[:, 1]
 
     def save(self, path: Path) -> None:
-        path.write_bytes(pickle.dumps(self))
+        from critiquebench.outputs import write_output
+
+        write_output(path, pickle.dumps(self))
 
     @staticmethod
     def load(path: Path) -> Fitted:

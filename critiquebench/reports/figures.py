@@ -46,11 +46,38 @@ def budget_figure(points: Sequence[BudgetPoint], path: Path, title: str | None =
     return save_figure(fig, path)
 
 
-def save_figure(fig: Any, path: Path | str) -> Path:
-    """Write a report figure as PNG (creating its folder) and free it: every report figure is saved this way."""
-    fig.tight_layout()
+def figure_format(path: Path | str) -> tuple[Path, str]:
+    """The file a figure asked for at `path` is written to, and its format (PNG for a name without a suffix, as
+    matplotlib does); OutputError (one line) for a suffix matplotlib cannot write, e.g. `--figure x.sqlite`."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    from critiquebench.outputs import OutputError
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    fmt = path.suffix.lstrip(".").lower()
+    if not fmt:
+        return path.with_name(path.name + ".png"), "png"
+    supported = FigureCanvasBase.get_supported_filetypes()
+    if fmt not in supported:
+        raise OutputError(f"cannot write {path}: a figure is written as {', '.join(sorted(supported))}, not .{fmt}")
+    return path, fmt
+
+
+def save_figure(fig: Any, path: Path | str) -> Path:
+    """Write a report figure (PNG unless the suffix names another format matplotlib writes; its folder made) as
+    every output is written (`critiquebench.outputs`), and free it: every report figure is saved this way.
+    OutputError (one line) when it cannot be."""
+    from critiquebench.outputs import OutputError, open_output
+
+    try:
+        path, fmt = figure_format(path)
+        fig.tight_layout()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        with open_output(path, binary=True) as fp:
+            fig.savefig(fp, dpi=120, format=fmt)
+    finally:
+        plt.close(fig)
     return path

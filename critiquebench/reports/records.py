@@ -5,19 +5,20 @@ row per round of every run; both carry the study's model, its endpoint (credenti
 values redacted), the temperature the run sampled at and the scheme's parameters, so a table read on its own
 says what produced it. `RUN_COLUMNS` and `ROUND_COLUMNS` name, type and explain every column (README, "Exports");
 `write_records` writes rows in one of `FORMATS` or raises `ExportError` (one line) before writing anything.
-Files are written to a temporary name and renamed, so a failed export never leaves half a file behind.
+Files are written as `critiquebench.outputs` writes every output: a failed export leaves no half file behind,
+and an output path that is a store is refused.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from critiquebench.outputs import open_output, spreadsheet_row
 
 FORMATS = ("jsonl", "csv", "parquet")
 TABLES = ("rounds", "runs")
@@ -186,27 +187,25 @@ def format_for(fmt: str | None, output: Path | None) -> str:
 
 
 def write_records(
-    rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], fmt: str, output: Path | None, stream: IO[str]
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[Column],
+    fmt: str,
+    output: Path | None,
+    stream: IO[str],
+    stores: Sequence[Any] = (),
 ) -> int:
-    """Write `rows` in `fmt` to the file `output` (replaced whole, only once written) or to `stream`; the number
-    of rows written."""
+    """Write `rows` in `fmt` to the file `output` (replaced whole, only once written; never one of `stores`:
+    see `critiquebench.outputs`) or to `stream`; the number of rows written."""
     check_format(fmt, output)
     if output is None:
         _write_text(rows, columns, fmt, stream)
         return len(rows)
-    output = Path(output)
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent or None)
-    try:
-        if fmt == "parquet":
-            os.close(fd)
-            _write_parquet(rows, columns, Path(tmp))
-        else:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fp:
-                _write_text(rows, columns, fmt, fp)
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    if fmt == "parquet":
+        with open_output(output, stores, binary=True) as fp:
+            _write_parquet(rows, columns, fp)
+    else:
+        with open_output(output, stores) as fp:
+            _write_text(rows, columns, fmt, fp)
     return len(rows)
 
 
@@ -218,7 +217,7 @@ def _write_text(rows: Iterable[Mapping[str, Any]], columns: Sequence[Column], fm
         return
     writer = csv.DictWriter(fp, fieldnames=names, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows(spreadsheet_row(dict(row)) for row in rows)
 
 
 def arrow_schema(columns: Sequence[Column]) -> Any:
@@ -229,10 +228,10 @@ def arrow_schema(columns: Sequence[Column]) -> Any:
     return pa.schema([pa.field(c.name, types[c.type]) for c in columns])
 
 
-def _write_parquet(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], path: Path) -> None:
+def _write_parquet(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], fp: IO[bytes]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     schema = arrow_schema(columns)
     table = pa.Table.from_pylist([{c.name: row.get(c.name) for c in columns} for row in rows], schema=schema)
-    pq.write_table(table, path)
+    pq.write_table(table, fp)

@@ -18,6 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from critiquebench.outputs import spreadsheet_row
 from critiquebench.reports.metrics import (
     BudgetPoint,
     CompareRow,
@@ -210,18 +211,27 @@ def _csv(dicts: list[dict[str, Any]]) -> str:
     if dicts:
         writer = csv.DictWriter(buf, fieldnames=list(dicts[0]), lineterminator="\n")
         writer.writeheader()
-        writer.writerows(dicts)
+        writer.writerows(spreadsheet_row(d) for d in dicts)
     return buf.getvalue()
 
 
 def _md(grid: Grid) -> str:
-    esc = [[c.replace("|", "\\|") for c in row] for row in grid.rows]
-    lines = [f"### {grid.title}", ""]
+    lines = [f"### {_md_text(grid.title)}", ""]
     if grid.note:
         lines += [grid.note, ""]
-    lines += ["| " + " | ".join(grid.headers) + " |", "|" + "|".join("---" for _ in grid.headers) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in esc]
+    lines += [_md_row(grid.headers), "|" + "|".join("---" for _ in grid.headers) + "|"]
+    lines += [_md_row(row) for row in grid.rows]
     return "\n".join(lines) + "\n"
+
+
+def _md_text(text: str) -> str:
+    """Stored text (a domain or folder name, an answer) as literal Markdown: no raw HTML, no line break."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace("\r", " ").replace("\n", " ")
+
+
+def _md_row(cells: Sequence[str]) -> str:
+    """One table row; a `|` inside a cell is escaped so it cannot split the cell."""
+    return "| " + " | ".join(_md_text(c).replace("|", "\\|") for c in cells) + " |"
 
 
 def _numeric(cells: list[str]) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 
 from critiquebench.store import results
 from critiquebench.store.db import Locator, Store, opened
+from critiquebench.store.results import StudyRunning as StudyRunning  # re-exported: delete_study raises it
 from critiquebench.store.results import ensure_schema, has_runs, load_study
 from critiquebench.studies.config import ConfigError, StudyConfig, build_config, read_toml
 from critiquebench.studies.main_job import Recorded, generated_fallback, missing_data, read_recorded, sources_note

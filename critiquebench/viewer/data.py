@@ -51,11 +51,13 @@ class StoreMissing(FileNotFoundError):
     """The store file to view does not exist."""
 
 
-def open_readonly(path: Path) -> sqlite_utils.Database:
-    """The store, opened so that nothing the viewer does can write to it."""
-    if not Path(path).is_file():
+def open_readonly(path: Path, live: bool = True) -> sqlite_utils.Database:
+    """The store, opened so that nothing the viewer does can write to it (`query_only`; `live` for the served
+    viewer); a store of any earlier layout reads as it is (its missing tables are empty). A path that is no
+    store: StoreError, worded as for every command."""
+    if not Path(path).exists():
         raise StoreMissing(f"no store at {path} (run a study first, or pass --store PATH)")
-    return query_only(path)
+    return query_only(path, live)
 
 
 def _clean(value: Any) -> Any:

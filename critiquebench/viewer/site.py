@@ -177,11 +177,15 @@ def _handler(respond: Callable[[str, str | None], tuple[int, str, bytes]]) -> ty
 
 def export_static(store: Path, names: list[str], out: Path) -> tuple[int, list[str]]:
     """Write the viewer with every payload of the chosen studies under `out`; return how many files, and the
-    stored study names left out because they are not valid names."""
-    with closing(data.open_readonly(store)) as db:
+    stored study names left out because they are not valid names. The files are written beside `out` and moved
+    in once all are written (`critiquebench.outputs.output_folder`): a failure leaves `out` as it was."""
+    from critiquebench.outputs import check_output, output_folder
+
+    check_output(out, [store], folder=True)  # before the store is read
+    with closing(data.open_readonly(store, live=False)) as db, output_folder(out, [store]) as staging:
         written = 0
         for name in ASSETS:
-            target = out / ("index.html" if name == "index.html" else f"assets/{name}")
+            target = staging / ("index.html" if name == "index.html" else f"assets/{name}")
             _write(target, asset(name))
             written += 1
         idx = data.index(db, names)
@@ -189,7 +193,7 @@ def export_static(store: Path, names: list[str], out: Path) -> tuple[int, list[s
             # keys are made of our own words and numbers (`_DATA_RE`), so the file stays under out/data
             if not _DATA_RE.match(f"data/{key}.json"):
                 raise ValueError(f"refusing to write data path {key!r}")
-            _write(out / "data" / f"{key}.js", script(key, body))
+            _write(staging / "data" / f"{key}.js", script(key, body))
             written += 1
         return written, idx["skipped"]
 

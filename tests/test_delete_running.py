@@ -1,0 +1,54 @@
+"""`studies delete` while `run` is running the study (issue 35 item 5): refused in one line while a live process
+holds its runs' claims, so the run finishes with its report; once that process is gone (here: killed, its claims
+left behind), the delete goes through."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import time
+from contextlib import closing
+from pathlib import Path
+
+from tests.scripted_server import ScriptedServer
+from tests.test_study_cli import CLI, ROOT, game24_reply, invoke, run_args
+
+
+def live_claims(store: Path) -> int:
+    if not store.exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=10)) as conn:
+            sql = "SELECT COUNT(*) FROM run_claims WHERE thread_id LIKE 's/%' AND expires_at >= ?"
+            return int(conn.execute(sql, [time.time()]).fetchone()[0])
+    except sqlite3.Error:  # not made yet
+        return 0
+
+
+def test_deleting_a_running_study_is_refused_in_one_line_until_its_process_is_gone(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    with ScriptedServer(reply=game24_reply, latency=0.5) as server:
+        command = [str(CLI), *run_args("s", store, server, instances="gen:8:1", schemes="standard,llm-llm:rounds=3"),
+                   "--no-progress"]  # fmt: skip
+        running = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            while live_claims(store) == 0:
+                assert running.poll() is None and time.monotonic() < deadline, running.communicate()
+                time.sleep(0.1)
+            refused = invoke("studies", "delete", "s", "--store", str(store), check=2)
+            lines = refused.stderr.strip().splitlines()
+            assert len(lines) == 1 and lines[0].startswith("error: study s is running ("), lines
+            assert lines[0].endswith("stop it (Ctrl-C) or let it finish, then delete it")
+            assert running.poll() is None  # untouched by the refused delete
+            running.send_signal(signal.SIGKILL)
+            running.wait(30)
+        finally:
+            if running.poll() is None:
+                running.kill()
+                running.wait(30)
+    assert live_claims(store) > 0  # the killed process left its claims: they no longer count as running
+    gone = invoke("studies", "delete", "s", "--store", str(store))
+    assert gone.stderr.startswith("deleted study s: ")
+    assert "no study named 's'" in invoke("report", "s", "--store", str(store), check=2).stderr
