@@ -172,3 +172,13 @@ def test_readme_is_a_short_front_door_that_starts_with_the_two_commands() -> Non
     assert lines[1].strip() in ci
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").lstrip().startswith("Apache License")
     assert "## [Unreleased]" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+
+
+def test_every_test_the_reliability_page_names_exists() -> None:
+    """Each promise names the test that shows it: a renamed or deleted test fails here, not silently in the docs."""
+    page = (ROOT / "docs" / "reliability.md").read_text(encoding="utf-8")
+    named = re.findall(r"`(tests/[\w/]+\.py)(?:::(\w+))?`", page)
+    assert len(named) >= 10
+    for path, test in named:
+        source = (ROOT / path).read_text(encoding="utf-8")
+        assert not test or re.search(rf"^def {test}\(", source, re.M), f"{path}::{test} does not exist"
