@@ -1,7 +1,8 @@
 """Intrinsic self-critique's data as the paper describes it (paper 001): many shots drawn from a training pool
 disjoint from the test instances (001:130, Figure 3 up to 64 shots, 001:149-151), Blocksworld 3-7 in the layout
 of its traces (b1..b7, D.1 001:323-345), Logistics* and Logistics-hard at the paper's bounds (001:161), and the
-paper's "±" (a Wald interval, every one of its Tables 1-5) beside our Wilson interval."""
+paper's "±" (mostly a Wald interval, not Table 3's: `report --published` checks each) beside our Wilson
+interval."""
 
 from __future__ import annotations
 
@@ -74,11 +75,30 @@ def test_logistics_star_and_hard_sizes_are_the_papers_bounds() -> None:
 
 
 def test_the_papers_plus_minus_is_a_wald_interval() -> None:
-    # Table 1: Blocksworld 3-5 No-Critique 49.8±4.0 and Table 4: 57.2±3.1 (001:158, 001:200-201)
+    # Table 1: Blocksworld 3-5 No-Critique 49.8±4.0 (001:158) and Table 2: Blocksworld* 3-7 57.2±3.1 (001:169)
     assert round(100 * wald_half_width(299, 600), 1) == 4.0
     assert round(100 * wald_half_width(572, 1000), 1) == 3.1
     low, high = wilson(299, 600)
     assert (round(100 * low, 1), round(100 * high, 1)) == (45.8, 53.8)
+
+
+def test_published_says_which_of_the_papers_plus_minus_are_wald() -> None:
+    """`report --published` sets every "±" of 001's Tables 1-6 against a Wald half-width at the n the paper gives
+    (001:81, 83, 171, 196): Table 3's are none (Grid 9.5±0.0 at no n), the Hard rows fit no one n."""
+    from critiquebench.reports.published import plus_minus_rows
+
+    rows = {r.where: r for r in plus_minus_rows()}
+    assert len(rows) == 30 and all(r.paper == "001" for r in rows.values())
+    assert rows["Table 1, Mystery BW: ± (001:159)"].agrees
+    assert rows["Table 4, 5 votes: ± (001:200)"].ours == "n=1000: ±3.1 ±2.2"
+    grid = rows["Table 3, Grid: ± (001:177)"]
+    assert grid.ours == "n=21: ±12.5 ±21.3" and "9.5±0.0 (fits no n up to 2000)" in grid.reason
+    assert not any(r.agrees for w, r in rows.items() if w.startswith("Table 3"))
+    assert "93.2±1.8 (fits n 709-794)" in rows["Table 2, Logistics*: ± (001:165)"].reason
+    assert rows["Table 2, Logistics Hard: ± (001:166)"].reason.endswith("the whole row: no n up to 2000")
+    # outside Table 3, the rows with a "±" that is no Wald half-width at the stated n (to its 0.1)
+    off = {int(w[-4:-1]) for w, r in rows.items() if not r.agrees and not w.startswith("Table 3")}
+    assert off == {158, 165, 166, 167, 168, 204, 205, 207, 219, 279}
 
 
 def test_report_prints_the_wald_half_width_beside_wilson(tmp_path: Path) -> None:

@@ -372,7 +372,8 @@ def register(app: typer.Typer) -> None:
         store: StoreOpt = None,
         published: Annotated[
             bool, typer.Option("--published", help="Every number of papers 000 and 002 that recorded data can "
-                                                   "check, beside what the data gives (no study, no store).")
+                                                   "check, beside what the data gives, and paper 001's ± against a "
+                                                   "Wald interval (no study, no store).")
         ] = False,
         dataset: Annotated[Path | None, typer.Option(help="Datasets root for --published.")] = None,
     ) -> None:

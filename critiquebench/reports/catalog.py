@@ -21,7 +21,7 @@ class Table:
     help: str
     loop: Callable[[Any, str], Rows] | None = None
     verify: Callable[[str, dict[str, Any], list[dict[str, Any]]], Rows] | None = None
-    intrinsic_figure: bool = False  # its --figure is the intrinsic self-critique paper's Figures 2-4
+    intrinsic_figure: bool = False  # its --figure is the intrinsic self-critique paper's Figure 2, 3 or 4
 
 
 def _table1(db: Any, study: str) -> Rows:
@@ -109,12 +109,12 @@ def report_rows(db: Any, study: str, table: str = "1", compare_to: str | None = 
 
 
 def write_figure(db: Any, study: str, table: str, path: Path) -> str:
-    """Write the figure that goes with `table` (Figure 2, or the intrinsic paper's Figures 2-4); a line saying
-    where."""
+    """Write the figure that goes with `table` (Figure 2, or the intrinsic paper's Figure 2, 3 or 4); a line
+    saying where."""
     if TABLES[table].intrinsic_figure:
         from critiquebench.reports.intrinsic import intrinsic_figure
 
-        return f"Figures 2-4 (intrinsic self-critique) written to {intrinsic_figure(db, study, path)}"
+        return intrinsic_figure(db, study, table, path)
     from critiquebench.reports.figures import budget_figure
     from critiquebench.reports.metrics import budget_curve
 

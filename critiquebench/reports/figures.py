@@ -1,4 +1,5 @@
-"""Figure 2: accuracy against the round budget n, one panel per domain, one line per iterative scheme."""
+"""Report figures: Figure 2 (accuracy against the round budget n, one panel per domain, one line per iterative
+scheme) and the panels and file writing every report figure shares."""
 
 from __future__ import annotations
 
@@ -23,12 +24,8 @@ def budget_figure(points: Sequence[BudgetPoint], path: Path, title: str | None =
     for p in points:
         by_domain[p.domain][p.scheme].append(p)
     domains = list(by_domain) or ["(no iterative runs)"]
-    cols = 2 if len(domains) == 4 else min(len(domains), 3)
-    rows = -(-len(domains) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.4 * rows), squeeze=False)
-    for ax in axes.flat[len(domains) :]:
-        ax.set_visible(False)
-    for ax, domain in zip(axes.flat, domains, strict=False):
+    fig, panels = domain_panels(domains)
+    for ax, domain in zip(panels, domains, strict=False):
         for scheme, series in by_domain.get(domain, {}).items():
             xs = [p.budget for p in series]
             ys = [100 * (p.accuracy or 0.0) for p in series]
@@ -40,10 +37,21 @@ def budget_figure(points: Sequence[BudgetPoint], path: Path, title: str | None =
         ax.grid(alpha=0.3)
         if by_domain.get(domain):
             ax.legend(fontsize=7)
-    for row in axes:
-        row[0].set_ylabel("accuracy (%)")
+    for ax in panels:
+        ax.set_ylabel("accuracy (%)")
     fig.suptitle(f"Figure 2: accuracy by round budget ({title})" if title else "Accuracy by round budget")
     return save_figure(fig, path)
+
+
+def domain_panels(domains: Sequence[str]) -> tuple[Any, list[Any]]:
+    """A figure with one panel per domain (at least one), as the papers lay theirs out: up to three a row."""
+    count = max(len(domains), 1)
+    cols = 2 if count == 4 else min(count, 3)
+    rows = -(-count // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.4 * rows), squeeze=False)
+    for ax in axes.flat[count:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:count])
 
 
 def figure_format(path: Path | str) -> tuple[Path, str]:

@@ -78,8 +78,9 @@ class Table1Row:
     unfinished: int
     small_n: bool = False  # fewer finished runs than studies.guards.SMALL_N: a smoke test, not a finding
     table: str = "1"
-    # the half-width of the Wald interval, z * sqrt(p(1-p)/n): the "±" the intrinsic self-critique paper prints
-    # (every "±" of its Tables 1-5 is this at n = 600 or 1000), beside our Wilson interval
+    # the half-width of the Wald interval, z * sqrt(p(1-p)/n), beside our Wilson interval: the form of most "±" the
+    # intrinsic self-critique paper prints (Tables 1, 2, 4-6 at n = 600 or 1000, a few 0.1 off), not of its
+    # Table 3's (21 problems); `report --published` checks each one (reports.published.PLUS_MINUS)
     wald: float | None = None
 
 

@@ -1,5 +1,6 @@
 """Every number of the self-verification paper (000) and the plan self-critique paper (002) that recorded data
-can check, beside what the data gives, with the reason for each mismatch (`critiquebench report --published`).
+can check, beside what the data gives, with the reason for each mismatch (`critiquebench report --published`);
+and every "±" of the intrinsic self-critique paper (001), against a Wald half-width at the n it gives.
 
 Recorded data: the study's own verification inputs (`self_verification/`) and GPT-4's recorded PlanBench runs
 (`planbench/reference/`), judged by our sound verifiers (the study's Game of 24 reader). Nothing is called and no
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -232,26 +233,103 @@ def backprompting_rows(root: Path) -> list[PublishedRow]:
     return rows
 
 
+# Paper 001's "±" cells as printed (line: row, cells), each row with the number of problems the paper gives its
+# dataset (n) and where it says so; n is None where it gives none.
+PLUS_MINUS: tuple[tuple[str, int, str, int | None, str, str], ...] = (
+    ("Table 1", 158, "Blocksw. 3-5", 600, "001:83", "49.8±4.0 85.5±2.8 89.3±2.5 91.5±2.3"),
+    ("Table 1", 159, "Mystery BW", 600, "001:83", "22.3±3.3 35.2±3.8 37.8±3.9 37.3±3.9"),
+    ("Table 2", 165, "Logistics*", 600, "001:81", "60.7±3.9 93.2±1.8 95.0±1.7"),
+    ("Table 2", 166, "Logistics Hard", None, "", "18.9±2.4 32.8±2.9 38.8±3.9"),
+    ("Table 2", 167, "Mini-Grid*", 600, "001:81", "57.7±3.9 75.2±3.5 79.8±3.2"),
+    ("Table 2", 168, "Mini-Grid Hard", None, "", "39.7±4.0 43.5±4.0 52.3±4.0"),
+    ("Table 2", 169, "Blocksworld* 3-7", 1000, "001:81", "57.2±3.1 79.5±2.5 92.7±1.6"),
+    *(("Table 3", line, row, 21, "001:79, 001:171", cells) for line, row, cells in (
+        (175, "Goldminer", "2.8±2.3 32.3±9.3"), (176, "Rovers", "0±0.0 7.6±6.4"), (177, "Grid", "9.5±0.0 53.3±7.6"),
+        (178, "Grippers", "25.7±5.7 79.0±6.4"), (179, "Satellite", "4.7±3.0 91.4±4.6"),
+        (180, "Depot", "0±0.0 20.9±3.8"), (181, "Movie", "3.8±1.9 100±0.0"), (182, "Ferry", "44.8±8.8 61.9±6.0"),
+        (183, "Vistall", "96.1±3.5 99.0±1.9"))),
+    *(("Table 4", line, row, 1000, "001:196", cells) for line, row, cells in (
+        (200, "5 votes", "57.1±3.1 84.6±2.2"), (201, "2 votes", "56.1±3.1 84.5±2.2"),
+        (202, "no self-consistency", "56.2±3.1 79.7±2.5"), (203, "0-shot self-critic", "55.7±3.1 79.5±2.5"),
+        (204, "temperature 0.2", "56.1±3.1 76.1±2.7"), (205, "temperature 0.5", "56.9±3.1 78.2±2.7"),
+        (206, "no Domain Definition", "56.0±3.1 74.4±2.7"), (207, "no 3-Step Instruction", "55.2±3.1 64.0±3.1"),
+        (208, "no 'verify each action'", "56.1±3.1 57.5±3.1"))),
+    ("Table 5", 219, "Blocksworld 3-5", 600, "001:83", "42.8±3.9 64.2±3.8 68.0±3.7 89.5±2.5"),
+    *(("Table 6", line, row, 600, "001:83", cells) for line, row, cells in (
+        (276, "NL Formatted", "18.5±3.1 19.2±3.1"), (277, "NL CoT+Formatted", "20.3±3.2 29.7±3.7"),
+        (278, "PDDL Formatted", "40.3±3.9 47.3±4.0"), (279, "PDDL CoT+Formatted", "39.2±4.0 65.0±3.8"))),
+)  # fmt: skip
+FIT_N = range(2, 2001)  # the problem counts searched for the ones a "±" fits
+
+
+def _wald_fits(pct: float, half: float, n: int) -> bool:
+    """Some k of n shows as `pct`% (one decimal) and its Wald half-width 1.96 sqrt(p(1-p)/n) as ±`half`."""
+    from critiquebench.reports.metrics import wald_half_width
+
+    centre = round(pct * n / 100)
+    return any(0 <= k <= n and abs(100 * k / n - pct) <= 0.05 + 1e-9
+               and abs(100 * (wald_half_width(k, n) or 0) - half) <= 0.05 + 1e-9
+               for k in (centre - 1, centre, centre + 1))  # fmt: skip
+
+
+def _fits(pct: float, half: float) -> list[int]:
+    return [n for n in FIT_N if _wald_fits(pct, half, n)]
+
+
+def _span(ns: Sequence[int]) -> str:
+    return f"n {ns[0]}-{ns[-1]}" if ns else f"no n up to {FIT_N[-1]}"
+
+
+def plus_minus_rows() -> list[PublishedRow]:
+    """Paper 001's "±" (Tables 1-6) against a Wald half-width at the n it gives the dataset: which are Wald."""
+    from critiquebench.reports.metrics import Z95
+
+    rows = []
+    for table, line, label, n, said, cells in PLUS_MINUS:
+        parsed = [(float(p), float(h)) for p, h in (c.split("±") for c in cells.split())]
+        if n is None:
+            shared = sorted(set.intersection(*(set(_fits(p, h)) for p, h in parsed)))
+            fits = "; ".join(f"{p:g}±{h:.1f}: {_span(_fits(p, h))}" for p, h in parsed)
+            rows.append(PublishedRow("001", f"{table}, {label}: ± (001:{line})", cells, "-", False,
+                                     f"the paper gives this dataset no size; a Wald half-width fits {fits}; "
+                                     f"the whole row: {_span(shared)}"))  # fmt: skip
+            continue
+        wald = " ".join(f"±{100 * Z95 * (p / 100 * (1 - p / 100) / n) ** 0.5:.1f}" for p, _ in parsed)
+        off = [(p, h) for p, h in parsed if not _wald_fits(p, h, n)]
+        reason = f"Wald half-width 1.96 sqrt(p(1-p)/n) at n = {n} ({said})"
+        if off:
+            reason += "; not Wald at that n: " + "; ".join(f"{p:g}±{h:.1f} (fits {_span(_fits(p, h))})" for p, h in off)
+        if not_k := [f"{p:g}" for p, _ in parsed if not any(abs(100 * k / n - p) <= 0.05 for k in range(n + 1))]:
+            reason += (f"; {', '.join(not_k)} {'is' if len(not_k) == 1 else 'are'} no k/{n} either, so a mean over "
+                       "repeated runs, the ± perhaps their spread: the paper does not say")
+        rows.append(PublishedRow("001", f"{table}, {label}: ± (001:{line})", cells, f"n={n}: {wald}", not off,
+                                 reason))  # fmt: skip
+    return rows
+
+
 SECTIONS: tuple[Callable[[Path], list[PublishedRow]], ...] = (
     planning_rows, denominator_rows, coloring_a4_rows, backprompting_rows)
 
 
 def published_rows(root: Path) -> list[PublishedRow]:
-    """Every check, papers' order: recorded answers, denominators, colouring, recorded loops, arithmetic."""
+    """Every check, papers' order: recorded answers, denominators, colouring, recorded loops, arithmetic, and
+    paper 001's "±"."""
     out: list[PublishedRow] = []
     for section in SECTIONS:
         out += section(root)
-    return out + arithmetic_rows()
+    return out + arithmetic_rows() + plus_minus_rows()
 
 
 def published_grids(rows: list[PublishedRow]) -> list[Grid]:
     body = [[r.paper, r.where, r.published, r.ours, "yes" if r.agrees else "NO", r.reason] for r in rows]
     agree = sum(r.agrees for r in rows)
     return [Grid(
-        f"Published numbers of papers 000 and 002 that recorded data can check ({agree} of {len(rows)} agree)",
+        f"Published numbers of papers 000 and 002 that recorded data or arithmetic can check, with paper 001's "
+        f"quotes of them and its ± ({agree} of {len(rows)} agree)",
         ["paper", "where", "published", "recorded data", "agrees", "why / what it rests on"], body,
         "Recorded data: the study's own verification inputs and GPT-4's recorded PlanBench runs under "
-        "../shared/datasets, judged by our sound verifiers; nothing is called and no store is read.")]
+        "../shared/datasets, judged by our sound verifiers; nothing is called and no store is read. 001's ±: "
+        "agrees = a Wald half-width at the n the paper gives the dataset.")]
 
 
 GRIDS[PublishedRow] = published_grids

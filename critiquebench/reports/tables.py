@@ -31,7 +31,8 @@ FORMATS = ("table", "md", "csv", "json")
 
 NOTES = {
     "1": "Accuracy = sound-verified final answers / finished runs; 95% Wilson interval; rounds and tokens "
-    "are means per run (instance x trial).",
+    "are means per run (instance x trial). ± Wald = 1.96 sqrt(p(1-p)/n), the form of most of paper 001's ± "
+    "(Tables 1, 2, 4-6; not Table 3: report --published).",
     "2": "Over every attempt judged by an LLM verifier and the sound verifier. Accuracy: LLM agrees with "
     "the sound verdict. FPR: LLM said valid among sound-invalid answers. FNR: LLM said invalid among "
     "sound-valid answers.",
