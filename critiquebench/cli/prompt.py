@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from critiquebench.cli.domain_options import DomainOptionOpt, domain_options
+
 if TYPE_CHECKING:
     from critiquebench.domains.contract import Domain, Instance
 
@@ -104,6 +106,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(help="Load this selection and show --instance (an id) of it, e.g. --among gen:17:1 "
                          "--instance gen-1-1: generated instances take their examples from their batch."),
         ] = None,
+        domain_option: DomainOptionOpt = None,
     ) -> None:
         """Print the exact chat messages that would be sent: nothing is called."""
         from critiquebench.domains import get_domain, load_instances
@@ -112,9 +115,10 @@ def register(app: typer.Typer) -> None:
             raise _fail("--format must be text or json")
         if purpose not in PURPOSES:
             raise _fail(f"--purpose must be one of {', '.join(PURPOSES)}")
+        flagged = domain_options(domain, domain_option)
         try:
             specs = [p.strip() for p in (prompts or "").split(",") if p.strip()] or None
-            dom = get_domain(domain, prompt_style=style, prompts=specs)
+            dom = get_domain(domain, **{"prompt_style": style, "prompts": specs, **flagged})
             found = load_instances(dom, among or instance, dataset)
             if among is not None:
                 found = [i for i in found if i.id == instance]

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from critiquebench.cli.domain_options import DomainOptionOpt, domain_options
+
 if TYPE_CHECKING:
     from critiquebench.domains import Domain, Instance
 
@@ -148,12 +150,14 @@ def score(
     max_answer_chars: Annotated[
         int, typer.Option(min=1, help="Parse at most this many characters of a response (the rest: truncated).")
     ] = MAX_ANSWER_CHARS,
+    domain_option: DomainOptionOpt = None,
 ) -> None:
     """Score saved LLM answers with the domain's sound verifier; writes one JSON line per answer."""
     from critiquebench.domains import get_domain
 
+    options = {"prompt_style": prompt_style, **domain_options(domain, domain_option)}
     try:
-        chosen = get_domain(domain, prompt_style=prompt_style)
+        chosen = get_domain(domain, **options)
     except Exception as exc:  # noqa: BLE001 - unknown names and broken PDDL folders alike
         _fail(f"--domain {domain}: {exc}")
     if dataset is not None and not dataset.exists():
