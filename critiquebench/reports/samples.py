@@ -114,8 +114,10 @@ def _majority_curve(keys: Sequence[str | None], valid: Sequence[bool]) -> list[b
         if key is not None:
             counts[key] = counts.get(key, 0) + 1
             first.setdefault(key, i)
-            if leader is None or counts[key] > counts[leader] or (
-                counts[key] == counts[leader] and first[key] < first[leader]
+            if (
+                leader is None
+                or counts[key] > counts[leader]
+                or (counts[key] == counts[leader] and first[key] < first[leader])
             ):
                 leader = key
         out.append(valid[first[leader]] if leader is not None else valid[0])
