@@ -99,6 +99,9 @@ def samples(
     base_url: Annotated[
         str | None, typer.Option(help="An endpoint for the calls the recorded samples do not answer.")
     ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="The study's model, over the file's `model` (the endpoint's name for it).")
+    ] = None,
     store: Annotated[str | None, typer.Option("--store", help="Store file or URL (default: $CRITIQUEBENCH_STORE).")] = None,  # noqa: E501
     domain_option: DomainOptionOpt = None,
 ) -> None:
@@ -116,7 +119,7 @@ def samples(
         raise typer.Exit(2) from None
     try:
         done = import_samples(file, resolve_store(store), study, domain, options=options, dataset=dataset, ks=ks,
-                              schemes=split_schemes(schemes or ""), base_url=base_url)  # fmt: skip
+                              schemes=split_schemes(schemes or ""), base_url=base_url, model=model)  # fmt: skip
     except (SamplesError, ConfigError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -133,7 +136,8 @@ def samples(
         f"scheme(s), {', '.join(done.config.schemes[:3])}{', ...' if len(done.config.schemes) > 3 else ''}.\n"
         f"Report it (no LLM calls): critiquebench report {study} --table pass-at-k"
         + (" (--table labels: the source's verdicts beside ours)" if done.labelled else "")
-        + f"\nReplay its schemes through the graphs: critiquebench resume {study} --replay"
+        + (f"\nReplay its schemes through the graphs: critiquebench resume {study} --replay" if done.config.replay
+           else f"\nRun it (the schemes the samples do not answer call {base_url}): critiquebench resume {study}")
     )
     if done.bad:
         raise typer.Exit(1)

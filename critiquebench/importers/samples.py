@@ -246,10 +246,12 @@ def import_samples(
     ks: Sequence[int] | None = None,
     schemes: Sequence[str] = (),
     base_url: str | None = None,
+    model: str | None = None,
 ) -> Imported:
     """Judge and record `source`'s samples as study `study` of `domain` (see the module docstring). `ks`: the k of
     the sampling and self-consistency schemes (default every k up to the most samples an instance has);
-    `schemes`: more schemes, which need new LLM calls and are left out (with a note) unless `base_url` is given.
+    `schemes`: more schemes, which need new LLM calls and are left out (with a note) unless `base_url` is given;
+    `model`: the study's model (the endpoint's name for it), over the rows' own.
     Raises SamplesError (or ConfigError) when nothing can be imported."""
     options = dict(options or {})
     try:
@@ -260,7 +262,7 @@ def import_samples(
         raise SamplesError(f"--dataset {dataset} does not exist")
     parsed = [parse_row(number, record) for number, record in read_rows(source)]
     bad = [p for p in parsed if isinstance(p, BadLine)]
-    rows = [p for p in parsed if isinstance(p, Row)]
+    rows = [p if model is None else replace(p, model=model) for p in parsed if isinstance(p, Row)]
     model, temperature, notes = _common(rows, bad)
     rows = [r for r in rows if (r.model or DEFAULT_MODEL) == model and _same(r.temperature, temperature)]
     judged, instances = _judge(chosen, rows, dataset, bad)
