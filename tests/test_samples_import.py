@@ -208,3 +208,16 @@ def test_plans_as_responses_in_a_planning_domain_and_a_pddl_folder(tmp_path: Pat
 
 def _report_at(store: Path, name: str) -> list[dict[str, Any]]:
     return json.loads(invoke("report", name, "--table", "pass-at-k", "--format", "json", "--store", str(store)).stdout)
+
+
+def test_store_copy_and_delete_carry_the_samples(imported: tuple[Path, list[Any]]) -> None:
+    tmp_path, _ = imported
+    invoke("store", "copy", str(tmp_path / "s.sqlite"), str(tmp_path / "copy.sqlite"))
+    assert _report_at(tmp_path / "copy.sqlite", "log") == _report(tmp_path, "log", "pass-at-k")
+    invoke("studies", "delete", "log", "--store", str(tmp_path / "copy.sqlite"))
+    gone = invoke("report", "log", "--table", "pass-at-k", "--store", str(tmp_path / "copy.sqlite"), check=2)
+    assert gone.stderr.startswith("error:")
+    from critiquebench.store.db import opened
+
+    with opened(tmp_path / "copy.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM recorded_samples").fetchone()[0] == 0
