@@ -11,6 +11,7 @@ Table
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -39,7 +40,7 @@ def replace_samples(db: Any, study: str, domain: str, rows: Iterable[Mapping[str
     db.execute("DELETE FROM recorded_samples WHERE study = ? AND domain = ?", [study, domain])
     values = [[study, domain, *(_stored(db, c, row[c]) for c in COLUMNS[2:])] for row in rows]
     conn = getattr(db, "conn", None)
-    if conn is not None:  # SQLite: one statement for every row
+    if isinstance(conn, sqlite3.Connection):  # one statement for every row (Postgres: a row at a time)
         conn.executemany(_INSERT, values)
     else:
         for row in values:

@@ -221,3 +221,12 @@ def test_store_copy_and_delete_carry_the_samples(imported: tuple[Path, list[Any]
 
     with opened(tmp_path / "copy.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM recorded_samples").fetchone()[0] == 0
+
+
+def test_a_postgres_store_imports_and_reports_the_same(imported: tuple[Path, list[Any]], pg_store: str) -> None:
+    tmp_path, rows = imported
+    source = _write_jsonl(tmp_path / "clean.jsonl", rows)
+    invoke("import", "samples", str(source), "--domain", "game24", "--study", "log", "--dataset", str(DATASETS),
+           "--store", pg_store, *LENIENT, "--k", ",".join(map(str, KS)))  # fmt: skip
+    out = invoke("report", "log", "--table", "pass-at-k", "--format", "json", "--store", pg_store).stdout
+    assert json.loads(out) == _report(tmp_path, "log", "pass-at-k")
