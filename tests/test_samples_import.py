@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from critiquebench.domains import get_domain, load_instances
+from critiquebench.domains import BUILTIN, get_domain, load_instances
 from critiquebench.domains.arith import solve
 from critiquebench.nodes.voting import pick_consistent
 
@@ -187,23 +187,25 @@ def test_nothing_is_stored_when_no_line_imports_and_extra_schemes_say_why(tmp_pa
     assert missing.stderr.startswith("error:")
 
 
-def test_plans_as_responses_in_a_planning_domain_and_a_pddl_folder(tmp_path: Path) -> None:
-    for name, selection, dataset in (("blocksworld", "2,3", DATASETS),
-                                     (str(DATASETS / "autoplanbench" / "gripper"), "1,2", None)):  # fmt: skip
-        domain = get_domain(name)
-        rows = []
-        for instance in load_instances(domain, selection, dataset):
-            for kind in ("random", "correct"):
-                text = domain.candidate(instance, kind, random.Random(0))
-                rows.append({"instance": instance.id, "response": text})
-        source = _write_jsonl(tmp_path / "plans.jsonl", rows)
-        study = f"plans-{len(name)}"
-        args = ["--dataset", str(dataset)] if dataset else []
-        invoke("import", "samples", str(source), "--domain", name, "--study", study, "--store",
-               str(tmp_path / "p.sqlite"), *args)  # fmt: skip
-        report = {r["k"]: r for r in _report_at(tmp_path / "p.sqlite", study)}
-        assert report[1]["sampling_correct"] == 0 and report[2]["sampling_correct"] == 2, name
-        assert report[2]["pass_at_k"] == 1.0 and report[1]["pass_at_k"] == 0.5
+BUILTIN_CASES = [(name, "gen:2:1" if spec.generated else "1,2" if name == "coloring" else "2,3", not spec.generated)
+                 for name, spec in BUILTIN.items()]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "selection", "from_dataset"), [
+    *BUILTIN_CASES, (str(DATASETS / "autoplanbench" / "gripper"), "1,2", False)])  # fmt: skip
+def test_every_builtin_domain_and_a_pddl_folder(tmp_path: Path, name: str, selection: str, from_dataset: bool) -> None:
+    """A wrong answer (plan) then a right one per instance: pass@1 = 0.5, and both found by k = 2."""
+    domain = get_domain(name)
+    rows = [{"instance": instance.id, "response": domain.candidate(instance, kind, random.Random(0))}
+            for instance in load_instances(domain, selection, DATASETS if from_dataset else None)
+            for kind in ("random", "correct")]  # fmt: skip
+    source = _write_jsonl(tmp_path / "samples.jsonl", rows)
+    store = tmp_path / "p.sqlite"
+    args = ["--dataset", str(DATASETS)] if from_dataset else []
+    invoke("import", "samples", str(source), "--domain", name, "--study", "s", "--store", str(store), *args)
+    report = {r["k"]: r for r in _report_at(store, "s")}
+    assert report[1]["sampling_correct"] == 0 and report[2]["sampling_correct"] == 2, name
+    assert report[2]["pass_at_k"] == 1.0 and report[1]["pass_at_k"] == 0.5
 
 
 def _report_at(store: Path, name: str) -> list[dict[str, Any]]:
