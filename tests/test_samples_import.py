@@ -141,6 +141,13 @@ def test_majority_ties_go_to_the_earliest_answer_as_the_study_vote(tmp_path: Pat
     invoke("resume", "tie", "--replay", "--store", str(tmp_path / "s.sqlite"))
     table1 = {r["scheme"]: r["correct"] for r in _report(tmp_path, "tie", "1")}
     assert {k: table1[f"self-consistency:k={k}"] for k in maj} == maj
+    # vote=text (the study's code): "2 * (5 + 8) - 2" and "(5 + 8) * 2 - 2" would be two answers; here the
+    # texts repeat exactly, so the picks are the same, and the replayed self-consistency:vote=text agrees
+    _import(tmp_path, "tie-text", source, "--k", "1,2,3,4,6", "--vote", "text")
+    texts = {r["k"]: r["maj_correct"] for r in _report(tmp_path, "tie-text", "pass-at-k")}
+    invoke("resume", "tie-text", "--replay", "--store", str(tmp_path / "s.sqlite"))
+    table1 = {r["scheme"]: r["correct"] for r in _report(tmp_path, "tie-text", "1")}
+    assert texts == {k: table1[f"self-consistency:k={k},vote=text"] for k in texts} == maj
 
 
 def test_the_labels_table_lists_the_planted_disagreement(imported: tuple[Path, list[Any]]) -> None:
@@ -232,3 +239,18 @@ def test_a_postgres_store_imports_and_reports_the_same(imported: tuple[Path, lis
            "--store", pg_store, *LENIENT, "--k", ",".join(map(str, KS)))  # fmt: skip
     out = invoke("report", "log", "--table", "pass-at-k", "--format", "json", "--store", pg_store).stdout
     assert json.loads(out) == _report(tmp_path, "log", "pass-at-k")
+
+
+def test_vote_text_counts_reply_texts_as_the_study_code(tmp_path: Path) -> None:
+    """One right expression written three ways, one wrong one twice (tests/test_self_consistency_vote.py)."""
+    from tests.test_self_consistency_vote import REPLIES
+
+    source = _write_jsonl(tmp_path / "901.jsonl", [{"instance": "901", "response": r} for r in REPLIES])
+    for name, vote, right in (("by-answer", "answer", 1), ("by-text", "text", 0)):
+        # the study's server cut each reply at its stop, so its code compared the texts before "[ANSWER END]"
+        _import(tmp_path, name, source, "--k", "5", "--vote", vote, "--domain-option", "stop=[ANSWER END]")
+        (row,) = _report(tmp_path, name, "pass-at-k")
+        assert (row["vote"], row["maj_correct"]) == (vote, right)
+        invoke("resume", name, "--replay", "--store", str(tmp_path / "s.sqlite"))
+        table1 = {r["scheme"]: r["correct"] for r in _report(tmp_path, name, "1")}
+        assert table1[f"self-consistency:k=5{',vote=text' if vote == 'text' else ''}"] == right

@@ -102,6 +102,9 @@ def samples(
     model: Annotated[
         str | None, typer.Option(help="The study's model, over the file's `model` (the endpoint's name for it).")
     ] = None,
+    vote: Annotated[
+        str, typer.Option(help="What self-consistency counts: answer (canonical answers) or text (reply texts).")
+    ] = "answer",
     store: Annotated[str | None, typer.Option("--store", help="Store file or URL (default: $CRITIQUEBENCH_STORE).")] = None,  # noqa: E501
     domain_option: DomainOptionOpt = None,
 ) -> None:
@@ -119,7 +122,8 @@ def samples(
         raise typer.Exit(2) from None
     try:
         done = import_samples(file, resolve_store(store), study, domain, options=options, dataset=dataset, ks=ks,
-                              schemes=split_schemes(schemes or ""), base_url=base_url, model=model)  # fmt: skip
+                              schemes=split_schemes(schemes or ""), base_url=base_url, model=model,
+                              vote=vote)  # fmt: skip
     except (SamplesError, ConfigError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -247,11 +247,13 @@ def import_samples(
     schemes: Sequence[str] = (),
     base_url: str | None = None,
     model: str | None = None,
+    vote: str = "answer",
 ) -> Imported:
     """Judge and record `source`'s samples as study `study` of `domain` (see the module docstring). `ks`: the k of
     the sampling and self-consistency schemes (default every k up to the most samples an instance has);
     `schemes`: more schemes, which need new LLM calls and are left out (with a note) unless `base_url` is given;
-    `model`: the study's model (the endpoint's name for it), over the rows' own.
+    `model`: the study's model (the endpoint's name for it), over the rows' own; `vote`: what self-consistency
+    counts (`nodes.voting.VOTE_ON`: canonical answers, or reply texts as the self-verification study's code).
     Raises SamplesError (or ConfigError) when nothing can be imported."""
     options = dict(options or {})
     try:
@@ -271,7 +273,8 @@ def import_samples(
         raise SamplesError(f"no sample could be imported{': ' + shown if shown else ''}")
     per = {ref: len(items) for ref, items in judged.items()}
     ks = _ks(ks, per, notes)
-    wanted = ["standard", *(f"sampling:k={k}" for k in ks), *(f"self-consistency:k={k}" for k in ks)]
+    voted = "" if vote == "answer" else f",vote={vote}"
+    wanted = ["standard", *(f"sampling:k={k}" for k in ks), *(f"self-consistency:k={k}{voted}" for k in ks)]
     extra, left_out = _extra_schemes(schemes, base_url)
     spec_list = canonical_schemes(tuple(dict.fromkeys([*wanted, *extra])))
     ids = [instances[ref].id for ref in judged]
