@@ -161,7 +161,7 @@ def test_the_labels_table_lists_the_planted_disagreement(imported: tuple[Path, l
     assert "Disagreements" in text and wrong["reason"][:20] in text
 
 
-def test_a_csv_and_a_dataframe_import_the_same_study(imported: tuple[Path, list[Any]]) -> None:
+def test_a_csv_a_parquet_file_and_a_dataframe_import_the_same_study(imported: tuple[Path, list[Any]]) -> None:
     pandas = pytest.importorskip("pandas")
     import critiquebench as cb
 
@@ -176,8 +176,11 @@ def test_a_csv_and_a_dataframe_import_the_same_study(imported: tuple[Path, list[
                              store=tmp_path / "s.sqlite", dataset=DATASETS,
                              domain_options={"reader": "lenient"})  # fmt: skip
     assert done["samples"] == len(rows) and not done["skipped"]
+    pandas.DataFrame(rows).to_parquet(tmp_path / "log.parquet")
+    _import(tmp_path, "from-parquet", tmp_path / "log.parquet", "--k", ",".join(map(str, KS)))
     expected = _report(tmp_path, "log", "pass-at-k")
     assert _report(tmp_path, "from-csv", "pass-at-k") == expected
+    assert _report(tmp_path, "from-parquet", "pass-at-k") == expected
     assert _report(tmp_path, "from-frame", "pass-at-k") == expected
     assert _report(tmp_path, "from-frame", "labels") == _report(tmp_path, "log", "labels")
 
