@@ -19,11 +19,23 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Result", "StudyError", "__version__", "define", "list_studies", "report", "resume", "rounds", "run", "runs"]
+__all__ = ["Result", "StudyError", "__version__", "define", "import_samples", "list_studies", "report", "resume",
+           "rounds", "run", "runs"]  # fmt: skip
 _API = frozenset(__all__) - {"__version__"}
 
 if TYPE_CHECKING:
-    from critiquebench.api import Result, StudyError, define, list_studies, report, resume, rounds, run, runs
+    from critiquebench.api import (
+        Result,
+        StudyError,
+        define,
+        import_samples,
+        list_studies,
+        report,
+        resume,
+        rounds,
+        run,
+        runs,
+    )
 
 
 class _NoPandasForSqliteUtils(importlib.abc.MetaPathFinder):

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
     from critiquebench.studies.config import StudyConfig
 
-__all__ = ["Result", "Settings", "StudyError", "define", "list_studies", "report", "resume", "rounds", "run", "runs"]
+__all__ = ["Result", "Settings", "StudyError", "define", "import_samples", "list_studies", "report", "resume", "rounds",
+           "run", "runs"]  # fmt: skip
 
 Store = str | os.PathLike[str] | None
 Names = str | Sequence[str]
@@ -249,6 +250,30 @@ def report(name: str, *, store: Store = None, table: str = "1", fmt: str = "md",
             return render(report_rows(db, name, table, compare), fmt)
     except (ReportError, StoreError) as exc:
         raise _one_line(exc) from exc
+
+
+def import_samples(
+    samples: pandas.DataFrame | str | os.PathLike[str], *, domain: str, study: str, store: Store = None,
+    k: Sequence[int] | None = None, dataset: str | os.PathLike[str] | None = None,
+    domain_options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """`critiquebench import samples`: recorded samples (a DataFrame with columns instance, response and optionally
+    sample, messages or prompt, label, model, temperature; or a .jsonl / .csv / .parquet file) as study `study`.
+    Returns what was imported: samples, instances, valid (by our sound verifier), labelled, schemes, and `skipped`
+    (one "line N: reason" per bad row; a DataFrame's rows count from 1). Nothing is imported when it raises."""
+    from critiquebench.importers.samples import SamplesError
+    from critiquebench.importers.samples import import_samples as run_import
+    from critiquebench.studies.config import ConfigError
+
+    source = samples if hasattr(samples, "to_dict") else Path(samples)
+    try:
+        done = run_import(source, _store(store), study, domain, options=domain_options,
+                          dataset=Path(dataset) if dataset else None, ks=k)  # fmt: skip
+    except (SamplesError, ConfigError) as exc:
+        raise _one_line(exc) from exc
+    return {"study": study, "samples": done.samples, "instances": done.instances, "valid": done.valid,
+            "labelled": done.labelled, "schemes": list(done.config.schemes),
+            "skipped": [b.describe() for b in done.bad], "notes": list(done.notes)}  # fmt: skip
 
 
 def list_studies(*, store: Store = None) -> list[dict[str, Any]]:

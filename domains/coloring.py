@@ -289,6 +289,10 @@ def _study_ablation(edges: list[tuple[int, int]], rng: random.Random) -> tuple[i
     return vertex, rng.choice(sorted(neighbours[vertex]))
 
 
+# The options `make_coloring` takes beside `prompts` and `prompt_style` (`domains.options` types flags by it).
+OPTIONS: dict[str, type] = {"vertices": list, "form": str}
+
+
 def make_coloring(**options: Any) -> Coloring:
     """The registry's factory: `vertices=(low, high)` for generated graphs; `form` "chat" (default) or
     "transcript" (the study's calls, `study_transcript`); `prompt_style` is accepted and unused."""

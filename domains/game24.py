@@ -349,6 +349,10 @@ def _text(instance: Instance) -> str:
     return " ".join(str(n) for n in instance.data["numbers"])
 
 
+# The options `make_game24` takes beside `prompts` and `prompt_style` (`domains.options` types flags by it).
+OPTIONS: dict[str, type] = {"reader": str, "form": str, "paper_levels": bool}
+
+
 def make_game24(**options: Any) -> Game24:
     """The registry's factory: `reader` "study" (default: the study's first line before "=") or "lenient" (our
     reader, anywhere in the answer); `form` "chat" (default: chat turns) or "transcript" (the study's calls);

@@ -20,15 +20,18 @@ from critiquebench.store.checkpoints import open_saver
 from critiquebench.store.db import Locator, opened
 from critiquebench.store.postgres import is_postgres
 from critiquebench.store.results import ROUND_TEXTS, RUN_TEXTS
+from critiquebench.store.samples import SCHEMA as SAMPLES_SCHEMA
 from critiquebench.store.texts import kept, kept_messages
 from critiquebench.store.verify import SCHEMA as VERIFY_SCHEMA
 
 log = logging.getLogger(__name__)
 
 # Tables of our own, in an order that keeps every study's definition ahead of its runs.
-TABLES = ("texts", "studies", "runs", "attempts", "round_calls", "llm_calls", "llm_events", "verify_results")
+TABLES = ("texts", "studies", "runs", "attempts", "round_calls", "llm_calls", "llm_events", "verify_results",
+          "recorded_samples")  # fmt: skip
 # The columns that may hold a long text, kept as references in the copy (message lists: `_MESSAGES`).
-_TEXTS = {"runs": RUN_TEXTS, "attempts": ROUND_TEXTS, "round_calls": ("sound_reason",), "llm_calls": ("response",)}
+_TEXTS = {"runs": RUN_TEXTS, "attempts": ROUND_TEXTS, "round_calls": ("sound_reason",), "llm_calls": ("response",),
+          "recorded_samples": ("response", "answer")}  # fmt: skip
 _MESSAGES = {"llm_calls": "messages"}
 _NO_KEY = {"llm_events": ("ts", "key", "kind")}  # no primary key: these columns identify an event
 _BATCH = 500
@@ -116,7 +119,7 @@ def copy_store(source: Locator, destination: Locator, schema: Iterable[str] = ()
     report = CopyReport()
     with opened(source) as src, opened(destination) as dst:
         present = _tables(src, source)
-        _ensure_destination(dst, [*schema, VERIFY_SCHEMA])
+        _ensure_destination(dst, [*schema, VERIFY_SCHEMA, SAMPLES_SCHEMA])
         for table in TABLES:
             if table in present:
                 report.rows[table] = _copy_table(src, dst, table)

@@ -96,7 +96,7 @@ def delete_study(db: sqlite_utils.Database, name: str) -> dict[str, int]:
                 removed[table] = db.execute(
                     f"DELETE FROM {table} WHERE substr(thread_id, 1, ?) = ?", [len(prefix), prefix]
                 ).rowcount
-        for table in ("runs", "verify_results", "budgets"):
+        for table in ("runs", "verify_results", "budgets", "recorded_samples"):
             if table in tables:
                 removed[table] = db.execute(f"DELETE FROM {table} WHERE study = ?", [name]).rowcount
         removed["studies"] = db.execute("DELETE FROM studies WHERE name = ?", [name]).rowcount

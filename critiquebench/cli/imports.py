@@ -1,4 +1,4 @@
-"""`critiquebench import planbench FILE --study NAME`: recorded studies as cache entries plus a replayable study."""
+"""`critiquebench import planbench | samples`: recorded studies as cache entries plus a replayable study."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from critiquebench.cli.domain_options import DomainOptionOpt, domain_options
 
 import_app = typer.Typer(no_args_is_help=True, help=__doc__)
 
@@ -76,6 +78,73 @@ def planbench(
     if done.unanswered:
         shown = ", ".join(map(str, done.unanswered[:5])) + (", ..." if len(done.unanswered) > 5 else "")
         typer.echo(f"skipped {len(done.unanswered)} instance(s) with no recorded answer, as PlanBench does: {shown}")
+
+
+@import_app.command("samples")
+def samples(
+    file: Annotated[Path, typer.Argument(help="Samples as JSON lines, CSV or Parquet (by suffix): instance and "
+                                              "response per row; optional sample, messages or prompt, label, "
+                                              "model, temperature.")],
+    domain: Annotated[str, typer.Option("--domain", "-d", help="game24, coloring, blocksworld, ... or a folder.")],
+    study: Annotated[str, typer.Option("--study", help="Name of the study to define.")],
+    k: Annotated[
+        str | None,
+        typer.Option("--k", help="The k of sampling:k=K and self-consistency:k=K, e.g. 1,5,15,100 (default: "
+                                 "every k up to the most samples an instance has)."),
+    ] = None,
+    dataset: Annotated[Path | None, typer.Option(help="Datasets root or the domain's own data.")] = None,
+    schemes: Annotated[
+        str | None, typer.Option(help="More schemes (e.g. llm-llm): they need new LLM calls, so --base-url.")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="An endpoint for the calls the recorded samples do not answer.")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="The study's model, over the file's `model` (the endpoint's name for it).")
+    ] = None,
+    vote: Annotated[
+        str, typer.Option(help="What self-consistency counts: answer (canonical answers) or text (reply texts).")
+    ] = "answer",
+    store: Annotated[str | None, typer.Option("--store", help="Store file or URL (default: $CRITIQUEBENCH_STORE).")] = None,  # noqa: E501
+    domain_option: DomainOptionOpt = None,
+) -> None:
+    """Import anyone's recorded samples (k answers per instance) as a study: standard, sampling:k=K and
+    self-consistency:k=K replay them with 0 LLM calls; `report NAME --table pass-at-k` and `--table labels`."""
+    from critiquebench.importers.samples import SamplesError, import_samples
+    from critiquebench.store.db import resolve_store
+    from critiquebench.studies.config import ConfigError, split_list, split_schemes
+
+    options = domain_options(domain, domain_option)
+    try:
+        ks = [int(v) for v in split_list(k)] if k else None
+    except ValueError:
+        typer.echo(f"error: --k {k}: a comma-separated list of integers, e.g. 1,5,15,100", err=True)
+        raise typer.Exit(2) from None
+    try:
+        done = import_samples(file, resolve_store(store), study, domain, options=options, dataset=dataset, ks=ks,
+                              schemes=split_schemes(schemes or ""), base_url=base_url, model=model,
+                              vote=vote)  # fmt: skip
+    except (SamplesError, ConfigError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    for bad in done.bad[:20]:
+        typer.echo(f"skipped {bad.describe()}", err=True)
+    if len(done.bad) > 20:
+        typer.echo(f"skipped {len(done.bad) - 20} more line(s)", err=True)
+    for line in (*done.notes, *done.left_out):
+        typer.echo(line, err=True)
+    labelled = f", {done.labelled} with the source's label" if done.labelled else ""
+    typer.echo(
+        f"imported {done.samples} sample(s) of {done.instances} instance(s) as model {done.config.model!r} "
+        f"({done.valid} valid by our sound verifier{labelled}); study {study!r}: {len(done.config.schemes)} "
+        f"scheme(s), {', '.join(done.config.schemes[:3])}{', ...' if len(done.config.schemes) > 3 else ''}.\n"
+        f"Report it (no LLM calls): critiquebench report {study} --table pass-at-k"
+        + (" (--table labels: the source's verdicts beside ours)" if done.labelled else "")
+        + (f"\nReplay its schemes through the graphs: critiquebench resume {study} --replay" if done.config.replay
+           else f"\nRun it (the schemes the samples do not answer call {base_url}): critiquebench resume {study}")
+    )
+    if done.bad:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

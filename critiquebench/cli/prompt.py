@@ -7,7 +7,8 @@ The answer under review is `--answer`, else a candidate of `--kind` (default: co
 
 Every message the call carries is printed, the system message first (text: each under a `--- role ---` header;
 `--format json`: the list of {role, content} exactly as sent). What a domain sends depends on its options: a study
-file's (`--config studies/X.toml`: its `[domain_options.DOMAIN]`, prompt files and dataset) or `--option KEY=VALUE`.
+file's (`--config studies/X.toml`: its `[domain_options.DOMAIN]`, prompt files and dataset) or
+`--domain-option KEY=VALUE` (also `--option`).
 So the self-verification study's Game of 24 and colouring calls (`form = "transcript"`) carry their system message,
 and `--option verifier=val_form --purpose critique` (or `--config studies/plan_critique.toml`) is paper 002's
 plan verifier, with its own system message.
@@ -22,11 +23,12 @@ from __future__ import annotations
 
 import json
 import random
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from critiquebench.cli.domain_options import domain_options
 
 if TYPE_CHECKING:
     from critiquebench.domains.contract import Domain, Instance
@@ -75,22 +77,9 @@ def _replies(path: Path | None) -> list[str]:
     return data
 
 
-def parse_option(given: str) -> tuple[str, Any]:
-    """`KEY=VALUE` as a domain option: VALUE read as a TOML value (`true`, `3`, `["[ANSWER END]"]`), else as
-    text (`form=transcript`), as a study file's `[domain_options]` would hold it."""
-    key, sep, value = given.partition("=")
-    if not sep or not key.strip():
-        raise ValueError(f"--option takes KEY=VALUE (e.g. form=transcript), not {given!r}")
-    try:
-        return key.strip(), tomllib.loads(f"v = {value}")["v"]
-    except tomllib.TOMLDecodeError:
-        return key.strip(), value
-
-
-def domain_options(domain: str, config: Path | None, options: list[str], prompts: str | None
-                   ) -> tuple[dict[str, Any], Path | None]:  # fmt: skip
+def study_options(domain: str, config: Path | None, prompts: str | None) -> tuple[dict[str, Any], Path | None]:
     """The options `domain` is built with, and the study's dataset: the study file's `[domain_options.DOMAIN]`
-    and prompt files (every domain's, then the domain's own), then `--prompts`, then each `--option`."""
+    and prompt files (every domain's, then the domain's own), then `--prompts` (`--domain-option` comes last)."""
     found: dict[str, Any] = {}
     specs: list[str] = []
     dataset = None
@@ -105,7 +94,6 @@ def domain_options(domain: str, config: Path | None, options: list[str], prompts
         specs = [*(study.get("prompts") or []), *found.pop("prompts", [])]
         dataset = Path(study["dataset"]) if isinstance(study.get("dataset"), str) else None
     specs += [p.strip() for p in (prompts or "").split(",") if p.strip()]
-    found.update(parse_option(given) for given in options)
     if specs:
         found["prompts"] = specs
     return found, dataset
@@ -150,14 +138,15 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(help="A study file: print what that study sends (its domain options, prompts, dataset)."),
         ] = None,
-        option: Annotated[
-            list[str] | None,
-            typer.Option(help="A domain option KEY=VALUE, repeatable: form=transcript, verifier=val_form, ..."),
-        ] = None,
         among: Annotated[
             str | None,
             typer.Option(help="Load this selection and show --instance (an id) of it, e.g. --among gen:17:1 "
                          "--instance gen-1-1: generated instances take their examples from their batch."),
+        ] = None,
+        domain_option: Annotated[
+            list[str] | None,
+            typer.Option("--domain-option", "--option", help="A domain option as in a study file's [domain_options] "
+                         "(repeatable): KEY=VALUE, e.g. form=transcript, verifier=val_form, reader=lenient."),
         ] = None,
     ) -> None:
         """Print the exact chat messages that would be sent: nothing is called."""
@@ -167,8 +156,10 @@ def register(app: typer.Typer) -> None:
             raise _fail("--format must be text or json")
         if purpose not in PURPOSES:
             raise _fail(f"--purpose must be one of {', '.join(PURPOSES)}")
+        flagged = domain_options(domain, domain_option)
         try:
-            options, study_data = domain_options(domain, config, option or [], prompts)
+            options, study_data = study_options(domain, config, prompts)
+            options.update(flagged)
             if style is not None:
                 options["prompt_style"] = style
             dom = get_domain(domain, **options)

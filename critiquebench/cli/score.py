@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from critiquebench.cli.domain_options import DomainOptionOpt, domain_options
+
 if TYPE_CHECKING:
-    from critiquebench.domains import Domain, Instance
+    from critiquebench.domains import Domain
 
 log = logging.getLogger(__name__)
 
@@ -35,52 +37,6 @@ class Level(StrEnum):
     all = "all"
 
 
-class InstanceCache:
-    """Instance references (ids or file paths) resolved once each; failures are cached as their message."""
-
-    def __init__(self, domain: Domain, dataset: Path | None) -> None:
-        self.domain, self.dataset = domain, dataset
-        self._found: dict[str, Instance | str] = {}
-
-    def preload(self, refs: Iterable[str]) -> None:
-        """Load many numeric ids in one pass over the dataset; on any failure fall back to one by one."""
-        ids = [r for r in dict.fromkeys(refs) if r not in self._found and r.isdigit()]
-        if len(ids) < 2:
-            return
-        from critiquebench.domains import load_instances
-
-        try:
-            instances = load_instances(self.domain, ",".join(ids), self.dataset)
-        except Exception as exc:  # noqa: BLE001 - any failure means: resolve each id alone for exact errors
-            log.debug("batch load failed (%s); loading ids one by one", exc)
-            return
-        self._found.update({instance.id: instance for instance in instances})
-
-    def get(self, ref: str) -> Instance | str:
-        """The instance, or the error message saying why there is none."""
-        if ref not in self._found:
-            try:
-                self._found[ref] = self._load(ref)
-            except Exception as exc:  # noqa: BLE001 - reported on the output line, never a traceback
-                self._found[ref] = f"instance {ref!r}: {exc}"
-        return self._found[ref]
-
-    def _load(self, ref: str) -> Instance:
-        path = Path(ref).expanduser()
-        if not ref.isdigit() and path.exists():
-            instances = self.domain.load(None, path)
-        elif ref.startswith("gen-") and len(parts := ref.split("-")) == 3:
-            seed, index = int(parts[1]), int(parts[2])
-            instances = self.domain.generate(index, seed)[-1:] if index >= 1 else []
-        else:
-            from critiquebench.domains import load_instances
-
-            instances = load_instances(self.domain, ref, self.dataset)
-        if len(instances) != 1:
-            raise ValueError(f"refers to {len(instances)} instances, not one")
-        return instances[0]
-
-
 MAX_ANSWER_CHARS = 100_000  # far beyond any answer the domains expect (a 100-step plan is ~5,000 characters)
 
 
@@ -88,6 +44,8 @@ def score_lines(
     domain: Domain, lines: Iterable[str], level: str, dataset: Path | None, max_chars: int = MAX_ANSWER_CHARS
 ) -> Iterator[dict[str, Any]]:
     """One result per non-blank input line (see module docstring)."""
+    from critiquebench.domains.references import InstanceCache
+
     cache = InstanceCache(domain, dataset)
     rows = [(number, line) for number, line in enumerate(lines, start=1) if line.strip()]
     parsed = [_parse_line(line) for _, line in rows]
@@ -149,12 +107,14 @@ def score(
     max_answer_chars: Annotated[
         int, typer.Option(min=1, help="Parse at most this many characters of a response (the rest: truncated).")
     ] = MAX_ANSWER_CHARS,
+    domain_option: DomainOptionOpt = None,
 ) -> None:
     """Score saved LLM answers with the domain's sound verifier; writes one JSON line per answer."""
     from critiquebench.domains import get_domain
 
+    options = {"prompt_style": prompt_style, **domain_options(domain, domain_option)}
     try:
-        chosen = get_domain(domain, prompt_style=prompt_style)
+        chosen = get_domain(domain, **options)
     except Exception as exc:  # noqa: BLE001 - unknown names and broken PDDL folders alike
         _fail(f"--domain {domain}: {exc}")
     if dataset is not None and not dataset.exists():

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
+from critiquebench.cli.domain_options import DomainOptionOpt
 from critiquebench.reports.catalog import HELP as REPORT_HELP
 
 if TYPE_CHECKING:  # what the commands run is imported in their bodies, so --help loads none of it
@@ -296,6 +297,7 @@ def register(app: typer.Typer) -> None:
         workers: WorkersOpt = 2,
         ray_address: RayAddressOpt = None,
         yes: YesOpt = False,
+        domain_option: DomainOptionOpt = None,
     ) -> None:
         """Run a study; running it again with the same definition resumes it."""
         from critiquebench.store.db import StoreError, store_exists
@@ -309,7 +311,7 @@ def register(app: typer.Typer) -> None:
         flags = dict(domains=domains, instances=instances, schemes=schemes, model=model, base_url=base_url,
                      dataset=str(dataset) if dataset else None, trials=trials, temperature=temperature,
                      max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
-                     budget_tokens=budget_tokens, prompts=prompts)  # fmt: skip
+                     budget_tokens=budget_tokens, prompts=prompts, domain_option=domain_option or None)  # fmt: skip
         try:  # nothing is written until the definition and its data are known to be good (_execute)
             with reading(path) if store_exists(path) else nullcontext() as db:
                 request = study_for_run(db, name, config, flags)

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from critiquebench.cli.domain_options import DomainOptionOpt
 from critiquebench.cli.study import DryRunOpt, MaxTokensOpt, PriceInOpt, PriceOutOpt, print_estimate
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -59,6 +60,7 @@ def verify_study_cmd(
     dry_run: DryRunOpt = False,
     price_in: PriceInOpt = None,
     price_out: PriceOutOpt = None,
+    domain_option: DomainOptionOpt = None,
 ) -> None:
     """Verification only: the LLM judges candidate answers of known correctness (Table 2, Tables A2-A4)."""
     import sqlite_utils
@@ -92,7 +94,7 @@ def verify_study_cmd(
                          llm_instances=llm_instances, llm_per_instance=llm_per_instance, cot=cot, seed=seed,
                          dataset=str(dataset) if dataset else None, model=model, base_url=base_url,
                          temperature=temperature, max_tokens=max_tokens, concurrency=concurrency,
-                         timeout=timeout)  # fmt: skip
+                         timeout=timeout, domain_option=domain_option or None)  # fmt: skip
             given = {**file, **{k: v for k, v in flags.items() if v is not None}}
             config = build_config(name, file, flags, VERIFY, defaults=from_study_defaults(db, given, dry_run))
             if dry_run:

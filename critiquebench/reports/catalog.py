@@ -22,6 +22,7 @@ class Table:
     loop: Callable[[Any, str], Rows] | None = None
     verify: Callable[[str, dict[str, Any], list[dict[str, Any]]], Rows] | None = None
     intrinsic_figure: bool = False  # its --figure is the intrinsic self-critique paper's Figure 2, 3 or 4
+    figure: Callable[[Any, str, Path], str] | None = None  # its own --figure (a line saying where it went)
 
 
 def _table1(db: Any, study: str) -> Rows:
@@ -60,6 +61,15 @@ def _verify(name: str) -> Callable[[str, dict[str, Any], list[dict[str, Any]]], 
     return rows
 
 
+def _samples(name: str) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        from critiquebench.reports import samples
+
+        return getattr(samples, name)(*args)
+
+    return call
+
+
 # "2" of a loop study is every round an LLM judged, pooled ("verifier-in-the-loop"); of a verification-only
 # study it is the paper's Table 2, and "critique" its critique-quality table.
 TABLES: dict[str, Table] = {t.name: t for t in (
@@ -79,6 +89,10 @@ TABLES: dict[str, Table] = {t.name: t for t in (
           intrinsic_figure=True),
     Table("critic-steps", "intrinsic self-critique: critic accuracy, precision, recall by step",
           _loop("intrinsic", "critic_by_step"), intrinsic_figure=True),
+    Table("pass-at-k", "recorded samples: first-k sampling, unbiased pass@k and maj@k by k",
+          _samples("pass_at_k_rows"), figure=_samples("pass_at_k_figure")),
+    Table("labels", "recorded samples: the source's verdicts beside ours, every disagreement",
+          _samples("label_rows")),
 )}  # fmt: skip
 HELP = "; ".join(f"{t.name} ({t.help})" for t in TABLES.values()) + "."
 
@@ -109,8 +123,10 @@ def report_rows(db: Any, study: str, table: str = "1", compare_to: str | None = 
 
 
 def write_figure(db: Any, study: str, table: str, path: Path) -> str:
-    """Write the figure that goes with `table` (Figure 2, or the intrinsic paper's Figure 2, 3 or 4); a line
-    saying where."""
+    """Write the figure that goes with `table` (Figure 2, or the intrinsic paper's Figure 2, 3 or 4, or the
+    table's own); a line saying where."""
+    if (own := TABLES[table].figure) is not None:
+        return own(db, study, path)
     if TABLES[table].intrinsic_figure:
         from critiquebench.reports.intrinsic import intrinsic_figure
 

@@ -378,6 +378,22 @@ def with_prompts(merged: dict[str, Any], domains: tuple[str, ...]) -> None:
     merged["prompt_sets"] = labels
 
 
+def with_flagged_options(
+    options: Mapping[str, Mapping[str, Any]], flagged: list[str], domains: tuple[str, ...]
+) -> dict[str, dict[str, Any]]:
+    """A study's `domain_options` with `--domain-option` flags over the file's values, key by key."""
+    from critiquebench.domains.options import assign
+
+    try:
+        extra = assign(list(flagged), domains)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    merged = {d: dict(v) for d, v in options.items()}
+    for domain, values in extra.items():
+        merged.setdefault(domain, {}).update(values)
+    return merged
+
+
 def build_config(
     name: str, file_values: Mapping[str, Any], flags: Mapping[str, Any], kind: str = LOOP,
     defaults: Mapping[str, Any] | None = None,
@@ -387,6 +403,7 @@ def build_config(
     given = {k: v for k, v in flags.items() if v is not None}
     merged: dict[str, Any] = {**(defaults or {}), **file_values, **given}
     merged.pop("name", None)
+    flagged_options = merged.pop("domain_option", None) or []  # --domain-option KEY=VALUE, typed below
     if merged.get("max_tokens") == NO_CAP:  # stored as null: requests carry no length field
         merged["max_tokens"] = None
     if merged.pop("kind", kind) != kind:
@@ -419,6 +436,8 @@ def build_config(
         hint = "set instances in --config" if kind == LOOP else "--from-study"
         raise ConfigError(f"no instances: pass --instances 901-1000 (or gen:N:SEED) or {hint}")
     instances = parse_instances(merged["instances"], domains)  # before the schemes, which import LangGraph
+    if flagged_options:
+        merged["domain_options"] = with_flagged_options(merged.get("domain_options") or {}, flagged_options, domains)
     merged.update(domains=domains, instances=instances)
     if kind == LOOP:
         merged["schemes"] = canonical_schemes(schemes)

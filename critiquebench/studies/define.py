@@ -22,7 +22,7 @@ from critiquebench.studies.config import ConfigError, StudyConfig, build_config,
 from critiquebench.studies.main_job import Recorded, generated_fallback, missing_data, read_recorded, sources_note
 
 IDENTITY_FLAGS = ("domains", "instances", "schemes", "model", "base_url", "dataset", "trials", "temperature",
-                  "max_tokens", "prompts")  # fmt: skip
+                  "max_tokens", "prompts", "domain_option")  # fmt: skip
 OPERATIONAL_FLAGS = ("concurrency", "timeout", "budget_tokens")
 
 

@@ -1,0 +1,60 @@
+"""`--domain-option KEY=VALUE`: a study file's [domain_options] on every command that takes a domain."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.test_study_cli import DATASETS, invoke
+
+ANSWER = "Answer: (4 * 5) + (10 - 6) = 24"  # puzzle 901 is 4 5 6 10
+
+
+def _answers(tmp_path: Path) -> Path:
+    path = tmp_path / "answers.jsonl"
+    path.write_text(json.dumps({"instance": "901", "response": ANSWER}) + "\n", encoding="utf-8")
+    return path
+
+
+def test_score_reads_answer_lines_with_the_lenient_reader(tmp_path: Path) -> None:
+    path = _answers(tmp_path)
+    default = invoke("score", "--domain", "game24", "--dataset", str(DATASETS), str(path))
+    assert json.loads(default.stdout)["verdict"] == "malformed"  # the study's reader: the first line before "="
+    lenient = invoke("score", "--domain", "game24", "--domain-option", "reader=lenient", "--dataset",
+                     str(DATASETS), str(path))  # fmt: skip
+    assert json.loads(lenient.stdout)["verdict"] == "valid"
+
+
+def test_an_unknown_key_is_one_line_naming_the_domain_options(tmp_path: Path) -> None:
+    result = invoke("score", "--domain", "game24", "--domain-option", "raeder=lenient", str(_answers(tmp_path)),
+                    check=2)  # fmt: skip
+    assert result.stderr.strip().splitlines() == [
+        "error: --domain-option raeder: game24 has no option 'raeder'; its options: stop, prompts, prompt_style, "
+        "reader, form, paper_levels"
+    ]
+
+
+def test_values_are_typed_as_the_domain_declares(tmp_path: Path) -> None:
+    from critiquebench.domains.options import options_for
+
+    assert options_for("game24", ["paper_levels=false"]) == {"paper_levels": False}  # not bool("false")
+    assert options_for("coloring", ["vertices=5,8"]) == {"vertices": [5, 8]}
+    assert options_for("blocksworld", ["shots=2", "example=7"]) == {"shots": 2, "example": "7"}
+    bad = invoke("score", "--domain", "blocksworld", "--domain-option", "shots=many", str(_answers(tmp_path)), check=2)
+    assert "write an integer" in bad.stderr
+
+
+def test_run_stores_flagged_options_over_the_file_per_domain(tmp_path: Path) -> None:
+    toml = tmp_path / "s.toml"
+    toml.write_text('[domain_options.game24]\nform = "chat"\n', encoding="utf-8")
+    store = str(tmp_path / "s.sqlite")
+    invoke("run", "s", "--config", str(toml), "--domains", "game24,coloring", "--instances", "gen:1:1",
+           "--schemes", "standard", "--domain-option", "reader=lenient", "--domain-option", "coloring.form=chat",
+           "--dry-run", "--store", store)  # fmt: skip
+    from critiquebench.studies.config import build_config
+
+    config = build_config("s", {"domain_options": {"game24": {"form": "chat"}}},
+                          {"domains": "game24,coloring", "instances": "gen:1:1", "schemes": "standard",
+                           "domain_option": ["reader=lenient", "coloring.form=chat"]})  # fmt: skip
+    assert config.domain_options["game24"] == {"form": "chat", "reader": "lenient"}
+    assert config.domain_options["coloring"] == {"form": "chat"}
