@@ -101,7 +101,10 @@ def test_paper_000_planning_verification_prompts_with_the_system_message(purpose
 def test_bad_study_options_are_one_line(tmp_path: Path) -> None:
     base = ("prompt", "--domain", "game24", "--instance", "901", "--dataset", str(DATASETS))
     cases = {
-        ("--option", "transcript"): "error: --option takes KEY=VALUE (e.g. form=transcript), not 'transcript'\n",
+        ("--option", "transcript"): "error: --domain-option 'transcript': write KEY=VALUE (or DOMAIN.KEY=VALUE), "
+                                    "e.g. reader=lenient\n",
+        ("--domain-option", "bogus=1"): "error: --domain-option bogus: game24 has no option 'bogus'; its options: "
+                                        "stop, prompts, prompt_style, reader, form, paper_levels\n",
         ("--option", "form=letter"): "error: game24 form must be one of chat, transcript, not 'letter'\n",
         ("--config", str(STUDIES / "plan_critique.toml")):
             f"error: {STUDIES / 'plan_critique.toml'} runs no domain 'game24' (its domains: blocksworld)\n",
