@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.results import add_json_option, record, row  # noqa: E402
+
 CLI = ROOT / ".venv" / "bin" / "critiquebench"
 DATASETS = ROOT.parent / "shared" / "datasets"
 TARGET_CPU_S = 60.0
@@ -75,6 +77,7 @@ def main() -> None:
     parser.add_argument("--per-instance", type=int, default=100)
     parser.add_argument("--k", default="1,5,15,100")
     parser.add_argument("--keep", type=Path, default=None, help="Leave the samples file and the store here.")
+    add_json_option(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp)
@@ -102,6 +105,15 @@ def main() -> None:
     print(f"import + report: {both_wall:.1f} s wall, {both_cpu:.1f} s CPU = {both_cpu / s_cpu:.2f}x score's CPU "
           f"({both_wall / s_wall:.2f}x its wall); target < {TARGET_CPU_S:.0f} s CPU: "
           f"{'met' if both_cpu < TARGET_CPU_S else 'MISSED'}")  # fmt: skip
+    size = f"{count:,} samples ({args.instances} x {args.per_instance})"
+    record("bench_samples", [
+        row(f"import samples + report --table pass-at-k, CPU ({size})", both_cpu, "s",
+            baseline=("critiquebench score on the same file", s_cpu), ratio=both_cpu / s_cpu,
+            target=f"< {TARGET_CPU_S:.0f} s CPU", met=both_cpu < TARGET_CPU_S),
+        row("import samples, CPU", i_cpu, "s"),
+        row("report --table pass-at-k, CPU", r_cpu, "s"),
+        row("import + report, wall", both_wall, "s", baseline=("score, wall", s_wall), ratio=both_wall / s_wall),
+    ], path=args.json)  # fmt: skip
 
 
 if __name__ == "__main__":
