@@ -119,7 +119,7 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
-    tokens_estimated: bool = False  # the server reported no usage; counts are len(text) // 4
+    tokens_estimated: bool = False  # no usage reported, or not counts (`_tokens`): counts are len(text) // 4
 
 
 _slots_lock = threading.Lock()

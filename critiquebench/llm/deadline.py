@@ -36,11 +36,11 @@ class ReplyDeadline(httpx2.ReadTimeout):
     """The reply was not complete by the request's deadline."""
 
 
-def deadline_client(seconds: float, **kwargs: Any) -> httpx2.Client:
+def deadline_client(seconds: float) -> httpx2.Client:
     """The OpenAI SDK's default HTTP client (its limits, redirects, proxies from the environment), with every
     request bounded by `seconds` in all (see module docstring)."""
     hooks = {"request": [partial(_start, seconds)], "response": [partial(_check, seconds)]}
-    return openai.DefaultHttpxClient(event_hooks=hooks, **kwargs)
+    return openai.DefaultHttpxClient(event_hooks=hooks)
 
 
 def _start(seconds: float, request: httpx2.Request) -> None:
