@@ -48,7 +48,7 @@ def settle(db: Store, study: str, reserved: int, spent: int) -> None:
     db.execute(
         "UPDATE budgets SET reserved_tokens = MAX(0, reserved_tokens - ?), spent_tokens = spent_tokens + ? "
         "WHERE study = ?",
-        [reserved, spent, study],
+        [reserved, max(0, spent), study],  # a call never gives tokens back
     )
 
 

@@ -22,7 +22,8 @@ Faults (queued with `queue_fault(kind)`, or drawn at random with `fault_rate` fr
 "500", "503", "hang" (answers only after `hang_s`,
 i.e. past any sensible client timeout), "drop" (closes the connection without an answer), "garbage" (a 200
 whose body is not JSON), "error200" (a 200 whose JSON body is an error object, which the client reports
-as a ValueError: not a transient fault).
+as a ValueError: not a transient fault), "trickle" (a 200 whose chunked body sends `{`, then one space every
+`trickle_s` seconds until the client gives up or the server stops: a reply that never ends).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-FAULT_KINDS = ("400", "429", "500", "503", "hang", "drop", "garbage", "error200")
+FAULT_KINDS = ("400", "429", "500", "503", "hang", "drop", "garbage", "error200", "trickle")
 
 Reply = str | Sequence[tuple[str, str]] | Callable[[list[dict[str, Any]], dict[str, Any]], str]
 
@@ -50,7 +51,8 @@ class ScriptedServer:
     """`port` 0 (the default) takes any free port; a fixed one serves a store whose recorded calls name it.
 
     Attributes: `reply`, `default`, `latency` (seconds before each answer), `fault_rate`, `faults`,
-    `retry_after`, `hang_s`, `usage` (False: answers carry no token usage), `echo_errors` (error bodies quote the
+    `retry_after`, `hang_s`, `trickle_s`, `usage` (False: answers carry no token usage; a dict: the `usage`
+    object every answer carries, as it is, e.g. absurd counts), `echo_errors` (error bodies quote the
     request's path, query and Authorization header). Counters: `requests` (chat
     requests received, faulted ones included), `answered`, `faulted`; `calls` holds (messages, params) of the
     answered ones; `arrivals` the monotonic arrival time of every chat request; `max_in_flight` the most chat
@@ -69,7 +71,7 @@ class ScriptedServer:
         seed: int = 0,
         retry_after: float = 0.05,
         hang_s: float = 30.0,
-        usage: bool = True,
+        usage: bool | dict[str, Any] = True,
         port: int = 0,
         api_key: str | None = None,
         strict_paths: bool = False,
@@ -86,6 +88,7 @@ class ScriptedServer:
             hang_s,
         )
         self.usage = usage
+        self.trickle_s = 1.0
         self.echo_errors = False  # error bodies quote the request target and Authorization, as some servers do
         self.api_key, self.strict_paths, self.models, self.strict_models = (
             api_key,
@@ -210,6 +213,17 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             body = {"error": {"message": message, "type": "scripted_fault", "code": status}}
             self._send(status, json.dumps(body).encode(), headers)
 
+        def _trickle(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"1\r\n{\r\n")
+            while not server._stopping.wait(server.trickle_s):
+                self.wfile.write(b"1\r\n \r\n")
+                self.wfile.flush()
+            self.close_connection = True
+
         def _routed(self, route: str) -> bool:
             path = urlsplit(self.path).path.rstrip("/")
             return path == f"/v1{route}" if server.strict_paths else path.endswith(route)
@@ -270,6 +284,8 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                     self._send(200, b"<html>this is not json{")
                 elif fault == "error200":
                     self._send(200, json.dumps({"error": {"message": "content policy (scripted)"}}).encode())
+                elif fault == "trickle":
+                    self._trickle()
                 elif fault == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)
@@ -283,7 +299,7 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
 
 
 def _completion(
-    request: dict[str, Any], messages: list[dict[str, Any]], text: str, usage: bool
+    request: dict[str, Any], messages: list[dict[str, Any]], text: str, usage: bool | dict[str, Any]
 ) -> dict[str, Any]:
     prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages) + 3 * len(messages)
     completion_tokens = max(1, len(text.split()))
@@ -294,7 +310,9 @@ def _completion(
         "model": request.get("model", "scripted"),
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
     }
-    if usage:
+    if isinstance(usage, dict):
+        body["usage"] = usage
+    elif usage:
         body["usage"] = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,

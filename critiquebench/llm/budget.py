@@ -74,7 +74,7 @@ class TokenBudget:
     def settle(self, reserved: int, spent: int) -> None:
         with self._changed:
             self.reserved = max(0, self.reserved - reserved)
-            self.spent += spent
+            self.spent += max(0, spent)  # a call never gives tokens back
             self._changed.notify_all()
 
     def state(self) -> tuple[int, int]:

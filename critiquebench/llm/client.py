@@ -36,6 +36,7 @@ import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from critiquebench.llm.budget import UNCAPPED_REPLY_TOKENS, Budget, TokenBudget
+from critiquebench.llm.deadline import ReplyDeadline, deadline_client
 from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMCallError, LLMError, ReplayMiss
 from critiquebench.llm.urls import (
     API_KEY_ENV,
@@ -69,6 +70,7 @@ NO_KEY = "sk-no-key"  # OpenAI-compatible local servers accept any key, but the 
 ROLES = ("system", "user", "assistant")
 _RETRY_STATUS = frozenset({408, 409, 429})
 _MAX_RETRY_AFTER_S = 600.0
+MAX_USAGE_TOKENS = 10**9  # a reported count this large (or negative) is not believed: no reply is that long
 SETTINGS_CAP = "settings"  # `max_tokens` of a call: the settings' cap (an int or None overrides it)
 
 
@@ -117,7 +119,7 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
-    tokens_estimated: bool = False  # the server reported no usage; counts are len(text) // 4
+    tokens_estimated: bool = False  # no usage reported, or not counts (`_tokens`): counts are len(text) // 4
 
 
 _slots_lock = threading.Lock()
@@ -308,15 +310,29 @@ class LLMClient:
         # emoji, a NUL): it is stored with U+FFFD in their place, and the 'call' event says so.
         text, replaced = storable_text(str(reply.text))  # a plain str: langchain's `.text` is a str subclass
         note = f"the reply held {replaced} character(s) no store can hold, stored as U+FFFD" if replaced else None
-        usage = reply.usage_metadata or {}
-        prompt_tokens, completion_tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
-        estimated = not (prompt_tokens or completion_tokens)
-        if estimated:
-            prompt_tokens = sum(len(m["content"]) for m in messages) // 4
-            completion_tokens = len(text) // 4
+        prompt_tokens, completion_tokens, estimated, bad_usage = self._tokens_of(reply, messages, text)
+        note = "; ".join(x for x in (note, bad_usage) if x) or None
         record = CallRecord(key, settings.model, self.endpoint, messages, params, sample, text, prompt_tokens,
                             completion_tokens, estimated, latency, time.time())  # fmt: skip
         return Completion(text, key, False, prompt_tokens, completion_tokens, latency, estimated), record, note
+
+    def _tokens_of(self, reply: Any, messages: list[dict[str, str]], text: str) -> tuple[int, int, bool, str | None]:
+        """(prompt tokens, completion tokens, estimated, a note on usage not believed) of a reply: the endpoint's
+        counts, else (none, or not counts, see `_tokens`) estimates from the text at 4 characters a token."""
+        usage = reply.usage_metadata or {}
+        reported = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+        prompt_tokens, completion_tokens = (_tokens(n) for n in reported)
+        note = None
+        if prompt_tokens is None or completion_tokens is None:  # stored all the same, so it is never paid twice
+            note = f"usage ({', '.join(repr(n)[:40] for n in reported)}) not counts below {MAX_USAGE_TOKENS}"
+            _say_once(  # once per endpoint and process (a study): each call's 'call' event keeps its own numbers
+                f"{self.shown_endpoint} reports token usage that is not a count below {MAX_USAGE_TOKENS:,}: such "
+                "calls count as unknown usage, estimated from the text (4 characters a token) for budgets"
+            )
+            prompt_tokens = completion_tokens = 0
+        if prompt_tokens or completion_tokens:
+            return prompt_tokens or 0, completion_tokens or 0, False, note
+        return sum(len(m["content"]) for m in messages) // 4, len(text) // 4, True, note
 
     def _chat_model(self) -> Any:
         """The ChatOpenAI, built at the first call: langchain-openai takes a second to import, which a study
@@ -357,7 +373,8 @@ class LLMClient:
         )  # fmt: skip
 
     def _describe(self, exc: BaseException) -> str:
-        return redact_text(f"{type(exc).__name__}: {exc}")[:1000]
+        late = _cause(exc, ReplyDeadline)  # the SDK says only "Request timed out."
+        return redact_text(f"{type(exc).__name__}: {late or exc}")[:1000]
 
     def _reserve(self, messages: list[dict[str, str]]) -> int:
         """Reserve the call's worst case (prompt at 4 characters a token + max_tokens) in the budget."""
@@ -402,16 +419,33 @@ class _Flight:
     error: LLMCallError | None = None
 
 
-def _connection_refused(exc: BaseException) -> bool:
-    """Whether `exc` (or an exception it was raised from) is a refused TCP connection."""
+def _tokens(value: object) -> int | None:
+    """A reported token count, or None when it is not a count an endpoint could mean (negative, huge, not a
+    whole number): such usage would overflow the store's integers or run a budget backwards."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_USAGE_TOKENS:
+        return value
+    return None
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """`exc` and the exceptions it was raised from or during, innermost last."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, ConnectionRefusedError) or "Connection refused" in str(current):
-            return True
+        yield current
         current = current.__cause__ or current.__context__
-    return False
+
+
+def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    return next((e for e in _chain(exc) if isinstance(e, kind)), None)
+
+
+def _connection_refused(exc: BaseException) -> bool:
+    """Whether `exc` (or an exception it was raised from) is a refused TCP connection."""
+    return any(isinstance(e, ConnectionRefusedError) or "Connection refused" in str(e) for e in _chain(exc))
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
@@ -485,6 +519,8 @@ def chat_model(settings: LLMSettings, base_url: str) -> Any:
         stop=list(settings.stop) or None,
         top_p=settings.top_p,
         timeout=settings.timeout,
+        # `timeout` bounds each read; this bounds the whole request, so a reply that trickles in cannot hang a call
+        http_client=deadline_client(settings.timeout),
         default_query=query or None,
         max_retries=0,  # retried here (transient errors only), so failures are logged and Retry-After honoured
         n=1,

@@ -333,6 +333,8 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path} is not UTF-8 text") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    except RecursionError:  # tomllib recurses once per level of nesting
+        raise ConfigError(f"config file {path} is nested too deeply to read (arrays or tables in tables)") from None
     check_toml_types(data, f"config file {path}")
     for key in ("dataset", "figure"):  # paths in the file are relative to the file, wherever it is run from
         if isinstance(data.get(key), str):

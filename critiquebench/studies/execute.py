@@ -20,6 +20,7 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.domains.base import Domain, Instance
+from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.graphs import Spec, compiled, parse_spec
 from critiquebench.graphs.state import initial_state, recursion_limit
 from critiquebench.llm.client import BudgetExceeded, EndpointUnreachable, LLMError
@@ -161,6 +162,9 @@ def _claimed_run(
         except BudgetExceeded as exc:  # not a failure: the run continues from here once the budget is raised
             return _fail(db, tid, ident, str(exc), resumed, status="pending")
         except LLMError as exc:
+            return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
+        except PlanningError as exc:  # the domain's input cannot be used (its message says why): no traceback
+            log.warning("run %s failed: %s", tid, exc)
             return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
         except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
             if full_store(exc) is not None:  # no run can be recorded: the caller stops the study

@@ -98,5 +98,6 @@ def load_planning_domain(
         prompt_style,
         strict,
         OTHER_SHOTS if shots is None else shots,
+        fewer_shots=shots is None,
         **options,
     )

@@ -115,6 +115,9 @@ class PlanningDomain:
     prompt_style: str | None = None
     strict: bool = False
     shots: int = 3
+    # `shots` is a folder's default, not the study's choice: a pool holding fewer problems (a folder of one
+    # problem holds none) gives prompts with as many examples as it holds, said once, rather than no prompt.
+    fewer_shots: bool = False
     generator: str | None = None
     optimal: bool = False  # example and candidate plans shortest (`planner.optimal_plan`) where that search fits
     candidate_kinds: tuple[str, ...] = CANDIDATE_KINDS
@@ -165,6 +168,7 @@ class PlanningDomain:
     _problems: dict[str, _Problem] = field(default_factory=dict, init=False, repr=False)
     _examples: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _said_fewer: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.cfg, self.nl_source = find_nl_config(self.folder, self.name)
@@ -282,6 +286,9 @@ class PlanningDomain:
         if style == "pddl":
             count = self.shots if shots is None else shots
             pool = self.training_pool(instance)
+            if count > len(pool) and shots is None and self.fewer_shots:
+                count = len(pool)
+                self._say_fewer(len(pool))
             if count > len(pool):
                 raise PlanningError(
                     f"{count} planning examples asked for, but the training pool of {self.name} instance "
@@ -306,6 +313,16 @@ class PlanningDomain:
         legacy = style == "nl_legacy"
         text = plan_prompts.nl_prompt(self.cfg, task, shots_nl, legacy=legacy, intro=intro, prompts=self.prompts)
         return plan_prompts.messages(text + ("\n" if self.newline and style == "nl" else ""), self.prompts)
+
+    def _say_fewer(self, held: int) -> None:
+        with self._lock:
+            if self._said_fewer:
+                return
+            self._said_fewer = True
+        log.warning(
+            "%s: the folder holds %d other problem(s), so its pddl prompts show %d example(s), not %d "
+            "(domain_options.%s.shots sets the number)", self.name, held, held, self.shots, self.name,
+        )  # fmt: skip
 
     def _intro_text(self, name: str) -> str | None:
         """The intro `name` selects: a config key (`INTROS`), else one of PlanBench's historical intros of

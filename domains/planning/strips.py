@@ -8,16 +8,31 @@ operations per step; `ground_all` enumerates the actions that can ever apply, fo
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 
 Fact = tuple[str, ...]
 State = frozenset[Fact]
+# The ground actions `ground_all` tries at most. The largest task of the shipped and AutoPlanBench datasets tries
+# 4,716 (floortile); an action of 6 parameters over 40 objects would try 4 billion and fill the memory.
+MAX_GROUND_ACTIONS = 200_000
+
+
+MESSAGE_LIMIT = 2000  # characters of an error message shown; the rest is counted, not echoed
 
 
 class PlanningError(ValueError):
-    """A domain or problem that cannot be used: malformed PDDL, unsupported constructs, bad config."""
+    """A domain or problem that cannot be used: malformed PDDL, unsupported constructs, bad config. The message is
+    cut at `MESSAGE_LIMIT` characters: a parser quoting a problem of a million objects would print megabytes."""
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        text = str(message)
+        if len(text) > MESSAGE_LIMIT:  # the end often says what is wrong ("... is declared twice"): keep it
+            head, tail = MESSAGE_LIMIT * 3 // 4, MESSAGE_LIMIT // 4
+            text = f"{text[:head]} … ({len(text) - head - tail:,} characters left out) … {text[-tail:]}"
+        super().__init__(text, *args)
 
 
 @dataclass(frozen=True)
@@ -142,11 +157,22 @@ class Task:
         return GroundAction(name, args, pre, neg, add, delete, false_eq, true_neq)
 
     def ground_all(self) -> list[GroundAction]:
-        """Every ground action whose static preconditions hold initially (the rest can never apply)."""
+        """Every ground action whose static preconditions hold initially (the rest can never apply); a
+        `PlanningError` naming the largest action when there would be more than `MAX_GROUND_ACTIONS` to try."""
         static = self.domain.static_predicates
+        candidates = {name: self._candidate_domains(s, static) for name, s in self.domain.schemas.items()}
+        sizes = {name: math.prod(len(d) for d in domains) for name, domains in candidates.items()}
+        if sum(sizes.values()) > MAX_GROUND_ACTIONS:
+            name = max(sizes, key=lambda n: sizes[n])
+            raise PlanningError(
+                f"problem {self.name}: action {name!r} of {len(self.domain.schemas[name].params)} parameters has "
+                f"{sizes[name]:,} ground actions over {len(self.objects):,} objects, more than the "
+                f"{MAX_GROUND_ACTIONS:,} the built-in planner grounds: give the problems' plans in the folder "
+                "(plans/NAME.plan) or an action with fewer parameters"
+            )
         out: list[GroundAction] = []
         for schema in self.domain.schemas.values():
-            for args in self._candidate_args(schema, static):
+            for args in itertools.product(*candidates[schema.name]):
                 action = self.ground(schema.name, args)
                 if action is None:
                     continue
@@ -158,7 +184,8 @@ class Task:
                     out.append(action)
         return out
 
-    def _candidate_args(self, schema: Schema, static: frozenset[str]) -> Iterator[tuple[str, ...]]:
+    def _candidate_domains(self, schema: Schema, static: frozenset[str]) -> list[list[str]]:
+        """The objects each parameter may take; the ground actions to try are their cross product."""
         # Unary static preconditions (PlanBench's typing facts like (TRUCK ?t)) prune each parameter's domain
         # before the cross product, which keeps Logistics grounding small.
         domains: list[list[str]] = []
@@ -168,7 +195,7 @@ class Task:
                 if atom[0] in static and len(atom) == 2 and atom[1] == param:
                     values = [o for o in values if (atom[0], o) in self.init]
             domains.append(values)
-        return itertools.product(*domains)
+        return domains
 
 
 _Compiled = tuple[tuple[str, tuple[int | str, ...]], ...]

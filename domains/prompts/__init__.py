@@ -46,6 +46,10 @@ SETS = (
 )
 _HEADER = ("name", "version", "title", "extends", "sources")
 _ENTRY = ("text", "source", "note")
+# Fields that carry the instance or the answer being judged: a user's template that drops one the built-in text
+# fills would send every instance (or every answer) the same prompt, so they would all share one cached call.
+INSTANCE_FIELDS = frozenset({"numbers", "graph", "coloring", "problem", "init", "goal", "answer", "line", "plan",
+                             "description"})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,8 @@ def read_file(path: Path) -> PromptSet:
         data = yaml.safe_load(text) if path.suffix.lower() in (".yaml", ".yml") else tomllib.loads(text)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
         raise ValueError(f"{path}: not a readable prompt file: {exc}") from None
+    except RecursionError:  # both parsers recurse once per level of nesting
+        raise ValueError(f"{path}: not a readable prompt file: nested too deeply") from None
     if not isinstance(data, Mapping):
         raise ValueError(f"{path}: a prompt file is a table of templates")
     base_name = str(data.get("extends") or data.get("name") or "")
@@ -173,9 +179,29 @@ def read_file(path: Path) -> PromptSet:
     unknown = sorted(set(own.templates) - set(base.templates))
     if unknown:
         raise ValueError(f"{path}: prompt set {base.name!r} has no template(s) {', '.join(unknown)}")
+    for key, template in own.templates.items():
+        _check_fields(path, template, base.templates[key])
     merged = {**base.templates, **own.templates}
     version = f"{own.version}" if "version" in data else f"{base.version}"
     return PromptSet(base.name, version, own.title or base.title, merged, str(path), digest)
+
+
+def _check_fields(path: Path, mine: Template, builtin_text: Template) -> None:
+    """A user's template fills only the fields the code fills (those of the built-in text it replaces) and keeps
+    every one that carries the instance; else a ValueError naming the template and the field, before any call."""
+    known = builtin_text.fields
+    extra = [f for f in mine.fields if f not in known]
+    if extra:
+        offered = ", ".join(f"${f}" for f in known) or "none"
+        raise ValueError(
+            f"{path}: template {mine.key!r} uses field ${extra[0]}, which is never filled (its fields: {offered})"
+        )
+    missing = [f for f in known if f in INSTANCE_FIELDS and f not in mine.fields]
+    if missing:
+        raise ValueError(
+            f"{path}: template {mine.key!r} lacks field ${missing[0]}: every instance would get the same prompt "
+            "(and share one cached answer)"
+        )
 
 
 def load(spec: str | Path) -> PromptSet:
