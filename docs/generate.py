@@ -349,7 +349,7 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
 
 
 def pages() -> list[Path]:
-    return [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if "_incoming" not in p.parts)]
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def render(text: str) -> str:

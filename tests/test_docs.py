@@ -42,7 +42,7 @@ class Block:
 
 
 def pages() -> list[Path]:
-    return [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if "_incoming" not in p.parts)]
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def blocks(page: Path) -> list[Block]:
