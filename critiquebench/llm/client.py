@@ -91,6 +91,10 @@ class LLMSettings:
     backoff_s: float = 1.0  # first retry delay; doubles per attempt, with jitter, up to max_backoff_s
     max_backoff_s: float = 60.0
     cost_per_1k: tuple[float, float] | None = None  # USD per 1K (prompt, completion) tokens of this model
+    # The endpoint serves one request at a time and works on each until it answers (the embedded llama.cpp server):
+    # a request past `timeout` is waited for, never sent again, since the copy would queue behind the one still
+    # being served and each retry would add the same work to its queue; the first such wait is said once.
+    serial: bool = False
 
     def sampling_params(self) -> dict[str, Any]:
         """The parameters that enter cache keys (use the same ones with `CallCache.put_recorded`)."""
@@ -122,6 +126,7 @@ class Completion:
     tokens_estimated: bool = False  # no usage reported, or not counts (`_tokens`): counts are len(text) // 4
 
 
+SERIAL_WAIT_S = 86_400.0
 _slots_lock = threading.Lock()
 _slots: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 
@@ -290,7 +295,7 @@ class LLMClient:
                     if attempt.retry_state.attempt_number > 1:
                         self.cache.reserve(key, self._inflight_lease())
                     started = time.monotonic()
-                    with self._slots:
+                    with self._slots, self._slow_notice():
                         reply = self._chat_model().invoke(messages, **overrides)
         except Exception as exc:  # noqa: BLE001 - every failure is classified, recorded or retried
             error = self._describe(exc)
@@ -315,6 +320,24 @@ class LLMClient:
         record = CallRecord(key, settings.model, self.endpoint, messages, params, sample, text, prompt_tokens,
                             completion_tokens, estimated, latency, time.time())  # fmt: skip
         return Completion(text, key, False, prompt_tokens, completion_tokens, latency, estimated), record, note
+
+    @contextmanager
+    def _slow_notice(self) -> Iterator[None]:
+        """On a serial endpoint, say once when a request has been served for longer than the timeout (it is
+        waited for, not retried: see `LLMSettings.serial`); elsewhere nothing."""
+        if not self.settings.serial:
+            yield
+            return
+        said = (f"the local model at {self.shown_endpoint} is slow: a call has been answered for over "
+                f"{self.settings.timeout:g} s; it serves one request at a time, so the call is waited for, not sent "
+                "again")  # fmt: skip
+        timer = threading.Timer(self.settings.timeout, _say_once, [said])
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
 
     def _tokens_of(self, reply: Any, messages: list[dict[str, str]], text: str) -> tuple[int, int, bool, str | None]:
         """(prompt tokens, completion tokens, estimated, a note on usage not believed) of a reply: the endpoint's
@@ -510,6 +533,8 @@ def chat_model(settings: LLMSettings, base_url: str) -> Any:
         )
     # No cap sends no length field at all (not a null, which some servers refuse).
     extra_body = None if is_openai or settings.max_tokens is None else {"max_tokens": settings.max_tokens}
+    # A serial endpoint's request is waited for (`LLMSettings.serial`): a day bounds it, the server's own end.
+    timeout = SERIAL_WAIT_S if settings.serial else settings.timeout
     return ChatOpenAI(
         model=settings.model,
         base_url=base_url,
@@ -518,9 +543,9 @@ def chat_model(settings: LLMSettings, base_url: str) -> Any:
         max_tokens=settings.max_tokens,
         stop=list(settings.stop) or None,
         top_p=settings.top_p,
-        timeout=settings.timeout,
+        timeout=timeout,
         # `timeout` bounds each read; this bounds the whole request, so a reply that trickles in cannot hang a call
-        http_client=deadline_client(settings.timeout),
+        http_client=deadline_client(timeout),
         default_query=query or None,
         max_retries=0,  # retried here (transient errors only), so failures are logged and Retry-After honoured
         n=1,
@@ -547,5 +572,6 @@ def open_llm(settings: LLMSettings, cache: CallCache, budget: Budget | None = No
             base_url=server.base_url,
             endpoint_id=settings.endpoint_id or server.endpoint_id,
             concurrency=1,
+            serial=True,
         )
         yield LLMClient(served, cache, budget)
