@@ -23,10 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from critiquebench.reports.metrics import ReportError, study_config, wilson
+from critiquebench.reports.metrics import Z95, ReportError, study_config, wilson
 from critiquebench.reports.tables import GRIDS, Grid, pct
-
-Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True)
