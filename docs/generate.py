@@ -265,11 +265,53 @@ def published(paper: str | None) -> str:
     return render_rows(rows, "md")
 
 
+MYSTERY_RUN = "planbench/reference/gpt-4_mystery_backprompting_first_error.json"
+_CLASS_VERDICT = {  # each class of disagreement (critiquebench/reports/recorded_feedback.py) and our verdict on it
+    "no answer": 'not an answer: a call that failed on a rate limit, recorded as "" before the same feedback '
+    "was sent again (LLMs-Planning `llm_utils.py` @27b0c44 `send_query_with_feedback`, `back_prompting.py` "
+    "@27b0c44 `self_critique`); no reader can give that turn's feedback",
+    "PlanBench reads prose": "ours, because an explanation is no plan: our reader takes the plan an answer "
+    'commits to, PlanBench\'s takes any line with a verb and as many objects; `reading = "planbench-whole"` '
+    "sends PlanBench's feedback",
+    "ours reads prose": 'our bug: a verb quoted in an explanation (`the "feast" action require ...`) is read as '
+    "an action (not fixed yet: see below)",
+}
+
+
+def recorded_feedback(_: str | None = None) -> str:
+    """GPT-4's recorded Mystery first-error run: every answer whose first-error feedback from our reader differs
+    from the recorded one, by instance, with why (critiquebench/reports/recorded_feedback.py)."""
+    from critiquebench.domains.datasets import default_root
+
+    from critiquebench.reports.recorded_feedback import feedback_disagreements
+
+    root = default_root()
+    turns, rows = feedback_disagreements(root / MYSTERY_RUN, "mystery_blocksworld", root)
+    _, whole = feedback_disagreements(root / MYSTERY_RUN, "mystery_blocksworld", root, "planbench-whole")
+    differ = sum(len(r.turns) for r in rows)
+    whole_turns = sum(len(r.turns) for r in whole)
+    head = (f"{turns} feedback turns in 50 conversations: ours sends another feedback on {differ}, in "
+            f"{len(rows)} conversations; with `reading = \"planbench-whole\"` on {whole_turns}.\n\n")  # fmt: skip
+    body = table(
+        ("instance", "answers (message index)", "the first of them", "recorded feedback", "ours", "why", "verdict"),
+        ((r.instance, ", ".join(map(str, r.turns)), _clip(r.answer) or '""', _clip(r.recorded), _clip(r.ours),
+          r.why, _CLASS_VERDICT.get(r.why, r.why)) for r in rows),
+    )  # fmt: skip
+    return head + body
+
+
+def _clip(text: str, width: int = 110) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
 SHIPPED = (  # study file, the command that runs it, its name
     ("self_verification_loops.toml", "run", "paper-loops"),
     ("self_verification_verify.toml", "verify-study", "paper-verify"),
     ("plan_critique.toml", "run", "plan-critique"),
     ("plan_critique_feedback.toml", "run", "plan-feedback"),
+    ("blocksworld_llm_llm_open.toml", "run", "bw-llm-llm-open"),
+    ("blocksworld_llm_llm_val_form.toml", "run", "bw-llm-llm-val-form"),
 )
 
 
@@ -341,6 +383,7 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "cli": cli,
     "published": published,
     "shipped-studies": shipped_studies,
+    "recorded-feedback": recorded_feedback,
     "benchmarks": benchmarks,
 }
 

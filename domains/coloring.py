@@ -33,6 +33,7 @@ from critiquebench.domains.coloring_graphs import (
 from critiquebench.domains.contract import PURPOSES, Judgement, Messages, Unsupported, verify_variant
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
 from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
+from critiquebench.domains.study_verdicts import VERDICTS, coloring_verdict
 
 SET = "self_verification"  # this domain's prompts: domains/prompts/self_verification.toml, keys "coloring.*"
 # The study's sentence fields as its verifier writes them, for telling them from an LLM's critique.
@@ -135,9 +136,12 @@ class Coloring:
     }
 
     def __init__(self, vertices: tuple[int, int] = DEFAULT_VERTICES, prompts: Prompts = DEFAULT,
-                 form: str = "chat") -> None:  # fmt: skip
+                 form: str = "chat", verdict: str = "lenient") -> None:  # fmt: skip
         if form not in FORMS:
             raise ValueError(f"coloring form must be one of {', '.join(FORMS)}, not {form!r}")
+        if verdict not in VERDICTS:
+            raise ValueError(f"coloring verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}")
+        self.verdict = verdict  # "study": the study's code reads the LLM verifier's replies (`study_verdicts`)
         self.form = form  # "transcript": every call as the study's code sent it (`study_transcript`)
         self.vertices = vertices
         self.prompts = prompts
@@ -246,7 +250,10 @@ class Coloring:
     def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
         """A "Correct: true|false" line (the last one, after the last [Answer] tag: CoT prompt) decides; else
         the study's success phrase does. An [Answer] without a Correct line, or an empty reply, is no verdict
-        (wrong, parsed=False). The critique is the whole reply, as the study handed it back."""
+        (wrong, parsed=False). The critique is the whole reply, as the study handed it back. With `verdict =
+        "study"`, the study's code reads it (`study_verdicts.coloring_verdict`)."""
+        if self.verdict == "study":
+            return Judgement(coloring_verdict(purpose, reply))
         reply = (reply or "").strip()
         found = _COT_CORRECT.findall(reply.rsplit("[Answer]", 1)[-1])
         if found:
@@ -290,18 +297,20 @@ def _study_ablation(edges: list[tuple[int, int]], rng: random.Random) -> tuple[i
 
 
 # The options `make_coloring` takes beside `prompts` and `prompt_style` (`domains.options` types flags by it).
-OPTIONS: dict[str, type] = {"vertices": list, "form": str}
+OPTIONS: dict[str, type] = {"vertices": list, "form": str, "verdict": str}
 
 
 def make_coloring(**options: Any) -> Coloring:
     """The registry's factory: `vertices=(low, high)` for generated graphs; `form` "chat" (default) or
-    "transcript" (the study's calls, `study_transcript`); `prompt_style` is accepted and unused."""
+    "transcript" (the study's calls, `study_transcript`); `verdict` "lenient" (default, ours) or "study" (the
+    study's code) reads the LLM verifier's replies; `prompt_style` is accepted and unused."""
     options.pop("prompt_style", None)
     prompts = options.pop("prompts", None) or DEFAULT
     vertices = tuple(options.pop("vertices", DEFAULT_VERTICES))
     form = str(options.pop("form", "chat"))
+    verdict = str(options.pop("verdict", "lenient"))
     if options:
-        raise ValueError(f"coloring takes no options {sorted(options)} (only vertices, form, prompts)")
+        raise ValueError(f"coloring takes no options {sorted(options)} (only vertices, form, verdict, prompts)")
     if len(vertices) != 2 or not 1 <= vertices[0] <= vertices[1]:
         raise ValueError(f"vertices must be (low, high) with 1 <= low <= high, got {vertices}")
-    return Coloring((int(vertices[0]), int(vertices[1])), prompts, form)
+    return Coloring((int(vertices[0]), int(vertices[1])), prompts, form, verdict)

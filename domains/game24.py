@@ -31,6 +31,7 @@ from critiquebench.domains.contract import PURPOSES, Messages, verify_variant
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
 from critiquebench.domains.llm_json import json_objects
 from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
+from critiquebench.domains.study_verdicts import VERDICTS, game24_verdict
 
 END_TAG = "[ANSWER END]"
 SET = "self_verification"  # this domain's prompts: domains/prompts/self_verification.toml, keys "game24.*"
@@ -132,7 +133,9 @@ def read_puzzles(path: Path) -> dict[str, Instance]:
 
 class Game24:
     """The Game of 24 domain (see module docstring). `reader`: "study" (default) reads an answer as the study
-    did (`study_check`), "lenient" finds the expression it commits to anywhere (`arith.extract_expression`)."""
+    did (`study_check`), "lenient" finds the expression it commits to anywhere (`arith.extract_expression`).
+    `verdict`: "lenient" (default, ours: `parse_json_verdict`) or "study" (the study's code: `study_verdicts`)
+    reads an LLM verifier's reply."""
 
     name = "game24"
     candidate_kinds = CANDIDATE_KINDS
@@ -140,7 +143,7 @@ class Game24:
     purposes: Mapping[str, str | None] = {**dict.fromkeys(PURPOSES), "verify-swap": "no swapped-order prompt for "
                                           "Game of 24 (the self-verification paper's -S prompt is planning's)"}
     def __init__(self, prompts: Prompts = DEFAULT, reader: str = "study", form: str = "chat",
-                 paper_levels: bool = False) -> None:  # fmt: skip
+                 paper_levels: bool = False, verdict: str = "lenient") -> None:  # fmt: skip
         # `paper_levels`: only the feedback levels the study had (no all-errors feedback, 000:238); a scheme
         # asking for another is left out of this domain (`graphs.unsupported`). The shipped paper study sets it.
         self.unsupported_levels = {"all": ALL_ERRORS_NOTE} if paper_levels else {}
@@ -148,7 +151,10 @@ class Game24:
             raise ValueError(f"game24 reader must be one of {', '.join(READERS)}, not {reader!r}")
         if form not in FORMS:
             raise ValueError(f"game24 form must be one of {', '.join(FORMS)}, not {form!r}")
+        if verdict not in VERDICTS:
+            raise ValueError(f"game24 verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}")
         self.reader = reader
+        self.verdict = verdict
         self.form = form  # "transcript": every call as the study's code sent it (`study_transcript`)
         self.prompts = prompts
         self.texts = prompts[SET]
@@ -255,6 +261,8 @@ class Game24:
     def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
         if purpose.startswith("verify"):
             return self._read_verification(instance, answer, reply, verify_variant(purpose))
+        if self.verdict == "study":
+            return Judgement(game24_verdict(purpose, reply))
         return Judgement(parse_json_verdict(reply))
 
     def _verification_prompt(self, instance: Instance, text: str, variant: VerifyVariant = "default"
@@ -275,7 +283,9 @@ class Game24:
         claimed = claimed_evaluation(reply)
         value = expression_value((text or "").split("\n")[0])
         right = None if variant == "cot" else claimed is not None and value is not None and claimed == value
-        if variant == "no-info":
+        if self.verdict == "study":
+            verdict = game24_verdict("verify" if variant == "default" else f"verify-{variant}", reply)
+        elif variant == "no-info":
             verdict = LLMVerdict(claimed == 24, (reply or "").strip(), parsed=claimed is not None)
         else:
             verdict = parse_json_verdict(reply)
@@ -350,13 +360,14 @@ def _text(instance: Instance) -> str:
 
 
 # The options `make_game24` takes beside `prompts` and `prompt_style` (`domains.options` types flags by it).
-OPTIONS: dict[str, type] = {"reader": str, "form": str, "paper_levels": bool}
+OPTIONS: dict[str, type] = {"reader": str, "form": str, "paper_levels": bool, "verdict": str}
 
 
 def make_game24(**options: Any) -> Game24:
     """The registry's factory: `reader` "study" (default: the study's first line before "=") or "lenient" (our
     reader, anywhere in the answer); `form` "chat" (default: chat turns) or "transcript" (the study's calls);
-    `paper_levels` true leaves out the feedback levels the study did not have (all errors);
+    `paper_levels` true leaves out the feedback levels the study did not have (all errors); `verdict` "lenient"
+    (default, ours) or "study" (the study's code) reads the LLM verifier's replies;
     Game of 24 has one prompt style, so `prompt_style` is accepted and unused; `prompts` are the prompt sets to
     read (default: the built-in ones)."""
     options.pop("prompt_style", None)
@@ -364,6 +375,9 @@ def make_game24(**options: Any) -> Game24:
     reader = options.pop("reader", "study")
     form = options.pop("form", "chat")
     paper_levels = options.pop("paper_levels", False)
+    verdict = options.pop("verdict", "lenient")
     if options:
-        raise ValueError(f"game24 takes no options {sorted(options)} (only reader, form, paper_levels, prompts)")
-    return Game24(prompts, str(reader), str(form), bool(paper_levels))
+        raise ValueError(
+            f"game24 takes no options {sorted(options)} (only reader, form, paper_levels, verdict, prompts)"
+        )
+    return Game24(prompts, str(reader), str(form), bool(paper_levels), str(verdict))

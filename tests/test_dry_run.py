@@ -27,6 +27,8 @@ def numbers(text: str) -> dict[str, float]:
     ("run", "self_verification_loops.toml", 3500),
     ("run", "plan_critique.toml", 300),
     ("run", "plan_critique_feedback.toml", 150),
+    ("run", "blocksworld_llm_llm_open.toml", 100),      # Table 1's Blocksworld LLM+LLM cell, the published run
+    ("run", "blocksworld_llm_llm_val_form.toml", 100),  # the same cell as the 2023 code's default would run it
     ("verify-study", "self_verification_verify.toml", 14200),
 ])  # fmt: skip
 def test_the_shipped_paper_studies_pass_dry_run(tmp_path: Path, command: str, toml: str, runs: int) -> None:

@@ -17,6 +17,7 @@ from tests.test_paper_000_002_planning import VAL_FORM, VAL_SYSTEM, instruction
 from tests.test_paper_prompts import G24_CHECK, G24_JSON_FEEDBACK, G24_USING, col_verification, g24_verification
 from tests.test_planning_verification_prompts import PLANBENCH, SYSTEM, action_text, zero_shot
 from tests.test_self_verification_transcript import SYSTEM as CSP_SYSTEM  # response_generation.py@b583c3c9:129
+from tests.test_self_verification_transcript import calls_of
 from tests.test_study_cli import DATASETS, invoke
 
 STUDIES = Path(__file__).resolve().parents[1] / "studies"
@@ -104,7 +105,7 @@ def test_bad_study_options_are_one_line(tmp_path: Path) -> None:
         ("--option", "transcript"): "error: --domain-option 'transcript': write KEY=VALUE (or DOMAIN.KEY=VALUE), "
                                     "e.g. reader=lenient\n",
         ("--domain-option", "bogus=1"): "error: --domain-option bogus: game24 has no option 'bogus'; its options: "
-                                        "stop, prompts, prompt_style, reader, form, paper_levels\n",
+                                        "stop, prompts, prompt_style, reader, form, paper_levels, verdict\n",
         ("--option", "form=letter"): "error: game24 form must be one of chat, transcript, not 'letter'\n",
         ("--config", str(STUDIES / "plan_critique.toml")):
             f"error: {STUDIES / 'plan_critique.toml'} runs no domain 'game24' (its domains: blocksworld)\n",
@@ -113,3 +114,28 @@ def test_bad_study_options_are_one_line(tmp_path: Path) -> None:
     for extra, message in cases.items():
         done = invoke(*base, *extra, check=2)
         assert (done.stdout, done.stderr) == ("", message)
+
+
+def test_what_prompt_prints_is_every_message_the_calls_send(tmp_path: Path) -> None:
+    """The calls a run really sends, caught on the scripted server: 002's val_form critic inside llm-llm and a
+    verification-only Game of 24 call carry exactly the messages `prompt` prints, the system message included,
+    and those are the studies' code's (expected texts as above)."""
+    frame, plan = frame_9()
+    critique = (f'domains = ["blocksworld"]\nschemes = ["llm-llm:rounds=2"]\ndataset = "{DATASETS}"\n'
+                '[instances]\nblocksworld = "9"\n[domain_options.blocksworld]\nverifier = "val_form"\n')  # fmt: skip
+    sent = calls_of(tmp_path, "run", critique,
+                    lambda m: "Plan is valid." if m[0]["content"] == VAL_SYSTEM else plan + "\n[PLAN END]")  # fmt: skip
+    critic = [m for m in sent if m[0]["content"] == VAL_SYSTEM]
+    printed = shown("--config", str(tmp_path / "run.toml"), "--domain", "blocksworld", "--instance", "9",
+                    "--purpose", "critique", "--answer", plan + "\n[PLAN END]")  # fmt: skip
+    expected = [{"role": "system", "content": VAL_SYSTEM}, {"role": "user", "content": frame + VAL_FORM}]
+    assert critic == [printed] == [expected]
+
+    verify = (f'domains = ["game24"]\nkinds = ["correct"]\ndataset = "{DATASETS}"\n'
+              '[instances]\ngame24 = "901"\n[domain_options.game24]\nform = "transcript"\n')  # fmt: skip
+    [call] = calls_of(tmp_path, "verify-study", verify, lambda m: '{"correct": true}')
+    candidate = call[1]["content"].split("evaluates to 24: ")[1].split("\n")[0].strip()
+    printed = shown("--config", str(tmp_path / "verify-study.toml"), "--domain", "game24", "--instance", "901",
+                    "--purpose", "verify", "--answer", candidate)  # fmt: skip
+    study = g24_verification(NUMBERS_901, "correct", candidate)
+    assert call == printed == [{"role": "system", "content": CSP_SYSTEM}, {"role": "user", "content": study}]

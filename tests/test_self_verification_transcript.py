@@ -168,6 +168,24 @@ def study_loop(instance_text: str, kind: str, replies: Callable[[str], str], cal
     return output["prompts"][: len(output["responses"])]
 
 
+def calls_of(tmp_path: Path, command: str, study: str, answer: Callable[[list[dict[str, Any]]], str]
+             ) -> list[list[dict[str, Any]]]:  # fmt: skip
+    """Every message list a study (`study`: its TOML text) sends when `command` (run, verify-study) runs it on
+    the scripted server, `answer` replying to each call."""
+    sent: list[list[dict[str, Any]]] = []
+
+    def reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+        sent.append(messages)
+        return answer(messages)
+
+    toml = tmp_path / f"{command}.toml"
+    toml.write_text(study, encoding="utf-8")
+    with ScriptedServer(reply=reply) as server:
+        invoke(command, "t", "--config", str(toml), "--model", "scripted", "--base-url", server.base_url,
+               "--store", str(tmp_path / f"{command}.sqlite"))  # fmt: skip
+    return sent
+
+
 def coloring_of(colors: dict[int, int]) -> str:
     return "".join(f"{v}: Color {c}\n" for v, c in sorted(colors.items()))
 
@@ -194,19 +212,10 @@ def col_reply(content: str) -> str:
                                                        ("llm-llm:rounds=3", "llm", 6)])  # fmt: skip
 def test_coloring_loops_send_the_study_s_transcripts_byte_for_byte(tmp_path: Path, scheme: str, kind: str,
                                                                    calls: int) -> None:  # fmt: skip
-    sent: list[list[dict[str, Any]]] = []
-
-    def reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
-        sent.append(messages)
-        return col_reply(messages[-1]["content"])
-
-    toml = tmp_path / "t.toml"
-    toml.write_text(f'domains = ["coloring"]\nschemes = ["{scheme}"]\ndataset = "{DATASETS}"\nconcurrency = 1\n'
-                    '[instances]\ncoloring = "1"\n[domain_options.coloring]\nform = "transcript"\n'
-                    'stop = ["[ANSWER END]"]\n')  # fmt: skip
-    with ScriptedServer(reply=reply) as server:
-        invoke("run", "t", "--config", str(toml), "--model", "scripted", "--base-url", server.base_url, "--store",
-               str(tmp_path / "s.sqlite"))  # fmt: skip
+    study = (f'domains = ["coloring"]\nschemes = ["{scheme}"]\ndataset = "{DATASETS}"\nconcurrency = 1\n'
+             '[instances]\ncoloring = "1"\n[domain_options.coloring]\nform = "transcript"\n'
+             'stop = ["[ANSWER END]"]\n')  # fmt: skip
+    sent = calls_of(tmp_path, "run", study, lambda messages: col_reply(messages[-1]["content"]))
     instance_text = (DATASETS / "graph_coloring" / "instance-1.col").read_text(encoding="utf-8")
     expected = study_loop(instance_text, kind, col_reply, calls)
     assert len(expected) == calls
