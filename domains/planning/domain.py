@@ -29,9 +29,8 @@ from critiquebench.domains.planning import planbench_prompts
 from critiquebench.domains.planning import prompts as plan_prompts
 from critiquebench.domains.planning.candidates import CANDIDATE_KINDS, make_candidate
 from critiquebench.domains.planning.critique import FORMATTED, critic_prompt, make_examples, parse_critic_verdict
-from critiquebench.domains.planning.generators import GENERATORS, generate_problems, training_problems
+from critiquebench.domains.planning.generators import GENERATORS, generate_problems, set_size, training_problems
 from critiquebench.domains.planning.instances import (
-    TEST_SET,
     TRAIN_POOL,
     generated_instances,
     load_instances,
@@ -270,9 +269,9 @@ class PlanningDomain:
         if kind is None:
             raise PlanningError(f"domain {self.name!r} has no instance generator; load instances from a folder")
         problems = generate_problems(kind, n + 1, seed)
-        # the pool never holds one of the first 1000 test problems of this seed (the paper's test-set size,
-        # 001:81), whatever n is: every study of up to 1000 instances sees the same pool
-        tests = problems if n >= TEST_SET else generate_problems(kind, TEST_SET + 1, seed)
+        # the pool never holds a problem of this seed's whole test set (the paper's 600 or 1000, 001:81-83),
+        # whatever n is: every study of up to that many instances sees the same pool
+        tests = problems if n >= set_size(kind) else generate_problems(kind, set_size(kind) + 1, seed)
         return generated_instances(self.name, problems, seed, training_problems(kind, TRAIN_POOL, seed, tests))
 
     def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> list[dict[str, str]]:
