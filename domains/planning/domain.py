@@ -606,11 +606,15 @@ class PlanningDomain:
         parsed = self.read(instance, text)
         return plan_prompts.pddl_plan_text(parsed.steps) if parsed else (text or "").strip()
 
-    def revise(self, instance: Instance, text: str, critique: str) -> str:
+    def revise(self, instance: Instance, text: str, critique: str, style: str | None = None) -> str:
         """The intrinsic self-critique paper's Revise-Prompt addition for one step (`revise`): the plan of
-        answer `text` as the critic saw it, the critique, the refinement request."""
+        answer `text` in the names of the planner's prompt (`style`, default the domain's: PDDL lines, or
+        PlanBench's English lines after an English prompt), the critique, the refinement request."""
         texts = self.prompts["intrinsic_self_critique"]
-        return texts.render("revise", plan=self.critic_plan(instance, text), critique=critique.strip())
+        plan = self.critic_plan(instance, text)
+        if (style or self.prompt_style) not in PDDL_STYLES and (parsed := self.read(instance, text)):
+            plan = plan_prompts.plan_text(self.cfg, parsed.steps).strip()
+        return texts.render("revise", plan=plan, critique=critique.strip())
 
     def val_advice(self, instance: Instance, text: str) -> str:
         """VAL's repair advice for the first failure of answer `text` ("" when valid), in the PDDL names of the
@@ -630,12 +634,14 @@ class PlanningDomain:
         shots: int = 0,
         domain_definition: bool = True,
         instructions: str = "three-step",
+        style: str | None = None,
     ) -> list[dict[str, str]]:
         """The intrinsic self-critique paper's critic prompt for the answer `text` (see `critique`): A.2, A.1 with
         `shots` verified example plans, A.3 without the domain, A.4/A.5 by `instructions`; Table 6's templates
         ("formatted", "cot-formatted": paper 000's JSON prompts, 001:274) in 000's frame after natural-language
-        prompts (with PlanBench's system message, as 000 sent them), in ours after PDDL ones."""
-        if instructions in FORMATTED and self.prompt_style not in PDDL_STYLES:
+        prompts (with PlanBench's system message, as 000 sent them), in ours after PDDL ones: the planner's prompt
+        `style` decides which (default the domain's)."""
+        if instructions in FORMATTED and (style or self.prompt_style) not in PDDL_STYLES:
             return self._verification(instance, text, instructions)
         plan = self.critic_plan(instance, text)
         solved = (
