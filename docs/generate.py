@@ -371,7 +371,44 @@ def benchmarks(_: str | None = None) -> str:
     return module.render_markdown(ROOT / "benchmarks" / "results")
 
 
+def paper_sets(_: str | None = None) -> str:
+    """The intrinsic self-critique paper's generated test sets at seed 1 (`gen:N:1`, N the paper's size): distinct
+    problems, problems shared with the shot pool, and how many problems of each size."""
+    import re
+    from collections import Counter
+
+    from critiquebench.domains.planning.generators import (
+        PAPER_SIZES,
+        generate_problems,
+        problem_key,
+        set_size,
+        training_problems,
+    )
+    from critiquebench.domains.planning.instances import TRAIN_POOL
+
+    def label(kind: str, size: tuple[int, ...]) -> str:
+        if kind == "blocksworld_3_7":
+            return f"{size[0]} blocks"
+        if kind.startswith("logistics"):
+            return f"{size[0]} cities x {size[1]} places, {size[2]} pkg"
+        return f"{size[0]} rooms {size[1]}x{size[2]}"
+
+    rows = []
+    for kind, sizes in PAPER_SIZES.items():
+        n = set_size(kind)
+        problems = generate_problems(kind, n + 1, 1)
+        tests = problems[1:]  # problem 0 is the set's example (the nl style's one shot), not a test instance
+        keys = {problem_key(p) for p in tests}
+        pool = {problem_key(p) for p in training_problems(kind, TRAIN_POOL, 1, problems)}
+        found = Counter(tuple(int(x) for x in re.findall(r"\d+", re.search(r"\(problem (\S+)\)", p).group(1)))
+                        for p in tests)  # fmt: skip
+        by_size = ", ".join(f"{label(kind, s)}: {found[s]}" for s in sizes)
+        rows.append((f"`{kind}`", f"`gen:{n}:1`", f"{len(keys)} of {len(tests)}", len(keys & pool), by_size))
+    return table(("set", "selection", "distinct", "in the shot pool", "problems of each size"), rows)
+
+
 GENERATORS: dict[str, Callable[[str | None], str]] = {
+    "paper-sets": paper_sets,
     "capabilities": capabilities,
     "schemes": schemes,
     "scheme-params": scheme_params,

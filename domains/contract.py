@@ -173,13 +173,14 @@ class Judged(Protocol):
 class SelfCritiqued(Protocol):
     """Capability: intrinsic self-critique's critic (Bohnet et al.): its prompt (A.1-A.5 by `shots`,
     `domain_definition` and `instructions`), its verdict phrases, and the paper's Revise-Prompt (`revise`: what
-    one step appends to the planner's prompt: the plan as the critic saw it, the critique, the request)."""
+    one step appends to the planner's prompt: the plan, the critique, the request). `style` is the planner's prompt
+    style, which the critic's frame and the revised plan's names follow (None: the domain's own)."""
 
     def critic_messages(self, instance: Instance, answer: str, shots: int = 0, domain_definition: bool = True,
-                        instructions: str = "three-step") -> Messages:  # fmt: skip
+                        instructions: str = "three-step", style: str | None = None) -> Messages:  # fmt: skip
         ...
 
-    def revise(self, instance: Instance, answer: str, critique: str) -> str:
+    def revise(self, instance: Instance, answer: str, critique: str, style: str | None = None) -> str:
         ...
 
     def read_critique(self, reply: str, instructions: str = "three-step") -> LLMVerdict:

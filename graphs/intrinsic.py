@@ -148,7 +148,9 @@ def build(
     per_run = steps + 1
     options = dict(critic_params)
     if critic == "intrinsic":
-        options.update(shots=critique_shots, domain_definition=domain_definition, instructions=instructions)
+        # the critic's frame follows the planner's prompt style (Table 6's PDDL and English rows, 001:274-279)
+        options.update(shots=critique_shots, domain_definition=domain_definition, instructions=instructions,
+                       style=style)  # fmt: skip
     critic_temperature = vote_temperature if votes > 1 else temperature
 
     def judge(ctx: RunContext) -> Any:
@@ -165,6 +167,7 @@ def build(
                 shots=critique_shots,
                 domain_definition=domain_definition,
                 instructions=instructions,
+                style=style,
             )
         assert isinstance(ctx.domain, Judged)  # the study left the scheme out of domains with neither
         return ctx.domain.judge_prompt(ctx.instance, "critique", answer)

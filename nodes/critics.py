@@ -78,17 +78,23 @@ def make_llm_cot_critic(llm: Any, domain: Domain) -> Critic:
 
 
 def make_intrinsic_critic(
-    llm: Any, domain: Domain, shots: int = 0, domain_definition: bool = True, instructions: str = "three-step"
+    llm: Any,
+    domain: Domain,
+    shots: int = 0,
+    domain_definition: bool = True,
+    instructions: str = "three-step",
+    style: str | None = None,
 ) -> Critic:
     """The intrinsic self-critique paper's critic: step-by-step verification against the domain definition,
     concluding "the plan is correct" / "the plan is wrong" / "goal not reached" (domains with that critic,
-    `SelfCritiqued`; others use their own verification prompt)."""
+    `SelfCritiqued`; others use their own verification prompt). `style` is the planner's prompt style, whose
+    frame the critic's prompt follows."""
     if not isinstance(domain, SelfCritiqued):
         return make_llm_critic(llm, domain)
 
     def critic(instance: Instance, answer: str, sample: int = 0) -> LLMVerdict:
         prompt = domain.critic_messages(
-            instance, answer, shots=shots, domain_definition=domain_definition, instructions=instructions
+            instance, answer, shots=shots, domain_definition=domain_definition, instructions=instructions, style=style
         )
         reply = llm.complete(prompt, sample=sample).text
         # only non-default instructions are passed on: a plug-in's read_critique(reply) keeps working

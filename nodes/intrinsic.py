@@ -103,7 +103,7 @@ def make_planner(
         earlier = [r for r in rounds_before(ctx, state, round_) if r["round"] >= first]
         messages = list(ctx.domain.prompt(ctx.instance, style, shots=shots))
         if isinstance(ctx.domain, SelfCritiqued):  # the paper's Revise-Prompt: one prompt that grows
-            revise = partial(ctx.domain.revise, ctx.instance)
+            revise = partial(ctx.domain.revise, ctx.instance, style=style)  # the plan in the prompt's own names
             tau = messages[-1]["content"] + "".join(revise(r["answer"] or "", r["feedback"] or "") for r in earlier)
             messages[-1] = {**messages[-1], "content": tau}
         else:  # other domains: the plan as the model's turn, the critique in their study's wrapper

@@ -24,7 +24,7 @@ from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
 from tests.test_intrinsic import paper as paper_001
 from tests.test_paper_000_002_planning import instruction
-from tests.test_planning_verification_prompts import PLANBENCH, SYSTEM, zero_shot
+from tests.test_planning_verification_prompts import PLANBENCH, SYSTEM, action_text, zero_shot
 
 NO = '[THOUGHTS]\nStep 1 fails.\n[JSON]\n{"unmet_preconditions": {"action": "(pick-up a)", "preconditions": ' \
      '["(clear a)"]}, "valid": false}\n[JSON_END]'  # fmt: skip
@@ -56,10 +56,13 @@ class Script:
         return self.wrong if len(self.plans) == 1 else self.right
 
 
+@pytest.mark.parametrize("domain_style", ["pddl", None])
 @pytest.mark.parametrize("which", list(FORMS))
-def test_pddl_prompts_with_table_6_templates(tmp_path: Path, scripted_server: ScriptedServer,
-                                             scripted_llm: LLMClient, which: str) -> None:  # fmt: skip
-    domain = get_domain("blocksworld", prompt_style="pddl")
+def test_pddl_prompts_with_table_6_templates(tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient,
+                                             which: str, domain_style: str | None) -> None:  # fmt: skip
+    """Table 6's PDDL rows: the critic's frame follows the planner's PDDL prompt, also on PlanBench's Blocksworld,
+    whose own default style is English (`domain_style` None): no system message, no English plan (issue 32)."""
+    domain = get_domain("blocksworld", prompt_style=domain_style)
     inst = load_instances(domain, "20", DATASETS)[0]
     gold = domain.answer_text(domain.reference_plan(inst), "pddl")
     script = Script("(pick-up a)\n", gold, [NO, YES])
@@ -74,6 +77,7 @@ def test_pddl_prompts_with_table_6_templates(tmp_path: Path, scripted_server: Sc
     # our frame (001 prints none for PDDL): the domain, the problem and the plan as the critic sees it
     assert first.startswith("Given the domain definition:\n") and inst.data["problem"].strip() in first
     assert "The suggested solution:\n(pick-up a)\n\n" + VERIFY in first
+    assert all(len(c) == 1 and c[0]["role"] == "user" for c in script.critiques)  # 000's system message is NL's
     # the critique goes back in the paper's Revise-Prompt (D.1 001:420, 600): plan, critique, request
     assert script.plans[1][-1]["content"].endswith(
         f"\nThe clean plan:\n(pick-up a)\n{NO}\n\nPlease can you explain the error and fix it.")
@@ -99,6 +103,33 @@ def test_natural_language_prompts_with_table_6_templates(tmp_path: Path, scripte
         frame = zero_shot(config, pddl, domain.parse(inst, gold)).split("[PLAN END]\n\n")[0] + "[PLAN END]\n\n"
         assert system == {"role": "system", "content": SYSTEM} and user["content"].startswith(frame)
         assert " ".join(user["content"][len(frame):].split()) == instruction(form, "blocksworld")
+
+
+@pytest.mark.parametrize("which", list(FORMS))
+def test_natural_language_rows_revise_in_the_english_prompts_names(
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient, which: str
+) -> None:
+    """Table 6's NL rows over a wrong plan and its critique: the critic gets 000's English frame at every step, and
+    the Revise-Prompt (D.1's words, 001:420, 600) writes the plan as PlanBench's English names it after the
+    prompt's "[PLAN]", never the PDDL names ("(pick-up a)") the English prompt does not show (issue 32)."""
+    domain = get_domain("blocksworld", prompt_style="pddl")  # the planner's style decides, not the domain's
+    inst = load_instances(domain, "20", DATASETS)[0]
+    config = yaml.safe_load((PLANBENCH / "blocksworld" / "config.yaml").read_text())
+    wrong = action_text(config, "(pick-up a)")
+    gold = domain.answer_text(domain.reference_plan(inst))
+    script = Script(wrong + "\n", gold, [NO, YES])
+    scripted_server.reply = script
+    out = execute_run(tmp_path / "s.sqlite", "t", domain, inst,
+                      f"intrinsic:steps=2,style=nl,shots=1,instructions={which}", 0, scripted_llm)  # fmt: skip
+    assert out.correct and len(script.plans) == 2 and len(script.critiques) == 2
+    for system, user in script.critiques:
+        assert system == {"role": "system", "content": SYSTEM} and "[PLAN]\n" in user["content"]
+    first_critique = script.critiques[0][1]["content"]
+    assert f"[PLAN]\n{wrong}\n[PLAN END]" in first_critique and "(pick-up" not in first_critique
+    revised = script.plans[1][-1]["content"]
+    assert revised.startswith(script.plans[0][-1]["content"]) and script.plans[0][-1]["content"].endswith("[PLAN]")
+    assert revised.endswith(f"\nThe clean plan:\n{wrong}\n{NO}\n\nPlease can you explain the error and fix it.")
+    assert "(pick-up" not in revised.replace(NO, "")  # the critique's own JSON may quote PDDL; nothing else does
 
 
 def test_exemplars_are_refused_with_table_6_templates() -> None:

@@ -256,6 +256,18 @@ def _print_summary(session: Session) -> None:
         err.print(f"continue with: critiquebench resume {name}")
 
 
+def _check_distinct(study: StudyConfig) -> None:
+    """`--check-distinct`: one line per generated set that passes; a set that repeats a problem or shares one with
+    its shot pool is a ValueError (`run` prints it as one error line, exit 2, nothing run)."""
+    from critiquebench.studies.distinct import check_generated
+
+    checked = check_generated(study)
+    for ok, line in checked:
+        if not ok:
+            raise ValueError(f"check-distinct: {line}")
+        err.print(f"check-distinct: {line}", markup=False)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
@@ -298,6 +310,10 @@ def register(app: typer.Typer) -> None:
         ray_address: RayAddressOpt = None,
         yes: YesOpt = False,
         domain_option: DomainOptionOpt = None,
+        check_distinct: Annotated[
+            bool, typer.Option("--check-distinct", help="Check every gen:N:SEED set holds N distinct problems, none in "
+                               "its shot pool (one line each); stop if one does not.")
+        ] = False,
     ) -> None:
         """Run a study; running it again with the same definition resumes it."""
         from critiquebench.store.db import StoreError, store_exists
@@ -317,6 +333,8 @@ def register(app: typer.Typer) -> None:
                 request = study_for_run(db, name, config, flags)
             for line in [*request.notes, *temperature_warnings(request.study.schemes, request.study.temperature)]:
                 err.print(line, markup=False)
+            if check_distinct:
+                _check_distinct(request.study)
             if dry_run:  # reads the store's cache and finished runs; calls nothing, writes nothing
                 rate = DEFAULT_STOP_RATE if stop_rate is None else stop_rate
                 print_estimate(estimate_study(request.study, path, rate), price_in, price_out)

@@ -29,9 +29,8 @@ from critiquebench.domains.planning import planbench_prompts
 from critiquebench.domains.planning import prompts as plan_prompts
 from critiquebench.domains.planning.candidates import CANDIDATE_KINDS, make_candidate
 from critiquebench.domains.planning.critique import FORMATTED, critic_prompt, make_examples, parse_critic_verdict
-from critiquebench.domains.planning.generators import GENERATORS, generate_problems, training_problems
+from critiquebench.domains.planning.generators import GENERATORS, generate_problems, set_size, training_problems
 from critiquebench.domains.planning.instances import (
-    TEST_SET,
     TRAIN_POOL,
     generated_instances,
     load_instances,
@@ -270,9 +269,9 @@ class PlanningDomain:
         if kind is None:
             raise PlanningError(f"domain {self.name!r} has no instance generator; load instances from a folder")
         problems = generate_problems(kind, n + 1, seed)
-        # the pool never holds one of the first 1000 test problems of this seed (the paper's test-set size,
-        # 001:81), whatever n is: every study of up to 1000 instances sees the same pool
-        tests = problems if n >= TEST_SET else generate_problems(kind, TEST_SET + 1, seed)
+        # the pool never holds a problem of this seed's whole test set (the paper's 600 or 1000, 001:81-83),
+        # whatever n is: every study of up to that many instances sees the same pool
+        tests = problems if n >= set_size(kind) else generate_problems(kind, set_size(kind) + 1, seed)
         return generated_instances(self.name, problems, seed, training_problems(kind, TRAIN_POOL, seed, tests))
 
     def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> list[dict[str, str]]:
@@ -607,11 +606,15 @@ class PlanningDomain:
         parsed = self.read(instance, text)
         return plan_prompts.pddl_plan_text(parsed.steps) if parsed else (text or "").strip()
 
-    def revise(self, instance: Instance, text: str, critique: str) -> str:
+    def revise(self, instance: Instance, text: str, critique: str, style: str | None = None) -> str:
         """The intrinsic self-critique paper's Revise-Prompt addition for one step (`revise`): the plan of
-        answer `text` as the critic saw it, the critique, the refinement request."""
+        answer `text` in the names of the planner's prompt (`style`, default the domain's: PDDL lines, or
+        PlanBench's English lines after an English prompt), the critique, the refinement request."""
         texts = self.prompts["intrinsic_self_critique"]
-        return texts.render("revise", plan=self.critic_plan(instance, text), critique=critique.strip())
+        plan = self.critic_plan(instance, text)
+        if (style or self.prompt_style) not in PDDL_STYLES and (parsed := self.read(instance, text)):
+            plan = plan_prompts.plan_text(self.cfg, parsed.steps).strip()
+        return texts.render("revise", plan=plan, critique=critique.strip())
 
     def val_advice(self, instance: Instance, text: str) -> str:
         """VAL's repair advice for the first failure of answer `text` ("" when valid), in the PDDL names of the
@@ -631,12 +634,14 @@ class PlanningDomain:
         shots: int = 0,
         domain_definition: bool = True,
         instructions: str = "three-step",
+        style: str | None = None,
     ) -> list[dict[str, str]]:
         """The intrinsic self-critique paper's critic prompt for the answer `text` (see `critique`): A.2, A.1 with
         `shots` verified example plans, A.3 without the domain, A.4/A.5 by `instructions`; Table 6's templates
         ("formatted", "cot-formatted": paper 000's JSON prompts, 001:274) in 000's frame after natural-language
-        prompts (with PlanBench's system message, as 000 sent them), in ours after PDDL ones."""
-        if instructions in FORMATTED and self.prompt_style not in PDDL_STYLES:
+        prompts (with PlanBench's system message, as 000 sent them), in ours after PDDL ones: the planner's prompt
+        `style` decides which (default the domain's)."""
+        if instructions in FORMATTED and (style or self.prompt_style) not in PDDL_STYLES:
             return self._verification(instance, text, instructions)
         plan = self.critic_plan(instance, text)
         solved = (

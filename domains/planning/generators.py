@@ -7,9 +7,10 @@ problems are Blocksworld problems with PlanBench's consistent renaming of the do
 
 from __future__ import annotations
 
+import functools
 import random
 import string
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from critiquebench.domains.planning.strips import PlanningError
 
@@ -183,16 +184,18 @@ def _logistics(rng: random.Random) -> str:
     return logistics_problem(rng.randint(2, 3), rng.randint(1, 3), rng.randint(1, 4), rng.randint(1, 2), rng)
 
 
-# The intrinsic self-critique paper's datasets: every size each generator draws from (uniformly), so a test can
-# check each one. Blocksworld 3-7: 3 to 7 blocks (001:81). Logistics*: "up to four places and two packages"
-# (001:161); Logistics-hard: "up to 4 cities, 2 places per city and 8 packages" (001:161). What the paper leaves
-# open is ours: every count from 1 up to its bound, one truck per city, one airplane, at least two places (a package
-# must have somewhere to go), and for Logistics* 1-2
-# cities of 1-2 places (so at most four places).
+# The intrinsic self-critique paper's datasets: every size of each set, so a test can check each one (a set gives
+# each size an equal share of its problems, `distinct_problems`). Blocksworld 3-7: 3 to 7 blocks (001:81).
+# Logistics*: "up to four places and two packages" (001:161); Logistics-hard: "up to 4 cities, 2 places per city
+# and 8 packages" (001:161). What the paper (and the dataset paper it cites, not among ours) leaves open is ours:
+# one truck per city, one airplane, at least two places (a package must have somewhere to go), for Logistics* 1-2
+# cities of 1-2 places (so at most four places) and 1-2 packages; for Logistics-hard 2-4 cities, since a single
+# city needs no airplane and Logistics is "deliveries of packets between cities using trucks and planes"
+# (001:63): one city would be the easy tail of a set 001 calls "more complex" (001:163), and 1-8 packages.
 PAPER_SIZES: dict[str, tuple[tuple[int, ...], ...]] = {
     "blocksworld_3_7": tuple((n,) for n in range(3, 8)),
     "logistics_star": tuple((c, s, p, 1) for c in (1, 2) for s in (1, 2) for p in (1, 2) if c * s > 1),
-    "logistics_hard": tuple((c, 2, p, 1) for c in range(1, 5) for p in range(1, 9)),
+    "logistics_hard": tuple((c, 2, p, 1) for c in range(2, 5) for p in range(1, 9)),
     "minigrid": tuple((2, w, h) for w in (2, 3) for h in (2, 3)),
     "minigrid_hard": tuple((3, w, h) for w in (2, 3) for h in (2, 3)),
 }
@@ -224,24 +227,123 @@ GENERATORS: dict[str, Callable[[random.Random], str]] = {
 }
 
 
+# The size of each of the paper's test sets: Blocksworld 3-7's validation and test sets "each contain 1000
+# problems" (001:81), Logistics and Mini-Grid "each with its own test set of 600 problems" (001:81); the Hard sets
+# get no size of their own (001:163-168), so 600 as their easier sets. Other generators: 1000, the largest.
+PAPER_SET_SIZE: dict[str, int] = {
+    "blocksworld_3_7": 1000,
+    "logistics_star": 600,
+    "logistics_hard": 600,
+    "minigrid": 600,
+    "minigrid_hard": 600,
+}
+TEST_SET = 1000
+# Consecutive draws that found no new problem after which a size (or a generator) counts as having no more, and
+# gives its share to the others: MISSES, or MISS_FACTOR times the problems it has given, whichever is more (with S
+# problems drawn alike, 20*S misses leave one unfound with a chance of e^-20). The draws are not uniform over a
+# size's problems (random towers favour some states), so the bounds are generous: they find every one of the
+# sizes that run out (3 blocks: 132; a one-package, two-city Logistics* world: 96; the smallest Mini-Grid: 128;
+# Logistics*'s 2072 in all), which tests/test_intrinsic_sets.py counts from the domains' rules; a paper's set is
+# built in well under a second.
+MISSES, MISS_FACTOR = 2000, 20
+
+
+def set_size(kind: str) -> int:
+    """How many test problems a generated set of `kind` holds: the paper's test set (`PAPER_SET_SIZE`)."""
+    return PAPER_SET_SIZE.get(kind, TEST_SET)
+
+
 def generate_problems(kind: str, n: int, seed: int) -> list[str]:
-    """`n` problem texts of generator `kind`, the same for the same seed."""
+    """`n` problem texts of generator `kind`, the same for the same seed, distinct as long as the generator has
+    that many (`distinct_problems`); past that the set repeats its problems in order, which `check_distinct`
+    reports."""
     if kind not in GENERATORS:
         raise PlanningError(f"no instance generator for domain {kind!r}; known: {', '.join(GENERATORS)}")
-    rng = random.Random(f"{kind}:{seed}")
-    return [GENERATORS[kind](rng) for _ in range(n)]
+    found = distinct_problems(kind, n, seed)
+    return [found[i % len(found)] for i in range(n)]
+
+
+def distinct_problems(kind: str, n: int, seed: int) -> tuple[str, ...]:
+    """Up to `n` distinct problems of `kind` (fewer only when the generator holds fewer), the first `n` of the
+    same set for every `n` up to the paper's set size plus one (the set's example problem 0): a paper set is built
+    whole, each of its sizes drawn from a stream of its own with an equal share (a size that runs out gives the rest
+    to the others), then shuffled; other generators keep the first `n` distinct problems of their stream."""
+    total = max(n, set_size(kind) + 1)
+    return _distinct(kind, total, seed)[:n] if kind in PAPER_SIZES else _distinct(kind, n, seed)
+
+
+@functools.lru_cache(maxsize=32)
+def _distinct(kind: str, total: int, seed: int) -> tuple[str, ...]:
+    if kind not in PAPER_SIZES:
+        return tuple(_draw_distinct(GENERATORS[kind], random.Random(f"{kind}:{seed}"), total, set()))
+    sizes = PAPER_SIZES[kind]
+    seen: set[tuple[str, ...]] = set()
+    rngs = {size: random.Random(f"{kind}:{seed}:{size}") for size in sizes}
+    chosen: dict[tuple[int, ...], list[str]] = {size: [] for size in sizes}
+    open_sizes = list(sizes)
+    while open_sizes and (need := total - sum(map(len, chosen.values()))) > 0:
+        share, extra = divmod(need, len(open_sizes))
+        for i, size in enumerate(list(open_sizes)):
+            want = share + (i < extra)
+            make = functools.partial(sized_problem, kind, size)
+            got = _draw_distinct(make, rngs[size], want, seen, len(chosen[size]))
+            chosen[size] += got
+            if len(got) < want:
+                open_sizes.remove(size)
+    out = [text for size in sizes for text in chosen[size]]
+    random.Random(f"{kind}:{seed}:order").shuffle(out)
+    return tuple(out)
+
+
+def _draw_distinct(
+    make: Callable[[random.Random], str], rng: random.Random, want: int, seen: set, have: int = 0
+) -> list[str]:
+    """Up to `want` problems from `make` not in `seen` (which grows), stopping after `MISSES` misses in a row (or
+    `MISS_FACTOR` times the problems found, with the `have` found before)."""
+    out: list[str] = []
+    misses = 0
+    while len(out) < want and misses < max(MISSES, MISS_FACTOR * (have + len(out))):
+        text = make(rng)
+        key = problem_key(text)
+        if key in seen:
+            misses += 1
+            continue
+        seen.add(key)
+        out.append(text)
+        misses = 0
+    return out
+
+
+def check_distinct(kind: str, problems: Sequence[str], pool: Sequence[str]) -> tuple[bool, str]:
+    """The guard on a generated set (`run --check-distinct`): whether its problems are distinct and none is in its
+    shot pool, with one line saying so (the count of distinct problems the generator holds when it has too few)."""
+    keys = [problem_key(p) for p in problems]
+    distinct = len(set(keys))
+    shared = len(set(keys) & {problem_key(p) for p in pool})
+    if distinct < len(keys):
+        return False, (
+            f"{kind}: only {distinct} distinct problems of the {len(keys)} asked for (its generator's sizes hold no "
+            f"more; the rest repeat them): ask for at most {distinct}"
+        )
+    if shared:
+        return False, f"{kind}: {shared} of the {len(keys)} problems are also in the {len(pool)}-problem shot pool"
+    return True, f"{kind}: {distinct} distinct problems, none in the {len(pool)}-problem shot pool"
 
 
 def problem_key(text: str) -> tuple[str, ...]:
-    """A problem's lines without layout or order (objects in any order too): two texts of the same problem have
-    the same key."""
+    """A problem's lines without layout or order (objects in any order too), each with the section it is in
+    (objects, init, goal: the same fact in the start and in the goal is not the same line): two texts of the same
+    problem have the same key."""
     lines = []
+    section = ""
     for ln in text.splitlines():
         words = ln.split()
+        if words and words[0].startswith("(:"):
+            section = words[0]
         if words and words[0] == "(:objects":
             words = ["(:objects", *sorted(w.strip(")") for w in words[1:] if w.strip(")")), ")"]
         if words:
-            lines.append(" ".join(words))
+            lines.append(section + " " + " ".join(words))
     return tuple(sorted(lines))
 
 

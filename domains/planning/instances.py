@@ -32,7 +32,6 @@ from critiquebench.domains.planning.strips import PlanningError
 MAX_EXAMPLES = 16  # neighbouring instances kept as `examples`; the nl style (PlanBench's one-shot) uses the first
 # Generated sets draw their training pool (`train`) from a stream of their own: Figure 3's largest shot count.
 TRAIN_POOL = 64
-TEST_SET = 1000  # the paper's validation and test sets (001:81): a generated pool avoids this many test problems
 PROBLEM_FOLDERS = ("instances", "orig_problems", "problems")
 PLAN_FOLDERS = ("orig_gold_plans", "gold_plans", "plans")
 PLAN_SUFFIXES = ("_gold_plan.txt", ".plan", ".soln", ".txt")
