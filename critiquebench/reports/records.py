@@ -50,9 +50,11 @@ _IDENTITY = (
     Column("trial", "int", "repetition of (instance, scheme), from 0"),
 )
 _SETTINGS = (
-    Column("model", "str", "model the run called, as recorded when it started"),
+    Column("model", "str", "model the run called, as recorded when it started (runs stored before it was "
+                           "recorded: the study's)"),
     Column("endpoint", "str", "where the run's calls went, as recorded when it started: the base URL with secrets "
-                              "redacted, the embedded model's identity, or a replay's recorded source"),
+                              "redacted, the embedded model's identity, or a replay's recorded source (runs stored "
+                              "before: the endpoint of its first recorded call, else the study's)"),
     Column("temperature", "float", "sampling temperature of the run's calls (the scheme's own when it sets one); "
                                    "empty when its source did not record it"),
     Column("max_tokens", "int", "completion token limit per call; empty when the run had no cap or its source did "
@@ -86,7 +88,7 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("finished_at", "str", "when a done or failed run ended, ISO 8601 UTC"),
     Column("error", "str", "why a failed run failed"),
     *_SETTINGS,
-    Column("version", "str", "critiquebench version that ran the run"),
+    Column("version", "str", "critiquebench version that ran the run; empty for runs stored before it was recorded"),
     Column("git_commit", "str", "git commit of the critiquebench checkout that ran it (-dirty: with local changes); "
                                 "empty outside a checkout"),
     Column("input", "str", "the problem as the model saw it: the last user message of the run's first generator "
