@@ -19,14 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Result", "StudyError", "__version__", "define", "import_samples", "list_studies", "report", "resume",
-           "rounds", "run", "runs"]  # fmt: skip
+__all__ = ["Result", "StudyError", "__version__", "calls", "define", "import_samples", "list_studies", "report",
+           "resume", "rounds", "run", "runs"]  # fmt: skip
 _API = frozenset(__all__) - {"__version__"}
 
 if TYPE_CHECKING:
     from critiquebench.api import (
         Result,
         StudyError,
+        calls,
         define,
         import_samples,
         list_studies,

@@ -10,8 +10,9 @@
 
 Every function takes the store as `store=` (a SQLite file or a postgresql:// URL; default `$CRITIQUEBENCH_STORE`,
 else ./critiquebench.sqlite), exactly as the command line's `--store` does: `cb.run` is `critiquebench run`,
-`cb.resume` is `critiquebench resume`, `cb.runs` / `cb.rounds` are `critiquebench export --table runs|rounds`
-as DataFrames (columns: `critiquebench.reports.records.RUN_COLUMNS` / `ROUND_COLUMNS`), and `cb.report` is
+`cb.resume` is `critiquebench resume` (both show the live progress bars, in a notebook too: `progress=False`
+silences them), `cb.runs` / `cb.rounds` / `cb.calls` are `critiquebench export --table runs|rounds|calls` as
+DataFrames (columns: `critiquebench.reports.records.RUN_COLUMNS` / `ROUND_COLUMNS` / `CALL_COLUMNS`), and `cb.report` is
 `critiquebench report`. A study is stored as it runs: running it again (or `cb.resume`) does only what is
 missing, and every LLM call is cached. Anything that stops a study before it runs (a bad definition, no such
 study, an endpoint that refuses the key) raises `StudyError` with a one-line message; runs that fail are recorded
@@ -23,7 +24,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
@@ -35,8 +37,8 @@ if TYPE_CHECKING:
 
     from critiquebench.studies.config import StudyConfig
 
-__all__ = ["Result", "Settings", "StudyError", "define", "import_samples", "list_studies", "report", "resume", "rounds",
-           "run", "runs"]  # fmt: skip
+__all__ = ["Result", "Settings", "StudyError", "calls", "define", "import_samples", "list_studies", "report", "resume",
+           "rounds", "run", "runs"]  # fmt: skip
 
 Store = str | os.PathLike[str] | None
 Names = str | Sequence[str]
@@ -141,11 +143,13 @@ def define(name: str, **settings: Unpack[Settings]) -> StudyConfig:
         raise _one_line(exc) from exc
 
 
-def run(name: str, *, store: Store = None, replay: bool = False, **settings: Unpack[Settings]) -> Result:
+def run(name: str, *, store: Store = None, replay: bool = False, progress: bool = True,
+        **settings: Unpack[Settings]) -> Result:  # fmt: skip
     """Run study `name` (defined by `config` and the settings, as `define` does) in `store`, or continue it: the
     same definition resumes, `run(name, store=...)` alone continues the stored study, a different one raises
     StudyError. With no `base_url` (nor $OPENAI_BASE_URL) the embedded model answers. `replay`: every call must
-    come from the cache. Returns the counts; failed runs are recorded (`Result.errors`), not raised."""
+    come from the cache. `progress`: the command line's live bars, in a terminal or a notebook (False: nothing
+    shown). Returns the counts; failed runs are recorded (`Result.errors`), not raised."""
     from critiquebench.store.db import StoreError, opened, store_exists
     from critiquebench.studies.config import ConfigError
     from critiquebench.studies.define import study_for_run
@@ -164,7 +168,26 @@ def run(name: str, *, store: Store = None, replay: bool = False, **settings: Unp
         raise _one_line(exc) from exc
     for line in temperature_warnings(request.study.schemes, request.study.temperature):
         warnings.warn(line.removeprefix("warning: "), UserWarning, stacklevel=2)
-    return _result(path, run_session(path, request.study, replay=replay))
+    with _progress(progress, request.study.model) as on_progress:
+        return _result(path, run_session(path, request.study, replay=replay, on_progress=on_progress))
+
+
+@contextmanager
+def _progress(show: bool, model: str) -> Iterator[Any]:
+    """The live display of `critiquebench.cli.terminal` on stderr (a notebook's cell output), priced at `model`'s
+    price; nothing when `show` is false or stderr is neither a terminal nor a notebook."""
+    if not show:
+        yield None
+        return
+    from critiquebench.cli.terminal import live_progress
+    from critiquebench.llm.prices import PriceError, load_prices, price_of
+
+    try:
+        price = price_of(model, load_prices())
+    except PriceError as exc:
+        raise StudyError(str(exc)) from exc
+    with live_progress(True, price=price) as on_progress:
+        yield on_progress
 
 
 def resume(
@@ -175,14 +198,17 @@ def resume(
     concurrency: int | None = None,
     budget_tokens: int | None = None,
     replay: bool = False,
+    progress: bool = True,
 ) -> Result:
     """Continue stored study `name`: finished runs stay, the others continue from their checkpoints. `base_url`
-    moves the study to another endpoint (a mistyped URL, a server on a new port) and keeps its runs."""
+    moves the study to another endpoint (a mistyped URL, a server on a new port) and keeps its runs; each run
+    finished before keeps the endpoint it was made on in `runs()`. `progress` as for `run`."""
     from critiquebench.studies.session import run_session
 
     path = _store(store)
     study = resumable(path, name, base_url=base_url, concurrency=concurrency, budget_tokens=budget_tokens)
-    return _result(path, run_session(path, study, replay=replay))
+    with _progress(progress, study.model) as on_progress:
+        return _result(path, run_session(path, study, replay=replay, on_progress=on_progress))
 
 
 def resumable(path: Path | str, name: str, *, base_url: str | None = None, **operational: Any) -> StudyConfig:
@@ -224,15 +250,23 @@ def _frame(name: str, store: Store, table: str) -> pandas.DataFrame:
 
 def runs(name: str, *, store: Store = None) -> pandas.DataFrame:
     """One row per run of study `name`: its identity (domain, scheme, params, instance, trial), status, `correct`
-    (the sound verdict of the answer the scheme output), final answer, rounds, tokens, model, endpoint (secrets
-    redacted) and temperature. Columns and their meaning: `critiquebench.reports.records.RUN_COLUMNS`."""
+    (the sound verdict of the answer the scheme output), final answer, rounds, tokens, cost, latency, times, the
+    model, endpoint (secrets redacted), temperature and cap the run itself was made with, the critiquebench version
+    and the problem as the model saw it. Columns and their meaning: `critiquebench.reports.records.RUN_COLUMNS`."""
     return _frame(name, store, "runs")
 
 
 def rounds(name: str, *, store: Store = None) -> pandas.DataFrame:
     """One row per round of every run of study `name`: the answer, its parse, the sound and LLM verdicts, the
-    critique and the feedback handed back. Columns: `critiquebench.reports.records.ROUND_COLUMNS`."""
+    critique, the sound verifier's reason and the feedback handed back. Columns:
+    `critiquebench.reports.records.ROUND_COLUMNS`."""
     return _frame(name, store, "rounds")
+
+
+def calls(name: str, *, store: Store = None) -> pandas.DataFrame:
+    """One row per recorded LLM call of every run of study `name`: its round and node, model, endpoint, sampling
+    settings, tokens, latency and time. Columns: `critiquebench.reports.records.CALL_COLUMNS`."""
+    return _frame(name, store, "calls")
 
 
 def report(name: str, *, store: Store = None, table: str = "1", fmt: str = "md", compare: str | None = None) -> str:

@@ -196,7 +196,8 @@ def report_tables(_: str | None = None) -> str:
 
 
 def export_columns(which: str | None) -> str:
-    """The columns of `export --table runs|rounds` (critiquebench/reports/records.py), name, type and meaning."""
+    """The columns of `export --table runs|rounds|calls` (critiquebench/reports/records.py), name, type and
+    meaning."""
     from critiquebench.reports.records import COLUMNS
 
     return table(("column", "type", "meaning"), ((f"`{c.name}`", c.type, c.doc) for c in COLUMNS[which or "runs"]))

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from critiquebench.store.db import Store, ensure_tables
-from critiquebench.store.results import RUN_TEXTS, upsert_run
+from critiquebench.store.results import PROVENANCE, RUN_TEXTS, upsert_run
 from critiquebench.store.texts import resolve_rows
 
 SCHEMA = (
@@ -58,6 +58,8 @@ def copy_run(db: Store, key: str, source: dict[str, Any], thread_id: str, ident:
         [thread_id, source["thread_id"]],
     )
     results = {k: source[k] for k in RUN_RESULTS}
+    # the copy's answers were made where and with what the source's were
+    results.update({k: source[k] for k in PROVENANCE if source.get(k) is not None})
     upsert_run(db, thread_id, **ident, status="done", error=None, cache_hits=source["llm_calls"], **results)
     db.execute("INSERT OR IGNORE INTO run_memo (key, thread_id) VALUES (?, ?)", [key, thread_id])
     return results

@@ -50,9 +50,11 @@ def run_counts(db: Store) -> dict[str, tuple[int, int]]:
     return {row[0]: (row[1] or 0, row[2] or 0) for row in rows.fetchall()}
 
 
-# the `runs` columns but final_answer, for readers that never look at it (a long answer is costly to read)
-_RUN_FACTS = ("thread_id, study, domain, scheme, params, instance_id, trial, status, final_round, correct, rounds, "
-              "prompt_tokens, completion_tokens, llm_calls, cache_hits, error, updated_at")  # fmt: skip
+def _run_facts(db: Store) -> str:
+    """The `runs` columns but final_answer, for readers that never look at it (a long answer is costly to read):
+    those this store has (one written before `store.results.PROVENANCE` lacks those)."""
+    present = [d[0] for d in db.execute("SELECT * FROM runs LIMIT 0").description]
+    return ", ".join(c for c in present if c != "final_answer")
 
 
 def study_runs(db: Store, study: str, *, done_only: bool = False, answers: bool = True) -> list[dict[str, Any]]:
@@ -61,7 +63,7 @@ def study_runs(db: Store, study: str, *, done_only: bool = False, answers: bool 
     if "runs" not in table_names(db):
         return []
     status = " AND status = 'done'" if done_only else ""
-    columns = "*" if answers else _RUN_FACTS
+    columns = "*" if answers else _run_facts(db)
     rows = list(db.query(f"SELECT {columns} FROM runs WHERE study = ?{status} ORDER BY thread_id", [study]))
     return resolve_rows(db, rows, RUN_TEXTS)
 
@@ -218,3 +220,34 @@ def unrecorded_answers(db: Store, study: str) -> list[str]:
            "AND a.answer IS NOT NULL AND NOT EXISTS (SELECT 1 FROM round_calls c WHERE c.thread_id = a.thread_id "
            "AND c.round = a.round AND c.node = 'generator')")  # fmt: skip
     return [str(r[0]) for r in resolve_tuples(db, db.execute(sql, [study]).fetchall(), [0])]
+
+
+def study_steps(db: Store, study: str) -> list[tuple[str, int, str, list[str], str | None]]:
+    """(thread id, round, node, call keys, sound reason) of every recorded node step of `study`'s runs, in run,
+    round and recording order; none from a store written before `round_calls` existed."""
+    if "round_calls" not in table_names(db):
+        return []
+    rows = db.execute("SELECT c.thread_id, c.round, c.node, c.calls, c.sound_reason FROM round_calls c "
+                      "JOIN runs r ON r.thread_id = c.thread_id WHERE r.study = ? "
+                      "ORDER BY c.thread_id, c.round, c.rowid", [study]).fetchall()  # fmt: skip
+    return [(t, n, node, json.loads(calls), reason) for t, n, node, calls, reason in resolve_tuples(db, rows, [4])]
+
+
+# what an export says of each call, besides its texts
+_CALL_FACTS = ("key", "model", "endpoint", "params", "prompt_tokens", "completion_tokens", "tokens_estimated",
+               "latency_s", "created_at")  # fmt: skip
+
+
+def call_facts(db: Store, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Per cache key: the cached call's model, endpoint identity, sampling params (parsed), tokens, latency and
+    time; keys no longer cached (or a store without a cache) are absent."""
+    if "llm_calls" not in table_names(db):
+        return {}
+    wanted, out = list(dict.fromkeys(keys)), {}
+    for i in range(0, len(wanted), _CHUNK):
+        chunk = wanted[i : i + _CHUNK]
+        marks = ", ".join("?" * len(chunk))
+        for row in db.query(f"SELECT {', '.join(_CALL_FACTS)} FROM llm_calls WHERE key IN ({marks})", chunk):
+            row["params"] = json.loads(row["params"] or "{}")
+            out[row["key"]] = row
+    return out

@@ -6,6 +6,10 @@ Tables
   correct, rounds, prompt_tokens, completion_tokens, llm_calls, cache_hits, error, updated_at)`: one graph
   thread = one (study, domain, scheme spec, instance, trial). `status` is pending | running | done | failed;
   `correct` is the sound verdict of the answer the scheme output (NULL until done).
+  Provenance (`PROVENANCE`, added later, so NULL in rows written before): the `model`, redacted `endpoint`,
+  `temperature` and `max_tokens` the run's client had when it last started (`started_at`), the settings of those
+  its source did not record (`unrecorded`, comma-separated: a replayed PlanBench run's temperature and cap), and
+  the critiquebench `version` and `git_commit` that ran it (see `critiquebench.studies.provenance`).
 - `attempts(thread_id, round, answer, canonical, sound_status, sound_valid, feedback, llm_verdict, llm_critique,
   stopped, prompt_tokens, completion_tokens, llm_calls, cache_hits)` keyed by (thread_id, round): one row per
   generation round. `llm_verdict` is 1/0 when an LLM verifier judged this answer (NULL otherwise), so Table 2
@@ -30,7 +34,7 @@ from typing import Any
 
 import sqlite_utils
 from critiquebench.store.claims import CLAIM_SCHEMA, live_holders
-from critiquebench.store.db import ensure_tables, table_names
+from critiquebench.store.db import ensure_tables, is_readonly, table_names
 from critiquebench.store.texts import TEXTS_SCHEMA, resolve_rows, stored
 
 SCHEMA = (
@@ -41,7 +45,9 @@ SCHEMA = (
             status TEXT NOT NULL DEFAULT 'pending', final_round INTEGER, final_answer TEXT, correct INTEGER,
             rounds INTEGER NOT NULL DEFAULT 0, prompt_tokens INTEGER NOT NULL DEFAULT 0,
             completion_tokens INTEGER NOT NULL DEFAULT 0, llm_calls INTEGER NOT NULL DEFAULT 0,
-            cache_hits INTEGER NOT NULL DEFAULT 0, error TEXT, updated_at REAL NOT NULL DEFAULT 0)""",
+            cache_hits INTEGER NOT NULL DEFAULT 0, error TEXT, updated_at REAL NOT NULL DEFAULT 0,
+            model TEXT, endpoint TEXT, temperature REAL, max_tokens INTEGER, unrecorded TEXT, started_at REAL,
+            version TEXT, git_commit TEXT)""",
     "CREATE INDEX IF NOT EXISTS runs_by_study ON runs (study, domain, scheme)",
     """CREATE TABLE IF NOT EXISTS attempts (
             thread_id TEXT NOT NULL, round INTEGER NOT NULL, answer TEXT, canonical TEXT,
@@ -54,6 +60,10 @@ SCHEMA = (
             sound_reason TEXT, PRIMARY KEY (thread_id, round, node))""",
     TEXTS_SCHEMA,
 )
+# The runs columns added after the table's first layout, with their types: `ensure_schema` adds those an older
+# store lacks (ALTER TABLE), so a store of any age opens and its old rows read as "not recorded" (NULL).
+PROVENANCE = {"model": "TEXT", "endpoint": "TEXT", "temperature": "REAL", "max_tokens": "INTEGER",
+              "unrecorded": "TEXT", "started_at": "REAL", "version": "TEXT", "git_commit": "TEXT"}  # fmt: skip
 # The columns that may hold a long text (stored once in `texts`, a reference in the row; see `store.texts`).
 RUN_TEXTS = ("final_answer", "error")
 ROUND_TEXTS = ("answer", "canonical", "feedback", "llm_critique")
@@ -69,6 +79,16 @@ _THREAD_TABLES = (
 def ensure_schema(db: sqlite_utils.Database) -> None:
     """Create the tables if missing (idempotent, safe from several processes; read-only stores stay as they are)."""
     ensure_tables(db, (*SCHEMA, *CLAIM_SCHEMA))
+    if is_readonly(db):  # a reader finds the missing columns absent from its rows (`row.get`)
+        return
+    present = {d[0] for d in db.execute("SELECT * FROM runs LIMIT 0").description}
+    for name, kind in PROVENANCE.items():
+        if name not in present:
+            try:
+                db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+            except Exception as exc:  # another process added it between our look and our ALTER
+                if "duplicate" not in str(exc).lower() and "already exists" not in str(exc).lower():
+                    raise
 
 
 class StudyRunning(ValueError):

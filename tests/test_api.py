@@ -83,3 +83,28 @@ def test_errors_are_one_line_study_errors(server: ScriptedServer, tmp_path: Path
         cb.run("s", domain="game24", store=store)  # a typo, not silently ignored
     config = cb.define("d", domains=["game24"], instances="gen:1:1", schemes="standard")
     assert config.schemes == ("standard",)
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_cb_run_shows_the_live_bars_on_a_terminal_unless_silenced(server: ScriptedServer, tmp_path: Path,
+                                                                  progress: bool) -> None:  # fmt: skip
+    """What a terminal (or a notebook's cell) shows while `cb.run` works: the command line's bars; none with
+    progress=False."""
+    from tests.test_live_display import screen_of
+
+    store = tmp_path / "s.sqlite"
+    code = (f"import critiquebench as cb; cb.run('p', domains='game24', instances='gen:3:1', schemes='standard', "
+            f"model='scripted', base_url={server.base_url!r}, store={str(store)!r}, progress={progress})")  # fmt: skip
+    exit_code, lines = screen_of([sys.executable, "-c", code], {"TERM": "xterm-256color", "PATH": "/usr/bin:/bin"})
+    assert exit_code == 0, "\n".join(lines)
+    bars = [line for line in lines if line.startswith("standard ") and "3/3" in line]
+    assert len(bars) == (1 if progress else 0), "\n".join(lines)
+
+
+def test_cb_run_writes_nothing_where_stderr_is_no_terminal(server: ScriptedServer, tmp_path: Path,
+                                                           capfd: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    result = cb.run("q", domains="game24", instances="gen:2:1", schemes="standard", model="scripted",
+                    base_url=server.base_url, store=tmp_path / "s.sqlite")  # fmt: skip
+    assert result.done == 2
+    captured = capfd.readouterr()
+    assert "━" not in captured.err and "standard" not in captured.err

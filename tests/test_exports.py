@@ -72,8 +72,9 @@ def test_a_format_it_cannot_write_is_one_line_and_writes_nothing(study: tuple[Pa
         (["--format", "xlsx", "--output", str(tmp_path / "x.xlsx")],
          "--format must be one of jsonl, csv, parquet, not 'xlsx'"),
         (["--format", "parquet"], "Parquet is binary: give --output FILE.parquet"),
-        (["--table", "calls", "--output", str(tmp_path / "x.csv")], "--table must be one of rounds, runs, not 'calls'"),
-    ]
+        (["--table", "messages", "--output", str(tmp_path / "x.csv")],
+         "--table must be one of rounds, runs, calls, not 'messages'"),
+    ]  # fmt: skip
     for extra, message in cases:
         done = invoke("export", "s", *extra, "--store", str(store), check=2)
         assert done.stdout == "" and done.stderr.strip() == f"error: {message}", done.stderr

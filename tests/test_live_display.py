@@ -2,7 +2,8 @@
 played into a terminal emulator (pyte), whose screen is what is checked.
 
 Retry warnings used to be written to stderr by a handler that held the stream from before the progress bars
-started, between two redraws: a 4-bar display left bar lines all over the scrollback."""
+started, between two redraws: a 4-bar display left bar lines all over the scrollback. The bars show the cost so
+far at the model's price and the study's bar the retries the endpoint caused (issue 34 item 1)."""
 
 from __future__ import annotations
 
@@ -50,7 +51,9 @@ def study(server: ScriptedServer, store: Path, term: str) -> tuple[int, list[str
     argv = [str(CLI), "run", "live", "--domains", "game24", "--instances", "gen:6:1", "--schemes", ",".join(SCHEMES),
             "--temperature", "0.7", "--model", "scripted", "--base-url", server.base_url, "--store", str(store),
             "--concurrency", "4"]  # fmt: skip
-    env = {**os.environ, "TERM": term, "COLUMNS": str(COLS), "LINES": str(ROWS)}
+    prices = store.with_name("prices.toml")  # a price for the scripted model: the bars show the cost so far
+    prices.write_text('[models."scripted"]\ninput = 10.0\noutput = 20.0\nsource = "a test"\n')
+    env = {**os.environ, "TERM": term, "COLUMNS": str(COLS), "LINES": str(ROWS), "CRITIQUEBENCH_PRICES": str(prices)}
     env.pop("NO_COLOR", None)
     return screen_of(argv, env)
 
@@ -69,6 +72,9 @@ def test_warnings_print_once_above_one_bar_per_scheme(tmp_path: Path) -> None:
     assert all(lines[i].lstrip().startswith("WARNING") and "━" not in lines[i] for i in warnings)
     assert max(warnings) < min(row for rows in bars.values() for row in rows)  # above the bars
     assert all("6/6" in lines[rows[0]] for rows in bars.values())
+    assert all(" $0." in lines[rows[0]] for rows in bars.values())  # the cost so far at the user's price
+    [total] = [line for line in lines if line.startswith("all schemes ")]  # the study's bar: the retries seen
+    assert "24/24" in total and f"retries {faulted} failed calls 0 | $0." in total, total
 
 
 def test_a_dumb_terminal_gets_one_summary_line_per_scheme(tmp_path: Path) -> None:
@@ -77,5 +83,6 @@ def test_a_dumb_terminal_gets_one_summary_line_per_scheme(tmp_path: Path) -> Non
     assert code == 0, "\n".join(lines)
     for spec in SCHEMES:
         [line] = [line for line in lines if line.startswith(spec + ": ")]
-        assert line.startswith(f"{spec}: 6/6 runs, 0 correct, 0 failed; LLM calls ")
+        assert line.startswith(f"{spec}: 6/6 runs, 0 correct, 0 failed; LLM calls ") and ", $0." in line
+    assert "LLM calls: retries 0 failed calls 0" in lines
     assert not [line for line in lines for spec in SCHEMES if line.startswith(spec + " ") and "calls " in line]

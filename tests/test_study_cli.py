@@ -205,13 +205,17 @@ def test_the_token_budget_is_the_studys_reserved_and_stops_runs_unfinished(tmp_p
         row = report("b", store)[0]
         assert (row["failed"], row["unfinished"], row["total"]) == (0, 16 - row["total"], row["total"])
         assert row["total"] == first  # every finished run made one call; the others wait, unfinished
+        assert row["planned"] == 16  # the report of an unfinished study says how far each cell got
+        text = invoke("report", "b", "--store", str(store)).stdout
+        assert f"unfinished study: finished runs of those planned per cell: standard on game24 {first}/16" in text
 
         again = invoke("resume", "b", "--store", str(store), check=3)  # the budget is spent: no new calls
         assert server.answered == first and "stopped by the token budget" in again.stderr
         invoke("resume", "b", "--budget-tokens", "100000", "--store", str(store))  # raised: the rest runs
         assert server.answered == 16
     row = report("b", store)[0]
-    assert (row["total"], row["failed"], row["unfinished"]) == (16, 0, 0)
+    assert (row["total"], row["failed"], row["unfinished"], row["planned"]) == (16, 0, 0, 16)
+    assert "unfinished study" not in invoke("report", "b", "--store", str(store)).stdout
     spent, limit = connect(store).execute("SELECT spent_tokens, limit_tokens FROM budgets").fetchone()
     assert limit == 100000 and spent == row["prompt_tokens"] + row["completion_tokens"]  # across both sessions
 

@@ -16,6 +16,7 @@ from critiquebench.cli.domain_options import DomainOptionOpt
 from critiquebench.reports.catalog import HELP as REPORT_HELP
 
 if TYPE_CHECKING:  # what the commands run is imported in their bodies, so --help loads none of it
+    from critiquebench.llm.prices import Price
     from critiquebench.studies.config import StudyConfig
     from critiquebench.studies.estimate import Estimate
     from critiquebench.studies.main_job import Recorded
@@ -65,8 +66,10 @@ MaxTokensOpt = Annotated[
 DryRunOpt = Annotated[
     bool, typer.Option("--dry-run", help="Print runs, new calls, tokens and cost; call no LLM, store nothing.")
 ]
-PriceInOpt = Annotated[float | None, typer.Option(help="--dry-run: USD per million prompt tokens.")]
-PriceOutOpt = Annotated[float | None, typer.Option(help="--dry-run: USD per million completion tokens.")]
+PriceInOpt = Annotated[float | None, typer.Option(help="--dry-run: USD per million prompt tokens (default: the "
+                                                        "model's in the price table, $CRITIQUEBENCH_PRICES).")]
+PriceOutOpt = Annotated[float | None, typer.Option(help="--dry-run: USD per million completion tokens (default: "
+                                                         "the model's in the price table).")]
 StopRateOpt = Annotated[
     float | None,
     typer.Option(help="--dry-run: the chance a round ends a run, for the expected calls (default 0.25).", min=0,
@@ -74,10 +77,24 @@ StopRateOpt = Annotated[
 ]
 
 
-def print_estimate(estimate: Estimate, price_in: float | None, price_out: float | None) -> None:
-    """A dry run's estimate on stdout (see `critiquebench.studies.estimate`)."""
+def print_estimate(estimate: Estimate, price_in: float | None, price_out: float | None, model: str) -> None:
+    """A dry run's estimate on stdout (see `critiquebench.studies.estimate`), priced at --price-in/--price-out,
+    else at the model's price in the price table (none there: no cost line)."""
+    if price_in is None and price_out is None and (price := model_price(model)) is not None:
+        price_in, price_out = price.input, price.output
+        typer.echo(f"price of {model}: ${price.input:g} / ${price.output:g} per million tokens ({price.source})")
     for line in estimate.lines(price_in, price_out):
         typer.echo(line)
+
+
+def model_price(model: str) -> Price | None:
+    """`model`'s price in the price table (`critiquebench.llm.prices`); a bad price file is a one-line exit."""
+    from critiquebench.llm.prices import PriceError, load_prices, price_of
+
+    try:
+        return price_of(model, load_prices())
+    except PriceError as exc:
+        raise _fail(str(exc)) from exc
 YesOpt = Annotated[
     bool, typer.Option("--yes", help="Run even if the study may make more new LLM calls than "
                                      "$CRITIQUEBENCH_CONFIRM_CALLS (20000) and has no --budget-tokens.")
@@ -136,7 +153,8 @@ def _session(store: Path | str, config: StudyConfig, progress: bool, replay: boo
     from critiquebench.studies.session import EXIT_INTERRUPTED, StudyError, run_session
 
     try:
-        with stop_on_ctrl_c(err.print) as stop, live_progress(progress, err) as on_progress:
+        price = model_price(config.model)
+        with stop_on_ctrl_c(err.print) as stop, live_progress(progress, err, price) as on_progress:
             session = run_session(store, config, replay=replay, execution=execution, stop=stop,
                                   on_progress=on_progress, confirmed=confirmed)  # fmt: skip
     except KeyboardInterrupt:
@@ -165,12 +183,13 @@ def execute_study(
     from critiquebench.reports.metrics import ReportError, table1, table2
     from critiquebench.reports.tables import render
     from critiquebench.store.db import opened
+    from critiquebench.studies.runner import planned_runs
     from critiquebench.studies.session import exit_code
 
     session = _session(store, config, progress, replay, execution, confirmed)
     with opened(store) as db:
         try:
-            typer.echo(render(table1(db, config.name), "table"))
+            typer.echo(render(table1(db, config.name, planned_runs), "table"))  # a stopped study: its cells' runs
         except ReportError as exc:  # deleted while it ran (between two runs, when no claim refused the delete)
             raise _fail(f"{exc}: the study was deleted while it ran") from None
         verifier_rows = table2(db, config.name)
@@ -337,7 +356,7 @@ def register(app: typer.Typer) -> None:
                 _check_distinct(request.study)
             if dry_run:  # reads the store's cache and finished runs; calls nothing, writes nothing
                 rate = DEFAULT_STOP_RATE if stop_rate is None else stop_rate
-                print_estimate(estimate_study(request.study, path, rate), price_in, price_out)
+                print_estimate(estimate_study(request.study, path, rate), price_in, price_out, request.study.model)
                 return
         except (ConfigError, StoreError, OSError, ValueError, RuntimeError) as exc:  # RunnerError: bad data
             raise _fail(str(exc)) from exc
@@ -495,7 +514,8 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option(help="File to write (default: stdout; Parquet needs a file).")
         ] = None,
         table: Annotated[
-            str, typer.Option(help="rounds (one row per round of every run) or runs (one row per run).")
+            str, typer.Option(help="rounds (one row per round of every run), runs (one row per run) or calls (one "
+                                  "row per recorded LLM call).")
         ] = "rounds",
         fmt: Annotated[
             str | None,
@@ -507,8 +527,9 @@ def register(app: typer.Typer) -> None:
         ] = False,
         store: StoreOpt = None,
     ) -> None:
-        """A study's rounds or runs as a table (JSON lines, CSV or Parquet) with the model, endpoint, temperature
-        and scheme parameters on every row (or, with --features, the attempt dataset)."""
+        """A study's rounds, runs or LLM calls as a table (JSON lines, CSV or Parquet) with the model, endpoint,
+        temperature and scheme parameters each run was made with on every row (or, with --features, the attempt
+        dataset). Columns: docs/reports.md, "Export columns"."""
         from critiquebench.outputs import OutputError
         from critiquebench.reports.metrics import ReportError, study_config
         from critiquebench.reports.records import COLUMNS, ExportError, check_format, format_for, records, write_records

@@ -1,53 +1,73 @@
 """The terminal side of running a study: live progress and the Ctrl-C handler (the study runs without them:
 `critiquebench.studies.session` takes a stop event and a progress callback).
 
-On a terminal, one bar per scheme: runs done of total, correct so far, failed, the time left, LLM calls, cache
-hits and tokens. Log records (an endpoint's retries, a run that failed) and the Ctrl-C notice are printed through
-the same console, above the bars, never between two redraws. On a dumb terminal (`TERM=dumb`) nothing is redrawn:
-one line per scheme is printed when the study ends; where stderr is not a terminal, the study's one-line summary
-(`critiquebench.cli.study`) is all."""
+On a terminal (or in a Jupyter notebook with ipywidgets, where rich draws the same bars in the cell's output; a
+notebook without it gets the dumb terminal's lines), one bar per scheme:
+runs done of total, correct so far, failed, the time left, LLM calls, cache hits, tokens and, when the model has
+a price (`critiquebench.llm.prices`), their cost so far; then one bar for the whole study with the endpoint's
+retries and the calls that failed after every retry. Log records (an endpoint's retries, a run that failed) and
+the Ctrl-C notice are printed through the same console, above the bars, never between two redraws. On a dumb
+terminal (`TERM=dumb`) nothing is redrawn: one line per scheme is printed when the study ends; where stderr is
+not a terminal, the study's one-line summary (`critiquebench.cli.study`) is all."""
 
 from __future__ import annotations
 
 import logging
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from critiquebench.llm.prices import Price
     from critiquebench.studies.runner import ProgressFn, SchemeProgress
 
 
-def scheme_line(spec: str, p: SchemeProgress) -> str:
-    """One scheme's counters as one line (the plain display's, and the bars' right-hand side)."""
+def scheme_line(spec: str, p: SchemeProgress, price: Price | None = None) -> str:
+    """One scheme's counters as one line (the plain display's)."""
+    cost = _cost(p, price, ", ")
     return (f"{spec}: {p.done + p.failed}/{p.total} runs, {p.correct} correct, {p.failed} failed; "
-            f"LLM calls {p.llm_calls}, cache hits {p.cache_hits}, tokens {p.tokens}")  # fmt: skip
+            f"LLM calls {p.llm_calls}, cache hits {p.cache_hits}, tokens {p.tokens}{cost}")  # fmt: skip
+
+
+def calls_line(calls: Mapping[str, Any]) -> str:
+    """The LLM client's retries and failed calls so far."""
+    return f"retries {calls.get('retries', 0)} failed calls {calls.get('failed', 0)}"
+
+
+def _cost(p: SchemeProgress, price: Price | None, sep: str) -> str:
+    """`sep` and the cost so far of a scheme's tokens at `price`; nothing for a model without a price."""
+    return "" if price is None else f"{sep}${price.cost(p.prompt_tokens, p.completion_tokens):,.4f}"
 
 
 @contextmanager
-def live_progress(enabled: bool, console: Console | None = None) -> Iterator[ProgressFn | None]:
-    """Progress of a running study on stderr: rich bars on a terminal, one line per scheme at the end on a dumb
-    one, nothing when stderr is not a terminal or `enabled` is false. Log records go through the same console
-    while the bars are shown."""
+def live_progress(enabled: bool, console: Console | None = None, price: Price | None = None
+                  ) -> Iterator[ProgressFn | None]:  # fmt: skip
+    """Progress of a running study on stderr: rich bars on a terminal or in a notebook, one line per scheme at the
+    end on a dumb terminal, nothing when stderr is neither or `enabled` is false. Log records go through the same
+    console while the bars are shown. `price`: the model's, for the cost so far."""
     from rich.console import Console
 
     console = console or Console(stderr=True)
-    if not enabled or not console.is_terminal:
+    if not enabled or not (console.is_terminal or console.is_jupyter):
         yield None
         return
-    if console.is_dumb_terminal:
+    if (console.is_dumb_terminal and not console.is_jupyter) or (console.is_jupyter and not _has_widgets()):
         last: dict[str, SchemeProgress] = {}
+        usage: dict[str, Any] = {}
 
-        def remember(progress: dict[str, SchemeProgress]) -> None:
+        def remember(progress: dict[str, SchemeProgress], calls: Mapping[str, Any] | None = None) -> None:
             last.update(progress)
+            usage.update(calls or {})
 
         yield remember
         for spec, p in last.items():
-            console.print(scheme_line(spec, p), markup=False, highlight=False, soft_wrap=True)
+            console.print(scheme_line(spec, p, price), markup=False, highlight=False, soft_wrap=True)
+        if usage:
+            console.print(f"LLM calls: {calls_line(usage)}", markup=False, highlight=False, soft_wrap=True)
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -61,16 +81,37 @@ def live_progress(enabled: bool, console: Console | None = None) -> Iterator[Pro
     )
     ids: dict[str, Any] = {}
 
-    def update(progress: dict[str, SchemeProgress]) -> None:
+    def update(progress: dict[str, SchemeProgress], calls: Mapping[str, Any] | None = None) -> None:
         for spec, p in progress.items():
             info = (f"correct {p.correct} failed {p.failed} running {p.running} | calls {p.llm_calls} "
-                    f"hits {p.cache_hits} tokens {p.tokens}")  # fmt: skip
+                    f"hits {p.cache_hits} tokens {p.tokens}{_cost(p, price, ' ')}")  # fmt: skip
             if spec not in ids:
                 ids[spec] = bars.add_task(spec, total=p.total, info=info)
             bars.update(ids[spec], completed=p.done + p.failed, info=info)
+        if len(progress) > 1 or calls is not None:  # the whole study, and what the endpoint made us repeat
+            total = sum(p.total for p in progress.values())
+            done = sum(p.done + p.failed for p in progress.values())
+            info = calls_line(calls or {}) + _cost(_summed(progress), price, " | ")
+            if "" not in ids:
+                ids[""] = bars.add_task("all schemes", total=total, info=info)
+            bars.update(ids[""], total=total, completed=done, info=info)
 
     with bars, logs_through(console):
         yield update
+
+
+def _has_widgets() -> bool:
+    """Whether a notebook can redraw rich's bars (it needs ipywidgets; without, the lines come at the end)."""
+    import importlib.util
+
+    return importlib.util.find_spec("ipywidgets") is not None
+
+
+def _summed(progress: Mapping[str, SchemeProgress]) -> SchemeProgress:
+    from critiquebench.studies.runner import SchemeProgress
+
+    return SchemeProgress(prompt_tokens=sum(p.prompt_tokens for p in progress.values()),
+                          completion_tokens=sum(p.completion_tokens for p in progress.values()))  # fmt: skip
 
 
 @contextmanager

@@ -98,7 +98,7 @@ def verify_study_cmd(
             given = {**file, **{k: v for k, v in flags.items() if v is not None}}
             config = build_config(name, file, flags, VERIFY, defaults=from_study_defaults(db, given, dry_run))
             if dry_run:
-                print_estimate(estimate_verify(db, config, path), price_in, price_out)
+                print_estimate(estimate_verify(db, config, path), price_in, price_out, config.model)
                 return
             resolve_config(db, config)
             settings = LLMSettings(

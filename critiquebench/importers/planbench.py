@@ -45,6 +45,7 @@ from critiquebench.store.cache import CallCache, sampling_params
 from critiquebench.store.db import opened
 from critiquebench.store.results import ensure_schema, load_study, save_study
 from critiquebench.studies.config import StudyConfig, validate
+from critiquebench.studies.provenance import SAMPLING
 
 PLANBENCH_SYSTEM = DEFAULT["planbench"].text("system")  # PlanBench's chat queries were sent after it
 # PDDL domains whose recorded answers replay through PlanBench's own reader (`reading = "planbench"`).
@@ -386,6 +387,7 @@ def import_file(
         domain_options={key: options},
         endpoint_id=RECORDED_ENDPOINT,
         replay=True,
+        unrecorded=SAMPLING,  # the file records neither: `temperature` and `max_tokens` only label the cache keys
     )
     validate(config)
     with opened(store) as db:

@@ -212,6 +212,14 @@ def _label(value: Any) -> bool | None:
     raise ValueError(f"'label' must be true/false (or valid/invalid, 1/0), not {value!r}")
 
 
+def _unrecorded(rows: Sequence[Row], base_url: str | None) -> tuple[str, ...]:
+    """The sampling settings a replayed samples study cannot know: a sample file records no length cap, and maybe
+    no temperature (with `base_url`, live schemes make real calls at the study's settings: nothing is left out)."""
+    if base_url is not None:
+        return ()
+    return ("temperature", "max_tokens") if all(r.temperature is None for r in rows) else ("max_tokens",)
+
+
 def _temperature(value: Any) -> float | None:
     if value is None:
         return None
@@ -285,7 +293,7 @@ def import_samples(
         name=study, domains=(domain,), instances={domain: _selection(ids)}, schemes=spec_list,
         dataset=str(Path(dataset).resolve()) if dataset else None, model=model, base_url=base_url,
         temperature=temperature, max_tokens=None, domain_options={domain: domain_options} if domain_options else {},
-        endpoint_id=RECORDED_ENDPOINT, replay=base_url is None,
+        endpoint_id=RECORDED_ENDPOINT, replay=base_url is None, unrecorded=_unrecorded(rows, base_url),
     )  # fmt: skip
     validate(config)
     stop = tuple(call_options(get_domain(domain, **domain_options)).get("stop") or ())

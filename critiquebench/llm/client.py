@@ -162,7 +162,7 @@ class LLMClient:
         self._inflight: dict[str, _Flight] = {}
         self._answered = False  # the endpoint answered a call: a later refused connection may be a restart
         self._random = random.Random()
-        self._usage = {"calls": 0, "hits": 0, "failed": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        self._usage = {"calls": 0, "hits": 0, "failed": 0, "prompt_tokens": 0, "completion_tokens": 0, "retries": 0}
 
     def params_at(
         self, temperature: float | None, max_tokens: int | None | str = SETTINGS_CAP, stop: Sequence[str] | None = None
@@ -190,7 +190,8 @@ class LLMClient:
         return cache_key(self.settings.model, self.endpoint, messages, params, sample)
 
     def usage(self) -> dict[str, Any]:
-        """What this client did: calls, hits, failed, tokens spent, cost_usd (None without cost_per_1k)."""
+        """What this client did: calls, hits, failed, tokens spent, retries (attempts sent again after a transient
+        failure), cost_usd (None without cost_per_1k)."""
         with self._lock:
             usage: dict[str, Any] = dict(self._usage)
         cost = self.settings.cost_per_1k
@@ -388,6 +389,7 @@ class LLMClient:
         return backoff * self._random.uniform(0.5, 1.0)
 
     def _log_retry(self, state: RetryCallState) -> None:
+        self._count(retries=1)  # the live display counts them (`critiquebench.cli.terminal`)
         exc = state.outcome.exception() if state.outcome is not None else None
         delay = state.next_action.sleep if state.next_action is not None else 0.0
         log.warning(

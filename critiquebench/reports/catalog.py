@@ -28,8 +28,9 @@ class Table:
 def _table1(db: Any, study: str) -> Rows:
     from critiquebench.reports.metrics import study_config, table1
     from critiquebench.reports.planbench import is_task_study, task_rows
+    from critiquebench.studies.runner import planned_runs
 
-    return task_rows(db, study) if is_task_study(study_config(db, study)) else table1(db, study)
+    return task_rows(db, study) if is_task_study(study_config(db, study)) else table1(db, study, planned_runs)
 
 
 def _table2(db: Any, study: str) -> Rows:

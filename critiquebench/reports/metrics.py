@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -82,6 +82,9 @@ class Table1Row:
     # intrinsic self-critique paper prints (Tables 1, 2, 4-6 at n = 600 or 1000, a few 0.1 off), not of its
     # Table 3's (21 problems); `report --published` checks each one (reports.published.PLUS_MINUS)
     wald: float | None = None
+    # runs the study's matrix gives the cell (instances x trials), so an unfinished study says how far each cell
+    # got; None where the study's data cannot be read here
+    planned: int | None = None
 
 
 @dataclass
@@ -205,12 +208,21 @@ def _runs(db: sqlite_utils.Database, study: str) -> list[dict[str, Any]]:
     return rows
 
 
-def table1(db: sqlite_utils.Database, study: str) -> list[Table1Row]:
-    """Accuracy per domain x scheme, in the study's order."""
+Plan = Callable[[dict[str, Any]], dict[tuple[str, str], int] | None]  # a study's runs per (domain, spec) cell
+
+
+def table1(db: sqlite_utils.Database, study: str, plan: Plan | None = None) -> list[Table1Row]:
+    """Accuracy per domain x scheme, in the study's order. `plan`: the runs per cell of a study's matrix
+    (`studies.runner.planned_runs`), so an unfinished study's rows say how many each cell should have."""
     config = study_config(db, study)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for run in _runs(db, study):
         groups[(run["domain"], run["spec"])].append(run)
+    done_runs = sum(1 for runs in groups.values() for r in runs if r["status"] == "done")
+    unfinished = done_runs < int(config.get("planned_runs") or 0)
+    planned = (plan(config) if plan else None) if unfinished else {k: len(v) for k, v in groups.items()}
+    for key in planned or {}:
+        groups.setdefault(key, [])  # a cell no run of which started yet
     out = []
     for key in ordered_keys(groups, config):
         runs = groups[key]
@@ -239,6 +251,7 @@ def table1(db: sqlite_utils.Database, study: str) -> list[Table1Row]:
                 unfinished=sum(1 for r in runs if r["status"] in ("pending", "running")),
                 wald=wald_half_width(correct, n),
                 small_n=0 < n < SMALL_N,
+                planned=None if planned is None else planned.get(key),
             )
         )
     return out

@@ -1,12 +1,15 @@
-"""A study's runs and rounds as flat tables with documented columns, written as JSON lines, CSV or Parquet.
+"""A study's runs, rounds and LLM calls as flat tables with documented columns, written as JSON lines, CSV or Parquet.
 
-`run_records(db, study)` has one row per run (instance x scheme spec x trial) and `round_records(db, study)` one
-row per round of every run; both carry the study's model, its endpoint (credentials and secret-looking query
-values redacted), the temperature the run sampled at and the scheme's parameters, so a table read on its own
-says what produced it. `RUN_COLUMNS` and `ROUND_COLUMNS` name, type and explain every column (README, "Exports");
-`write_records` writes rows in one of `FORMATS` or raises `ExportError` (one line) before writing anything.
-Files are written as `critiquebench.outputs` writes every output: a failed export leaves no half file behind,
-and an output path that is a store is refused.
+`run_records(db, study)` has one row per run (instance x scheme spec x trial), `round_records(db, study)` one
+row per round of every run and `call_records(db, study)` one row per recorded LLM call. Each row says what
+produced it: the model, endpoint (credentials and secret-looking query values redacted), temperature and length
+cap the run itself was made with (recorded on its row when it started, `critiquebench.studies.provenance`: a
+study resumed on another endpoint keeps each earlier run's own), empty where its source did not record them;
+runs add their cost, endpoint latency, timestamps, critiquebench version and git commit and the problem as the
+model saw it; rounds the sound verifier's reason. `RUN_COLUMNS`, `ROUND_COLUMNS` and `CALL_COLUMNS` name, type
+and explain every column (docs/reports.md, generated); `write_records` writes rows in one of `FORMATS` or raises
+`ExportError` (one line) before writing anything. Files are written as `critiquebench.outputs` writes every
+output: a failed export leaves no half file behind, and an output path that is a store is refused.
 """
 
 from __future__ import annotations
@@ -15,13 +18,14 @@ import csv
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from critiquebench.outputs import open_output, spreadsheet_row
 
 FORMATS = ("jsonl", "csv", "parquet")
-TABLES = ("rounds", "runs")
+TABLES = ("rounds", "runs", "calls")
 ANALYSIS_HINT = "pip install 'critiquebench[analysis]' (scripts/setup.sh installs it)"
 
 
@@ -46,17 +50,28 @@ _IDENTITY = (
     Column("trial", "int", "repetition of (instance, scheme), from 0"),
 )
 _SETTINGS = (
-    Column("model", "str", "model name at the endpoint"),
-    Column("endpoint", "str", "base URL with secrets redacted; 'embedded', or the recorded source of a replay"),
-    Column("temperature", "float", "sampling temperature of the run (the scheme's own when it sets one)"),
-    Column("max_tokens", "int", "completion token limit per call"),
-)
+    Column("model", "str", "model the run called, as recorded when it started (runs stored before it was "
+                           "recorded: the study's)"),
+    Column("endpoint", "str", "where the run's calls went, as recorded when it started: the base URL with secrets "
+                              "redacted, the embedded model's identity, or a replay's recorded source (runs stored "
+                              "before: the endpoint of its first recorded call, else the study's)"),
+    Column("temperature", "float", "sampling temperature of the run's calls (the scheme's own when it sets one); "
+                                   "empty when its source did not record it"),
+    Column("max_tokens", "int", "completion token limit per call; empty when the run had no cap or its source did "
+                                "not record one (see unrecorded)"),
+    Column("unrecorded", "str", "the settings among temperature, max_tokens that the run's source did not record "
+                                "(a replayed PlanBench run: temperature,max_tokens), comma-separated; empty: all "
+                                "recorded"),
+)  # fmt: skip
 _USAGE = (
     Column("prompt_tokens", "int", "prompt tokens"),
     Column("completion_tokens", "int", "completion tokens"),
     Column("llm_calls", "int", "LLM calls, cache hits included"),
     Column("cache_hits", "int", "calls answered from the call cache"),
 )
+_ROUND = Column("round", "int", "round number, from 1")
+_LATENCY = Column("latency_s", "float", "seconds the endpoint took to answer the calls (cache hits at the time their "
+                                        "call took when it was made); empty when no call is recorded")  # fmt: skip
 RUN_COLUMNS: tuple[Column, ...] = (
     *_IDENTITY,
     Column("status", "str", "done, failed, pending (stopped by the token budget) or running"),
@@ -65,29 +80,57 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("final_round", "int", "the round of that answer"),
     Column("rounds", "int", "rounds the run took"),
     *_USAGE,
+    Column("cost_usd", "float", "USD of the run's tokens at its model's price (cache hits priced as the call they "
+                                "repeat; see critiquebench.llm.prices); empty when the model has no price"),
+    _LATENCY,
+    Column("started_at", "str", "when the run (last) started, ISO 8601 UTC; empty for runs stored before it was "
+                                "recorded"),
+    Column("finished_at", "str", "when a done or failed run ended, ISO 8601 UTC"),
     Column("error", "str", "why a failed run failed"),
     *_SETTINGS,
-)
+    Column("version", "str", "critiquebench version that ran the run; empty for runs stored before it was recorded"),
+    Column("git_commit", "str", "git commit of the critiquebench checkout that ran it (-dirty: with local changes); "
+                                "empty outside a checkout"),
+    Column("input", "str", "the problem as the model saw it: the last user message of the run's first generator "
+                           "call; empty when that call is not recorded"),
+)  # fmt: skip
 ROUND_COLUMNS: tuple[Column, ...] = (
     *_IDENTITY,
-    Column("round", "int", "round number, from 1"),
+    _ROUND,
     Column("answer", "str", "the model's raw answer"),
     Column("canonical", "str", "the parsed answer (JSON), empty when it did not parse"),
     Column("sound_status", "str", "the sound verifier's verdict: valid, invalid or malformed"),
     Column("sound_valid", "bool", "the sound verifier accepted the answer"),
+    Column("sound_reason", "str", "why the sound verifier did not accept it (its error sentences); empty when valid"),
     Column("llm_verdict", "bool", "an LLM verifier's verdict on the answer (empty when none judged it)"),
     Column("llm_critique", "str", "the LLM verifier's critique"),
     Column("feedback", "str", "what was handed back to the generator"),
     Column("stopped", "bool", "the scheme output this round's answer"),
     *_USAGE,
+    _LATENCY,
     *_SETTINGS,
 )
-COLUMNS = {"runs": RUN_COLUMNS, "rounds": ROUND_COLUMNS}
+CALL_COLUMNS: tuple[Column, ...] = (
+    *_IDENTITY,
+    _ROUND,
+    Column("node", "str", "the graph node that made the call: generator, critic, verifier, ..."),
+    Column("call", "int", "the call's place among its node's calls in that round, from 0"),
+    Column("key", "str", "the call's cache key"),
+    Column("model", "str", "model called"),
+    Column("endpoint", "str", "the endpoint's identity (no credentials, no query), or a replay's recorded source"),
+    Column("temperature", "float", "the call's sampling temperature; empty when the run's source did not record it"),
+    Column("max_tokens", "int", "the call's completion token limit; empty: no cap, or not recorded"),
+    *_USAGE[:2],  # prompt and completion tokens
+    Column("tokens_estimated", "bool", "the endpoint reported no usage: tokens counted at 4 characters a token"),
+    Column("latency_s", "float", "seconds the endpoint took to answer (retries included)"),
+    Column("created_at", "str", "when the call was answered, ISO 8601 UTC"),
+)
+COLUMNS = {"runs": RUN_COLUMNS, "rounds": ROUND_COLUMNS, "calls": CALL_COLUMNS}
 
 
 def endpoint_of(config: Mapping[str, Any]) -> str:
-    """The endpoint a study talked to, as it may be shown: its redacted base URL, a replay's recorded source, or
-    'embedded'."""
+    """The endpoint a study was defined with, as it may be shown: its redacted base URL, a replay's recorded
+    source, or 'embedded'."""
     from critiquebench.llm.urls import redact_url
 
     if config.get("base_url"):
@@ -99,24 +142,85 @@ def _flag(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
-def _common(row: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
-    """The identity and settings columns of a run's row."""
+def _when(ts: Any) -> str | None:
+    """A Unix time as ISO 8601 UTC (milliseconds); None for none."""
+    if not ts:
+        return None
+    return datetime.fromtimestamp(float(ts), UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass
+class _Study:
+    """What every row of one study's export is built from, read once: its definition, its runs' recorded steps
+    (thread id -> round -> [(node, call keys, sound reason)]) and the facts of those calls."""
+
+    config: dict[str, Any]
+    steps: dict[str, dict[int, list[tuple[str, list[str], str | None]]]]
+    calls: dict[str, dict[str, Any]]
+
+    @classmethod
+    def read(cls, db: Any, study: str) -> _Study:
+        from critiquebench.reports.metrics import study_config
+        from critiquebench.store.reads import call_facts, study_steps
+
+        config = study_config(db, study)
+        steps: dict[str, dict[int, list[tuple[str, list[str], str | None]]]] = {}
+        for tid, round_, node, keys, reason in study_steps(db, study):
+            steps.setdefault(tid, {}).setdefault(round_, []).append((node, keys, reason))
+        keys = [k for rounds in steps.values() for nodes in rounds.values() for _, ks, _ in nodes for k in ks]
+        return cls(config, steps, call_facts(db, keys))
+
+    def keys(self, tid: str, round_: int | None = None) -> list[str]:
+        rounds = self.steps.get(tid, {})
+        chosen = rounds.values() if round_ is None else [rounds.get(round_, [])]
+        return [k for nodes in chosen for _, ks, _ in nodes for k in ks]
+
+    def latency(self, tid: str, round_: int | None = None) -> float | None:
+        found = [self.calls[k]["latency_s"] for k in self.keys(tid, round_) if k in self.calls]
+        return float(sum(found)) if found else None
+
+    def reason(self, tid: str, round_: int) -> str | None:
+        return next((r for _, _, r in self.steps.get(tid, {}).get(round_, []) if r), None)
+
+    def settings(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The model, endpoint, temperature, cap and unrecorded settings of a run's row: as recorded on it, or
+        for a run stored before they were (no `model` on its row) the study's, with the endpoint its first
+        recorded call went to."""
+        from critiquebench.studies.provenance import unrecorded_settings
+
+        params = json.loads(row.get("params") or "{}")
+        if row.get("model") is not None:
+            model, endpoint = row["model"], row.get("endpoint")
+            temperature, cap = row.get("temperature"), row.get("max_tokens")
+            unrecorded = tuple(filter(None, str(row.get("unrecorded") or "").split(",")))
+        else:
+            first = next((self.calls[k] for k in self.keys(str(row["thread_id"])) if k in self.calls), None)
+            model, endpoint = self.config.get("model"), first["endpoint"] if first else endpoint_of(self.config)
+            temperature, cap = self.config.get("temperature", 0.0), self.config.get("max_tokens")
+            unrecorded = unrecorded_settings(self.config)
+        if params.get("temperature") is not None:
+            temperature = params["temperature"]
+        return {
+            "model": model,
+            "endpoint": endpoint,
+            "temperature": None if "temperature" in unrecorded or temperature is None else float(temperature),
+            "max_tokens": None if "max_tokens" in unrecorded else cap,
+            "unrecorded": ",".join(unrecorded) or None,
+        }
+
+
+def _identity(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The identity columns of a run's (or its round's) row."""
     from critiquebench.reports.metrics import spec_of
 
-    params = json.loads(row.get("params") or "{}")
-    temperature = params.get("temperature")
     return {
         "study": row["study"],
         "domain": row["domain"],
         "scheme": spec_of(dict(row)),
         "scheme_name": str(row["scheme"]).partition(":")[0],
-        "params": json.dumps(params, sort_keys=True),
+        "params": json.dumps(json.loads(row.get("params") or "{}"), sort_keys=True),
         "instance": row["instance_id"],
         "trial": row["trial"],
-        "model": config.get("model"),
-        "endpoint": endpoint_of(config),
-        "temperature": float(config.get("temperature", 0.0) if temperature is None else temperature),
-        "max_tokens": config.get("max_tokens"),
     }
 
 
@@ -124,45 +228,101 @@ def _usage(row: Mapping[str, Any]) -> dict[str, Any]:
     return {c.name: row[c.name] for c in _USAGE}
 
 
-def run_records(db: Any, study: str) -> list[dict[str, Any]]:
-    """One row per run of `study`, with `RUN_COLUMNS` (ReportError when there is no such study)."""
+def run_records(db: Any, study: str, prices: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One row per run of `study`, with `RUN_COLUMNS` (ReportError when there is no such study); `prices`: the
+    price table (default: `critiquebench.llm.prices.load_prices()`)."""
+    from critiquebench.llm.prices import load_prices, price_of
     from critiquebench.llm.urls import redact_text
-    from critiquebench.reports.metrics import study_config
-    from critiquebench.store.reads import study_runs
+    from critiquebench.store.reads import calls_by_key, study_runs
 
-    config = study_config(db, study)
+    facts = _Study.read(db, study)
+    table = load_prices() if prices is None else prices
+    rows = study_runs(db, study)
+    firsts = {tid: k for tid in facts.steps for k in _first_generator_call(facts, tid)}
+    inputs = {key: _last_user(messages) for key, messages, _ in calls_by_key(db, firsts.values())} if firsts else {}
     out = []
-    for row in study_runs(db, study):
-        record = _common(row, config)
+    for row in rows:
+        tid = str(row["thread_id"])
+        record = {**_identity(row), **facts.settings(row)}
+        price = price_of(record["model"], table)
+        finished = row["status"] in ("done", "failed")
         record.update(status=row["status"], correct=_flag(row["correct"]) if row["status"] == "done" else None,
                       final_answer=row["final_answer"], final_round=row["final_round"], rounds=row["rounds"],
-                      error=redact_text(row["error"]) if row["error"] else None, **_usage(row))  # fmt: skip
+                      error=redact_text(row["error"]) if row["error"] else None, **_usage(row),
+                      cost_usd=price.cost(row["prompt_tokens"], row["completion_tokens"]) if price else None,
+                      latency_s=facts.latency(tid), started_at=_when(row.get("started_at")),
+                      finished_at=_when(row.get("updated_at")) if finished else None, version=row.get("version"),
+                      git_commit=row.get("git_commit"), input=inputs.get(firsts.get(tid, "")))  # fmt: skip
         out.append({c.name: record[c.name] for c in RUN_COLUMNS})
     return out
 
 
+def _first_generator_call(facts: _Study, tid: str) -> list[str]:
+    """The key of a run's first generator call (its first round's), as a list of at most one."""
+    rounds = facts.steps.get(tid, {})
+    for round_ in sorted(rounds):
+        for node, keys, _ in rounds[round_]:
+            if node == "generator" and keys:
+                return keys[:1]
+    return []
+
+
+def _last_user(messages: Any) -> str | None:
+    return next((m.get("content") for m in reversed(messages or []) if m.get("role") == "user"), None)
+
+
 def round_records(db: Any, study: str) -> list[dict[str, Any]]:
     """One row per round of every run of `study`, with `ROUND_COLUMNS` (ReportError when there is no such study)."""
-    from critiquebench.reports.metrics import study_config
-    from critiquebench.store.reads import study_rounds
+    from critiquebench.store.reads import study_rounds, study_runs
 
-    config = study_config(db, study)
+    facts = _Study.read(db, study)
+    runs = {r["thread_id"]: r for r in study_runs(db, study, answers=False)}
     out = []
     for row in study_rounds(db, study):
-        record = _common(row, config)
+        tid = str(row["thread_id"])
+        record = {**_identity(row), **facts.settings(runs.get(tid, row))}
         record.update(round=row["round"], answer=row["answer"], canonical=row["canonical"],
                       sound_status=row["sound_status"], sound_valid=_flag(row["sound_valid"]),
-                      llm_verdict=_flag(row["llm_verdict"]), llm_critique=row["llm_critique"],
-                      feedback=row["feedback"], stopped=bool(row["stopped"]), **_usage(row))  # fmt: skip
+                      sound_reason=facts.reason(tid, row["round"]), llm_verdict=_flag(row["llm_verdict"]),
+                      llm_critique=row["llm_critique"], feedback=row["feedback"], stopped=bool(row["stopped"]),
+                      latency_s=facts.latency(tid, row["round"]), **_usage(row))  # fmt: skip
         out.append({c.name: record[c.name] for c in ROUND_COLUMNS})
     return out
 
 
+def call_records(db: Any, study: str) -> list[dict[str, Any]]:
+    """One row per recorded LLM call of every run of `study`, in run, round and call order, with `CALL_COLUMNS`
+    (calls no longer in the cache are left out)."""
+    from critiquebench.store.reads import study_runs
+
+    facts = _Study.read(db, study)
+    out = []
+    for row in study_runs(db, study, answers=False):
+        tid = str(row["thread_id"])
+        unrecorded = facts.settings(row)["unrecorded"] or ""
+        for round_, nodes in sorted(facts.steps.get(tid, {}).items()):
+            for node, keys, _ in nodes:
+                for i, key in enumerate(keys):
+                    call = facts.calls.get(key)
+                    if call is None:
+                        continue
+                    params = call["params"]
+                    out.append({**_identity(row), "round": round_, "node": node, "call": i, "key": key,
+                                "model": call["model"], "endpoint": call["endpoint"],
+                                "temperature": None if "temperature" in unrecorded else params.get("temperature"),
+                                "max_tokens": None if "max_tokens" in unrecorded else params.get("max_tokens"),
+                                "prompt_tokens": call["prompt_tokens"], "completion_tokens": call["completion_tokens"],
+                                "tokens_estimated": _flag(call["tokens_estimated"]), "latency_s": call["latency_s"],
+                                "created_at": _when(call["created_at"])})  # fmt: skip
+    return out
+
+
 def records(db: Any, study: str, table: str) -> list[dict[str, Any]]:
-    """The rows of `table` ("runs" or "rounds") of `study`."""
+    """The rows of `table` ("runs", "rounds" or "calls") of `study`."""
     if table not in TABLES:
         raise ExportError(f"--table must be one of {', '.join(TABLES)}, not {table!r}")
-    return run_records(db, study) if table == "runs" else round_records(db, study)
+    builders = {"runs": run_records, "rounds": round_records, "calls": call_records}
+    return builders[table](db, study)
 
 
 def check_format(fmt: str, output: Path | None) -> None:

@@ -94,13 +94,18 @@ def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
             str(r.cache_hits),
             str(r.failed),
             str(r.unfinished),
+            "-" if r.planned is None else str(r.planned),
         ]
         for r in rows
     ]
     study = rows[0].study if rows else ""
+    short = [r for r in rows if r.planned is not None and r.total < r.planned]
+    progress = "unfinished study: finished runs of those planned per cell: " + "; ".join(
+        f"{r.scheme} on {r.domain} {r.total}/{r.planned}" for r in short
+    )
     return [
         Grid(f"Table 1: accuracy ({study})", ["scheme", *domains], main,
-             _notes(NOTES["1"], (any(r.small_n for r in rows), SMALL_N_NOTE))),
+             _notes(NOTES["1"], (any(r.small_n for r in rows), SMALL_N_NOTE), (bool(short), progress))),
         Grid(
             "Table 1 detail",
             [
@@ -115,6 +120,7 @@ def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
                 "cache hits",
                 "failed",
                 "unfinished",
+                "planned",
             ],
             detail,
         ),

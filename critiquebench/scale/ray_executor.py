@@ -165,7 +165,7 @@ class RayExecutor:
         """LLM usage summed over the workers (of a replaced worker: up to its last finished run)."""
         with self._lock:
             usages = list(self._usage.values())
-        keys = ("calls", "hits", "failed", "prompt_tokens", "completion_tokens")
+        keys = ("calls", "hits", "failed", "prompt_tokens", "completion_tokens", "retries")
         return {k: sum(int(u.get(k) or 0) for u in usages) for k in keys}
 
     def worker_pids(self) -> list[int]:

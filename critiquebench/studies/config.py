@@ -38,7 +38,7 @@ from typing import Any
 DEFAULT_MODEL = "smollm2-135m-instruct"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # Operational settings: changing them does not change which results a study produces.
-_OPERATIONAL = frozenset({"concurrency", "timeout", "budget_tokens", "replay"})
+_OPERATIONAL = frozenset({"concurrency", "timeout", "budget_tokens", "replay", "unrecorded"})
 LOOP, VERIFY = "loop", "verify"
 # The range of every integer setting (README: "Study settings"). The upper ends are far above any paper's study
 # and stop a typo (trials = 1000000000) from becoming a study that fills memory or never ends.
@@ -49,9 +49,10 @@ MAX_TIMEOUT_S = 3600.0
 NO_CAP = "none"  # max_tokens = "none": no length cap (TOML has no null)  # seconds per LLM call
 # The settings only one kind of study has; a study stores (and compares) the shared ones and its own.
 # Settings added later are stored only when set, so the definitions of older studies stay as they were.
-_STORED_WHEN_SET = {"llm_instances": {}, "llm_per_instance": 0, "prompt_sets": {}, "candidate_files": {}}
+_STORED_WHEN_SET = {"llm_instances": {}, "llm_per_instance": 0, "prompt_sets": {}, "candidate_files": {},
+                    "unrecorded": ()}  # fmt: skip
 _ONLY = {
-    LOOP: frozenset({"schemes", "trials", "budget_tokens", "endpoint_id", "replay"}),
+    LOOP: frozenset({"schemes", "trials", "budget_tokens", "endpoint_id", "replay", "unrecorded"}),
     VERIFY: frozenset({"kinds", "per_kind", "from_study", "llm_instances", "llm_per_instance", "cot", "seed",
                        "candidate_files"}),
 }
@@ -97,6 +98,9 @@ class StudyConfig:
     kind: str = LOOP
     endpoint_id: str | None = None  # loop: cache identity of a recorded endpoint (e.g. "recorded:planbench")
     replay: bool = False  # loop: answer every call from the cache (recorded studies); never contact an endpoint
+    # loop: the sampling settings (temperature, max_tokens) a recorded study's source did not record: their values
+    # above only label its calls' cache keys, and its runs' exports leave them empty (`studies.provenance`)
+    unrecorded: tuple[str, ...] = ()
     # set name -> label ("self_verification@1", "+sha256:..." for a user's file) of the prompt sets the study used
     prompt_sets: Mapping[str, str] = field(default_factory=dict)
 
@@ -133,6 +137,8 @@ class StudyConfig:
         for key in ("domains", "schemes", "kinds"):
             value = kwargs.get(key, ())
             kwargs[key] = {d: tuple(v) for d, v in value.items()} if isinstance(value, Mapping) else tuple(value)
+        if "unrecorded" in kwargs:
+            kwargs["unrecorded"] = tuple(kwargs["unrecorded"])
         return cls(**kwargs)
 
     def identity(self) -> dict[str, Any]:

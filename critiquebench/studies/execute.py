@@ -39,6 +39,7 @@ from critiquebench.store.results import (
     upsert_round_calls,
     upsert_run,
 )
+from critiquebench.studies.provenance import run_provenance
 from critiquebench.studies.reuse import copy_finished, run_key
 from critiquebench.studies.threads import thread_id_for
 
@@ -117,7 +118,8 @@ def _claimed_run(
     label = parsed.label
     if run_status(db, tid) == "done":  # finished by the previous holder just before we claimed it
         return _outcome(db, tid, skipped=True)
-    reuse = run_key(load_study(db, study), domain, instance, label, trial, llm)
+    defined = load_study(db, study)
+    reuse = run_key(defined, domain, instance, label, trial, llm)
     if reuse and copy_finished(db, reuse, tid, dict(study=study, domain=domain.name, scheme=label,
                                                      params=parsed.params, instance_id=instance.id, trial=trial)):
         return _outcome(db, tid)  # an identical run finished before: its rows, no graph steps  # fmt: skip
@@ -135,7 +137,8 @@ def _claimed_run(
             study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
             trial=trial,
         )  # fmt: skip
-        upsert_run(db, tid, **ident, status="running", error=None)
+        # what this run is made with (a resumed run: what it goes on with), in the row it writes anyway
+        upsert_run(db, tid, **ident, status="running", error=None, **run_provenance(llm, defined))
         prior: list[dict[str, Any]] = []
         if resumed:  # a kill may have come between a node's checkpoint and its row: write the row again
             _record(db, tid, snapshot.values.get("attempt"), snapshot.values.get("round"))

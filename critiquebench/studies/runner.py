@@ -75,6 +75,8 @@ class SchemeProgress:
     running: int = 0
     llm_calls: int = 0
     tokens: int = 0
+    prompt_tokens: int = 0  # of `tokens`: what a price table prices (`critiquebench.llm.prices`)
+    completion_tokens: int = 0
     cache_hits: int = 0
 
 
@@ -98,7 +100,8 @@ class StudySummary:
 
 
 ExecuteFn = Callable[..., Any]
-ProgressFn = Callable[[dict[str, SchemeProgress]], None]
+# called with the schemes' counters; a session adds `calls=`, its LLM usage so far (retries, failed calls)
+ProgressFn = Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,17 @@ def plan_cells(config: StudyConfig) -> tuple[list[Cell], list[Skipped]]:
     if not cells and skipped:
         raise RunnerError("nothing can run: " + "; ".join(s.describe() for s in skipped))
     return cells, skipped
+
+
+def planned_runs(config: dict[str, Any]) -> dict[tuple[str, str], int] | None:
+    """Runs per (domain, scheme spec) cell of stored study `config`'s matrix (instances x trials); None when its
+    instances cannot be read here (a store copied without its data)."""
+    try:
+        study = StudyConfig.from_dict(config)
+        cells = plan_cells(study)[0]
+    except Exception:  # noqa: BLE001 - any reason the data cannot be read: the count is only left out
+        return None
+    return {(c.domain.name, c.spec): len(c.instances) * study.trials for c in cells}
 
 
 @contextmanager
@@ -337,6 +351,8 @@ def _count(summary: StudySummary, prog: SchemeProgress, row: dict[str, Any], run
         summary.errors.append((run, str(row.get("error") or row.get("status"))))
     prog.llm_calls += row.get("llm_calls") or 0
     prog.cache_hits += row.get("cache_hits") or 0
+    prog.prompt_tokens += row.get("prompt_tokens") or 0
+    prog.completion_tokens += row.get("completion_tokens") or 0
     prog.tokens += (row.get("prompt_tokens") or 0) + (row.get("completion_tokens") or 0)
 
 

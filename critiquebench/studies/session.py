@@ -114,7 +114,8 @@ def run_session(
             llm = held.enter_context(client)
             executor = held.enter_context(_executor(store, config, llm, execution))
             execute = executor.execute if executor is not None else None
-            summary = run_study(store, config, llm, stop=stop, on_progress=on_progress, tasks=tasks, execute=execute)
+            shown = _with_usage(on_progress, executor if executor is not None else llm)
+            summary = run_study(store, config, llm, stop=stop, on_progress=shown, tasks=tasks, execute=execute)
             usage = executor.usage() if executor is not None else llm.usage() if llm is not None else {}
             if budget is not None:
                 usage["budget"] = budget.state()
@@ -129,6 +130,18 @@ def run_session(
     if summary.unreachable:  # nothing ran, and a resume continues
         raise StudyError(f"{summary.unreachable}; nothing is lost: critiquebench resume {config.name}")
     return Session(config, summary, usage, left_out)
+
+
+def _with_usage(on_progress: ProgressFn | None, source: Any) -> ProgressFn | None:
+    """`on_progress` given the LLM usage so far (`calls=`: retries, failed calls) with each update."""
+    if on_progress is None or source is None:
+        return on_progress
+    report = on_progress
+
+    def shown(progress: Any) -> None:
+        report(progress, calls=source.usage())
+
+    return shown
 
 
 def confirm_calls() -> int:
