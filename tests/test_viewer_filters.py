@@ -129,6 +129,17 @@ def test_filter_expression_lists_exactly_those_runs(mix_store: Path, page: Any, 
         assert page.input_value("#run-filter") == "fp and not (tokens < 0)"
 
 
+def test_the_static_export_filters_the_same_runs(mix_store: Path, page: Any, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "--store", str(mix_store), "--output",
+                    str(out)], check=True, capture_output=True, timeout=120)  # fmt: skip
+    page.goto((out / "index.html").as_uri() + "#study=mix&f=" + quote(FILTER))
+    expected = run_ids(mix_store, "scheme LIKE 'llm-llm:%' AND correct IS NOT 1 AND rounds > 1")
+    sync_api.expect(page.locator("#run-count")).to_have_text(str(len(expected)))
+    assert shown_ids(page) == expected
+    sync_api.expect(page.locator("#refresh")).to_have_count(0)  # a snapshot: nothing to read again
+
+
 @pytest.mark.parametrize(
     ("text", "says"),
     [

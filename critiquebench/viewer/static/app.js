@@ -562,7 +562,11 @@ async function runsSection(study, p) {
   let rows = runRows(data).filter((r) => (!cellKey || (r.domain === domain && r.scheme === scheme)) && (!flag || FILTERS[flag]?.[2](r)));
   const found = parsed?.texts ? await searchIndex(study) : null;
   if (parsed) {
-    const texts = (r) => String(r.answer ?? "").toLowerCase() + "\n" + (found.byRun.get(r.id) || []).map((i) => textLower(found, i)).join("\n");
+    const joined = new Map();  // run id -> its texts, lowercased, built once per run however often the filter asks
+    const texts = (r) => {
+      if (!joined.has(r.id)) joined.set(r.id, String(r.answer ?? "").toLowerCase() + "\n" + (found.byRun.get(r.id) || []).map((i) => textLower(found, i)).join("\n"));
+      return joined.get(r.id);
+    };
     rows = rows.filter((r) => passes(parsed.ast, r, texts));
     NEEDLES = parsed.needles.map(([, n]) => n);
   }
