@@ -221,9 +221,10 @@ def calls_by_key(db: Store, keys: Iterable[str]) -> Iterator[tuple[str, list[dic
         yield from _calls(db, rows, 2, 1)
 
 
-def call_timings(db: Store, keys: Iterable[str]) -> dict[str, tuple[float, int, int]]:
+def call_timings(db: Store, keys: Iterable[str]) -> dict[str, tuple[float | None, int, int]]:
     """key -> (seconds the call took when it was made, prompt tokens, completion tokens) of the cached calls with
-    these keys (a replayed call keeps the seconds of the call that was recorded)."""
+    these keys (a replayed call keeps the seconds of the call that was recorded). Seconds are None where none
+    were measured: calls imported from others' records (PlanBench's, recorded samples) are stored with 0."""
     if "llm_calls" not in table_names(db):
         return {}
     wanted, out = list(dict.fromkeys(keys)), {}
@@ -232,7 +233,7 @@ def call_timings(db: Store, keys: Iterable[str]) -> dict[str, tuple[float, int, 
         marks = ", ".join("?" * len(chunk))
         rows = db.execute(f"SELECT key, latency_s, prompt_tokens, completion_tokens FROM llm_calls "
                           f"WHERE key IN ({marks})", chunk).fetchall()  # fmt: skip
-        out.update((k, (float(s or 0.0), int(p or 0), int(c or 0))) for k, s, p, c in rows)
+        out.update((k, (float(s) if s and s > 0 else None, int(p or 0), int(c or 0))) for k, s, p, c in rows)
     return out
 
 

@@ -312,11 +312,14 @@ def test_t3_false_positives_are_listed_with_said_and_truth(t3_store: Path, page:
         assert instances == [63, 135, 422, 433, 444]  # the five the reliability audit found by parsing the store
         for text in rows.locator("td.snippet").all_inner_texts():
             assert text == "said valid · truth invalid"
+        # GPT-4's recorded answers carry no timing: no seconds are made up for them
+        assert set(rows.locator("td:nth-child(11)").all_inner_texts()) == {"-"}
         rows.first.click()
         verdict = page.locator("#transcript .round .verdict")
         sync_api.expect(verdict).to_contain_text("The LLM said: the plan is valid. The truth: the plan is invalid")
         sync_api.expect(verdict).to_contain_text("false positive")
         sync_api.expect(page.locator("#transcript .round .sound")).to_contain_text("Its verdict is wrong")
+        assert not any(page.locator("#transcript .timing").all_inner_texts())
         # GPT-4's own answer, as recorded, says the plan is valid
         answer = page.locator("#transcript .round .answer").inner_text()
         assert "plan is valid" in answer.lower(), answer

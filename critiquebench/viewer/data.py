@@ -202,11 +202,15 @@ def runs(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
 
 def _run_seconds(db: sqlite_utils.Database, name: str) -> dict[str, float]:
     """thread id -> seconds its recorded calls took when they were made (a cache hit counts the seconds of the
-    call it reuses); runs with no recorded call are left out."""
+    call it reuses); runs with no timed call (none recorded, or all imported from others' records) are left out."""
     keys = study_call_keys(db, name)
     timings = call_timings(db, [k for ks in keys.values() for k in ks])
-    return {tid: round(sum(timings[k][0] for k in ks if k in timings), 3)
-            for tid, ks in keys.items() if any(k in timings for k in ks)}  # fmt: skip
+    out = {}
+    for tid, ks in keys.items():
+        timed = [s for k in ks if k in timings and (s := timings[k][0]) is not None]
+        if timed:
+            out[tid] = round(sum(timed), 3)
+    return out
 
 
 def search(db: sqlite_utils.Database, name: str) -> dict[str, Any]:

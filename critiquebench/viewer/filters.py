@@ -57,7 +57,7 @@ FIELDS: tuple[Field, ...] = (
         "seconds",
         "number",
         "seconds its recorded calls took when they were made (a cache hit counts the call it reuses); "
-        "unset for runs whose calls were not recorded",
+        "unset where no call was timed (calls imported from others' records, stores older than `round_calls`)",
     ),  # fmt: skip
     Field(
         "fp",
