@@ -24,6 +24,7 @@ from urllib.parse import quote
 import pytest
 from playwright import sync_api
 
+from critiquebench.viewer import filters
 from critiquebench.viewer.site import ViewerServer
 from tests import test_viewer
 from tests.scripted_server import ScriptedServer
@@ -94,8 +95,14 @@ def shown_ids(page: Any) -> set[str]:
 
 
 def apply(page: Any, text: str) -> None:
+    """Type a new filter and wait for the run list it gives (not the one before it)."""
+    page.evaluate("() => { window.__before = document.getElementById('runs'); }")
     page.fill("#run-filter", text)
     page.press("#run-filter", "Enter")
+    page.wait_for_function(
+        "() => { const s = document.getElementById('runs');"
+        " return s !== window.__before && s.querySelector('#run-count, #filter-error'); }"
+    )
 
 
 def test_filter_expression_lists_exactly_those_runs(mix_store: Path, page: Any, browser: Any) -> None:
@@ -109,6 +116,9 @@ def test_filter_expression_lists_exactly_those_runs(mix_store: Path, page: Any, 
     with ViewerServer(mix_store, []) as server:
         page.goto(server.url + "#study=mix")
         sync_api.expect(page.locator("#run-count")).to_have_text(str(3 * N))
+        # the box names the fields and operators it reads: those of critiquebench/viewer/filters.py
+        hint = page.get_attribute("#run-filter", "title") or ""
+        assert all(f.name in hint for f in filters.FIELDS) and all(o.op in hint for o in filters.OPERATORS)
         apply(page, FILTER)
         sync_api.expect(page.locator("#run-count")).to_have_text(str(len(expected)))
         assert shown_ids(page) == expected
@@ -138,6 +148,33 @@ def test_the_static_export_filters_the_same_runs(mix_store: Path, page: Any, tmp
     sync_api.expect(page.locator("#run-count")).to_have_text(str(len(expected)))
     assert shown_ids(page) == expected
     sync_api.expect(page.locator("#refresh")).to_have_count(0)  # a snapshot: nothing to read again
+
+
+# one filter per documented operator, with the runs SQL finds for it
+OPERATOR_EXAMPLES = {
+    "==": ("rounds == 2", "rounds = 2"),
+    "!=": ("rounds != 2", "rounds != 2"),
+    "<": ("rounds < 2", "rounds < 2"),
+    "<=": ("rounds <= 2", "rounds <= 2"),
+    ">": ("rounds > 2", "rounds > 2"),
+    ">=": ("rounds >= 2", "rounds >= 2"),
+    "contains": ('answer contains "2*2"', "final_answer LIKE '%2*2%'"),
+    "~": ('answer ~ "1+1"', "final_answer LIKE '%1+1%'"),
+    "not": ("not correct", "correct IS NOT 1"),
+    "and": ('correct and status == "done"', "correct = 1 AND status = 'done'"),
+    "or": ("rounds == 3 or correct", "rounds = 3 OR correct = 1"),
+    "( )": ("not (rounds == 1 or correct)", "NOT (rounds = 1 OR correct = 1)"),
+}
+
+
+def test_every_documented_operator_is_read(mix_store: Path, page: Any) -> None:
+    assert set(OPERATOR_EXAMPLES) == {o.op for o in filters.OPERATORS}, "an operator without an example here"
+    with ViewerServer(mix_store, []) as server:
+        page.goto(server.url + "#study=mix")
+        for text, where in OPERATOR_EXAMPLES.values():
+            apply(page, text)
+            sync_api.expect(page.locator("#run-count")).to_have_text(str(len(run_ids(mix_store, where))))
+            assert shown_ids(page) == run_ids(mix_store, where), text
 
 
 @pytest.mark.parametrize(

@@ -518,7 +518,6 @@ async function searchIndex(study) {
 function filterBar(p, flag, cellKey, filter, sort) {
   const box = el("input", { id: "run-filter", type: "search", spellcheck: "false", value: filter,
     placeholder: 'filter, e.g. scheme == "llm-llm" and not correct and rounds > 1, or "timeout" (Enter)',
-    title: "fields: scheme, spec, domain, instance, trial, status, correct, rounds, tokens, calls, hits, seconds, fp, fn, worse, critic, answer, text; operators: == != < <= > >= contains ~ and or not ( ); a string alone searches the texts",
     onchange: (ev) => go({ f: ev.target.value.trim(), pg: null, run: null }) });
   const sorter = el("select", { id: "run-sort", onchange: (ev) => go({ sort: ev.target.value === "instance" ? null : ev.target.value, pg: null }) },
     Object.entries(SORTS).map(([k, [label]]) => el("option", { value: k, text: "sort: " + label, selected: k === sort })));
@@ -552,6 +551,7 @@ async function runsSection(study, p) {
   let data;
   try { data = await CB.load("runs/" + keyOf(study.name)); } catch (e) { section.append(el("p", { class: "error", text: e.message })); return section; }
   if (data.error) { section.append(el("p", { class: "error", text: data.error })); return section; }
+  section.querySelector("#run-filter").title = `fields: ${(data.fields || []).map(([name]) => name).join(", ")}; operators: ${(data.operators || []).join(" ")}; a string alone searches the texts`;
   let parsed = null;
   try { parsed = parseFilter(filter, data.fields || [], data.operators || []); } catch (e) {
     if (!(e instanceof FilterError)) throw e;
