@@ -203,6 +203,16 @@ def export_columns(which: str | None) -> str:
     return table(("column", "type", "meaning"), ((f"`{c.name}`", c.type, c.doc) for c in COLUMNS[which or "runs"]))
 
 
+def viewer_filters(which: str | None) -> str:
+    """The viewer's filter fields or operators (critiquebench/viewer/filters.py), which the page's parser uses."""
+    from critiquebench.viewer.filters import FIELDS, OPERATORS
+
+    if which == "operators":
+        return table(("operator", "applies to", "meaning"), ((f"`{o.op}`", o.types, o.doc) for o in OPERATORS))
+    kinds = {"text": "text", "number": "number", "bool": "true / false", "texts": "searched texts"}
+    return table(("field", "type", "meaning"), ((f"`{f.name}`", kinds[f.type], f.doc) for f in FIELDS))
+
+
 def cli(_: str | None = None) -> str:
     """The command-line reference, from the Typer app itself: every command, its arguments and options."""
     import typer
@@ -418,6 +428,7 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "prompt-files": prompt_files,
     "report-tables": report_tables,
     "export-columns": export_columns,
+    "viewer-filters": viewer_filters,
     "cli": cli,
     "published": published,
     "shipped-studies": shipped_studies,

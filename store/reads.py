@@ -50,6 +50,17 @@ def run_counts(db: Store) -> dict[str, tuple[int, int]]:
     return {row[0]: (row[1] or 0, row[2] or 0) for row in rows.fetchall()}
 
 
+def study_progress(db: Store, study: str) -> dict[str, Any]:
+    """When `study` was defined (`created_at`), when a run of it last changed (`last_update`; epoch seconds,
+    None before its first run), and its runs by status."""
+    created = db.execute("SELECT created_at FROM studies WHERE name = ?", [study]).fetchone()
+    rows = db.execute("SELECT status, COUNT(*), MAX(updated_at) FROM runs WHERE study = ? GROUP BY status",
+                      [study]).fetchall()  # fmt: skip
+    return {"created_at": created[0] if created else None,
+            "last_update": max((r[2] for r in rows if r[2]), default=None),
+            "statuses": {r[0]: r[1] for r in rows}}  # fmt: skip
+
+
 def _run_facts(db: Store) -> str:
     """The `runs` columns but final_answer, for readers that never look at it (a long answer is costly to read):
     those this store has (one written before `store.results.PROVENANCE` lacks those)."""
@@ -210,6 +221,35 @@ def calls_by_key(db: Store, keys: Iterable[str]) -> Iterator[tuple[str, list[dic
         marks = ", ".join("?" * len(chunk))
         rows = db.execute(f"SELECT key, messages, response FROM llm_calls WHERE key IN ({marks})", chunk).fetchall()
         yield from _calls(db, rows, 2, 1)
+
+
+def call_timings(db: Store, keys: Iterable[str]) -> dict[str, tuple[float | None, int, int]]:
+    """key -> (seconds the call took when it was made, prompt tokens, completion tokens) of the cached calls with
+    these keys (a replayed call keeps the seconds of the call that was recorded). Seconds are None where none
+    were measured: calls imported from others' records (PlanBench's, recorded samples) are stored with 0."""
+    if "llm_calls" not in table_names(db):
+        return {}
+    wanted, out = list(dict.fromkeys(keys)), {}
+    for i in range(0, len(wanted), _CHUNK):
+        chunk = wanted[i : i + _CHUNK]
+        marks = ", ".join("?" * len(chunk))
+        rows = db.execute(f"SELECT key, latency_s, prompt_tokens, completion_tokens FROM llm_calls "
+                          f"WHERE key IN ({marks})", chunk).fetchall()  # fmt: skip
+        out.update((k, (float(s) if s and s > 0 else None, int(p or 0), int(c or 0))) for k, s, p, c in rows)
+    return out
+
+
+def study_call_keys(db: Store, study: str) -> dict[str, list[str]]:
+    """thread id -> the cache keys of every call its rounds recorded (`round_calls`), in order; empty for a
+    store written before `round_calls` existed."""
+    if "round_calls" not in table_names(db):
+        return {}
+    rows = db.execute("SELECT c.thread_id, c.calls FROM round_calls c JOIN runs r ON r.thread_id = c.thread_id "
+                      "WHERE r.study = ? ORDER BY c.thread_id, c.round, c.rowid", [study]).fetchall()  # fmt: skip
+    out: dict[str, list[str]] = {}
+    for thread_id, calls in rows:
+        out.setdefault(thread_id, []).extend(json.loads(calls))
+    return out
 
 
 def unrecorded_answers(db: Store, study: str) -> list[str]:

@@ -8,6 +8,7 @@ with CRITIQUE-ONE and accepts the second with CRITIQUE-TWO, a false positive tha
 from __future__ import annotations
 
 import http.client
+import json
 import re
 import shutil
 import sqlite3
@@ -311,11 +312,14 @@ def test_t3_false_positives_are_listed_with_said_and_truth(t3_store: Path, page:
         assert instances == [63, 135, 422, 433, 444]  # the five the reliability audit found by parsing the store
         for text in rows.locator("td.snippet").all_inner_texts():
             assert text == "said valid · truth invalid"
+        # GPT-4's recorded answers carry no timing: no seconds are made up for them
+        assert set(rows.locator("td:nth-child(11)").all_inner_texts()) == {"-"}
         rows.first.click()
         verdict = page.locator("#transcript .round .verdict")
         sync_api.expect(verdict).to_contain_text("The LLM said: the plan is valid. The truth: the plan is invalid")
         sync_api.expect(verdict).to_contain_text("false positive")
         sync_api.expect(page.locator("#transcript .round .sound")).to_contain_text("Its verdict is wrong")
+        assert not any(page.locator("#transcript .timing").all_inner_texts())
         # GPT-4's own answer, as recorded, says the plan is valid
         answer = page.locator("#transcript .round .answer").inner_text()
         assert "plan is valid" in answer.lower(), answer
@@ -343,8 +347,8 @@ def test_search_sort_and_pages_over_the_runs(t3_store: Path, page: Any) -> None:
         sync_api.expect(page.locator("#page-info")).to_contain_text("101–200 of 500")
         page.select_option("#run-sort", "tokens")
         sync_api.expect(page.locator("#run-table tbody tr").first.locator("td:nth-child(9)")).to_have_text(str(most))
-        page.fill("#run-search", word.upper())
-        page.press("#run-search", "Enter")
+        page.fill("#run-filter", json.dumps(word.upper()))  # a string alone: the runs' texts hold it, any case
+        page.press("#run-filter", "Enter")
         sync_api.expect(page.locator("#run-count")).to_have_text("1")
         sync_api.expect(page.locator("#run-table tbody tr td:nth-child(3)")).to_have_text(instance)
 
@@ -405,21 +409,28 @@ def test_long_texts_load_when_asked_served_and_from_disk(long_store: Path, page:
 XSS = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script></pre><b class="injected">x</b>'
 
 
-def test_llm_text_is_shown_as_text(tmp_path: Path, page: Any) -> None:
-    """An answer and a critique holding markup (the reliability audit's payloads) are shown literally, in the
-    run list, the transcript, the search box and the static export."""
-    path = tmp_path / "xss.sqlite"
+def xss_reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    if "Please check if the following expression" in messages[-1]["content"]:
+        return '{"feedback": "CRIT ' + XSS.replace('"', '\\"') + '", "correct": false}'
+    return XSS
 
-    def reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
-        if "Please check if the following expression" in messages[-1]["content"]:
-            return '{"feedback": "CRIT ' + XSS.replace('"', '\\"') + '", "correct": false}'
-        return XSS
 
-    with ScriptedServer(reply=reply) as server:
+@pytest.fixture(scope="module")
+def xss_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Study `xss`: one llm-llm run whose answer is `XSS`, critiqued with "CRIT " + `XSS`, by a model named `XSS`."""
+    path = tmp_path_factory.mktemp("xss") / "xss.sqlite"
+    with ScriptedServer(reply=xss_reply) as server:
         subprocess.run([sys.executable, "-m", "critiquebench.cli", "run", "xss", "--domains", "game24",
                         "--instances", "gen:1:1", "--schemes", "llm-llm:rounds=1", "--base-url", server.base_url,
                         "--model", XSS, "--store", str(path), "--no-progress"],
                        check=True, capture_output=True, timeout=300)  # fmt: skip
+    return path
+
+
+def test_llm_text_is_shown_as_text(xss_store: Path, tmp_path: Path, page: Any) -> None:
+    """An answer and a critique holding markup (the reliability audit's payloads) are shown literally, in the
+    run list, the transcript, the filter box and the static export."""
+    path = xss_store
     out = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "--store", str(path), "--output", str(out)],
                    check=True, capture_output=True, timeout=120)  # fmt: skip
@@ -428,8 +439,8 @@ def test_llm_text_is_shown_as_text(tmp_path: Path, page: Any) -> None:
     with ViewerServer(path, []) as viewer:
         for url in (viewer.url, (out / "index.html").as_uri()):
             page.goto(url + "#study=xss")
-            page.fill("#run-search", "onerror")
-            page.press("#run-search", "Enter")
+            page.fill("#run-filter", 'text ~ "onerror"')
+            page.press("#run-filter", "Enter")
             sync_api.expect(page.locator("#run-count")).to_have_text("1")
             sync_api.expect(page.locator("#run-table td.snippet")).to_have_text(XSS)
             page.locator("#run-table tbody tr").first.click()

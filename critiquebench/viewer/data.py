@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from critiquebench.reports.metrics import budget_curve, row_dict, spec_of, study
 from critiquebench.reports.planbench import is_task_study, task_rows
 from critiquebench.store.db import query_only, table_names
 from critiquebench.store.reads import (
+    call_timings,
     calls_answered_with,
     calls_by_key,
     round_calls,
@@ -35,14 +37,17 @@ from critiquebench.store.reads import (
     run_flags,
     run_rounds,
     runs_with_ids,
+    study_call_keys,
+    study_progress,
     study_rounds,
 )
 from critiquebench.studies.config import NAME_RE
+from critiquebench.viewer import filters
 
 FLAGS = ("fp", "fn", "worse", "critic")
 
 RUN_COLUMNS = ("id", "domain", "scheme", "instance", "trial", "status", "correct", "rounds", "tokens", "calls",
-               "hits", "answer", *FLAGS)  # fmt: skip
+               "hits", "answer", *FLAGS, "scheme_name", "seconds")  # fmt: skip
 SNIPPET = 160  # characters of a run's final answer (or error) in the run list
 SEARCH_CHARS = 4000  # characters of each round's texts that the search covers
 
@@ -100,22 +105,43 @@ def study_name(db: sqlite_utils.Database, names: list[str], key: str) -> str:
 
 def study(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
     """A study's definition and report tables (Table 1 with intervals, Table 2, Figure 2 points)."""
-    config = study_config(db, name)
+    config = shown_config(study_config(db, name))
+    progress = study_progress(db, name)
     if config.get("kind") == "verify":
         from critiquebench.reports.catalog import report_rows
 
-        return {"name": name, "kind": "verify", "config": config,
+        return {"name": name, "kind": "verify", "config": config, "progress": progress,
                 "verify": [row_dict(r) for r in report_rows(db, name, "1")]}  # fmt: skip
     return {
         "name": name,
         "kind": config.get("kind", "loop"),
         "config": config,
+        "progress": progress,
         "table1": [row_dict(r) for r in table1(db, name)],
         "table2": [row_dict(r) for r in table2(db, name)],
         "figure": [row_dict(r) for r in budget_curve(db, name)],
         # PlanBench tasks: accuracy per task and, for plan verification (t3), the model as verifier
         "tasks": [row_dict(r) for r in task_rows(db, name)] if is_task_study(config) else [],
     }
+
+
+_SECRET_NAME = re.compile(r"api[_-]?key|secret|passw|authoriz|credential|^token$", re.IGNORECASE)
+
+
+def shown_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A study's definition as the page may show it (its settings panel): a setting named like a secret is left
+    out and every URL redacted (`redact_url`). The store already holds only redacted URLs and never a key; a
+    store written by something else need not, and the page is no place to find out."""
+    from critiquebench.llm.urls import redact_url
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if not _SECRET_NAME.search(str(k))}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return redact_url(value) if isinstance(value, str) and "://" in value else value
+
+    return clean(config)  # type: ignore[no-any-return]
 
 
 def verifier_tasks(config: dict[str, Any]) -> list[str]:
@@ -155,6 +181,7 @@ def runs(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
     for domain in verifier_tasks(config):
         t3.update((a["thread_id"], said_and_truth(a["canonical"]))
                   for a in study_rounds(db, name, stopped_only=True, domain=domain))  # fmt: skip
+    seconds = _run_seconds(db, name)
     rows = []
     for r in runs_with_ids(db, name, chars=4 * SNIPPET):
         fp, fn, worse, critic = flags.get(r["thread_id"], (0, 0, 0, 0))
@@ -165,14 +192,31 @@ def runs(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
             answer = f"said {_words(said)} · truth {_words(truth)}"
         rows.append([r["id"], r["domain"], spec_of(r), r["instance_id"], r["trial"], r["status"],
                      r["correct"], r["rounds"], r["prompt_tokens"] + r["completion_tokens"], r["llm_calls"],
-                     r["cache_hits"], answer, fp, fn, worse, critic])  # fmt: skip
-    return {"study": name, "columns": list(RUN_COLUMNS), "rows": rows, "verifier_domains": verifier_tasks(config)}
+                     r["cache_hits"], answer, fp, fn, worse, critic, spec_of(r).split(":", 1)[0],
+                     seconds.get(r["thread_id"])])  # fmt: skip
+    # the filter box's fields and operators (`filters`): the page parses a filter against these only
+    fields = [[f.name, f.column, f.type] for f in filters.FIELDS]
+    return {"study": name, "columns": list(RUN_COLUMNS), "rows": rows, "verifier_domains": verifier_tasks(config),
+            "fields": fields, "operators": [o.op for o in filters.OPERATORS]}  # fmt: skip
+
+
+def _run_seconds(db: sqlite_utils.Database, name: str) -> dict[str, float]:
+    """thread id -> seconds its recorded calls took when they were made (a cache hit counts the seconds of the
+    call it reuses); runs with no timed call (none recorded, or all imported from others' records) are left out."""
+    keys = study_call_keys(db, name)
+    timings = call_timings(db, [k for ks in keys.values() for k in ks])
+    out = {}
+    for tid, ks in keys.items():
+        timed = [s for k in ks if k in timings and (s := timings[k][0]) is not None]
+        if timed:
+            out[tid] = round(sum(timed), 3)
+    return out
 
 
 def search(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
-    """What the run list's search box looks through: per run, the start (`SEARCH_CHARS`) of each round's answer,
-    parsed answer, critique and feedback and of the run's error; every distinct text once (`texts`), and per
-    run the indices of its texts (`runs`: [[run id, [index, ...]], ...])."""
+    """What the run list's filter searches (its `text` field): per run, the start (`SEARCH_CHARS`) of each
+    round's answer, parsed answer, critique and feedback and of the run's error; every distinct text once
+    (`texts`), and per run the indices of its texts (`runs`: [[run id, [index, ...]], ...])."""
     study_config(db, name)
     texts: dict[str, int] = {}
     per_run: dict[int, list[int]] = {}
@@ -237,19 +281,23 @@ def run(db: sqlite_utils.Database, rowid: int, prompts: Prompts | None = None, s
 
 
 def _round_calls(db: sqlite_utils.Database, thread_id: str) -> dict[int, dict[str, Any]]:
-    """round -> {"calls": [{"node", "messages", "reply"} of every call, in order], "reason": the sound
-    verifier's reason}; a call that left the cache has `messages` and `reply` None."""
+    """round -> {"calls": [{"node", "messages", "reply", "seconds", "prompt_tokens", "completion_tokens"} of
+    every call, in order], "reason": the sound verifier's reason}; a call that left the cache has None there.
+    `seconds` is how long the call took when it was made (a replayed or reused call keeps the recorded one's)."""
     rows = round_calls(db, thread_id)
     keys = [k for _, _, calls, _ in rows for k in json.loads(calls)]
     cached: dict[str, tuple[Any, str]] = {}
     if keys and has_cache(db):
         cached.update((k, (m, r)) for k, m, r in calls_by_key(db, keys))
+    timings = call_timings(db, keys) if keys else {}
     out: dict[int, dict[str, Any]] = {}
     for round_, node, calls, reason in rows:
         step = out.setdefault(round_, {"calls": [], "reason": None})
         for key in json.loads(calls):
             messages, reply = cached.get(key, (None, None))
-            step["calls"].append({"node": node, "messages": messages, "reply": reply})
+            seconds, prompt_tokens, completion_tokens = timings.get(key, (None, None, None))
+            step["calls"].append({"node": node, "messages": messages, "reply": reply, "seconds": seconds,
+                                  "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens})  # fmt: skip
         step["reason"] = step["reason"] or reason
     return out
 

@@ -38,7 +38,13 @@ const CB = (() => {
       if (first) request(path);
     });
   }
-  return { put, load };
+  // drop loaded payloads whose path starts with one of `prefixes` (a refresh reads them again; from disk the
+  // export is a snapshot, so nothing is dropped there)
+  function forget(...prefixes) {
+    if (fromDisk) return;
+    for (const path of [...store.keys()]) if (prefixes.some((p) => path === p || path.startsWith(p + "/"))) store.delete(path);
+  }
+  return { put, load, forget, fromDisk };
 })();
 
 // The run list's filters: the papers' questions, plus the runs an error analysis starts from.
@@ -56,11 +62,183 @@ const SORTS = {
   rounds: ["rounds (most first)", (r) => -r.rounds],
   tokens: ["tokens (most first)", (r) => -r.tokens],
   calls: ["LLM calls (most first)", (r) => -r.calls],
+  seconds: ["seconds (most first)", (r) => -(r.seconds ?? -1)],
   status: ["status, then answer", (r) => `${r.status} ${r.correct}`],
   answer: ["answer text", (r) => r.answer],
 };
 const PAGE = 100;
 const COLORS = ["#3b5bdb", "#e8590c", "#2b8a3e", "#ae3ec9", "#c92a2a", "#1098ad", "#f08c00", "#5f3dc4"];
+
+// --- filter expressions over the run table (`scheme == "llm-llm" and not correct and rounds > 1`). A filter may
+// quote LLM text and arrives in a shared URL, so it is read by this tokenizer and recursive-descent parser and
+// never run as code (no eval, no Function). The fields and operators come with the runs payload from
+// critiquebench/viewer/filters.py, which documents the grammar.
+class FilterError extends Error {}
+const WORDS = new Set(["and", "or", "not", "contains", "true", "false"]);
+
+function tokenize(text) {
+  const tokens = [];
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i], at = i + 1;
+    if (/\s/.test(c)) { i++; continue; }
+    if (c === "(" || c === ")") { tokens.push({ kind: c, at }); i++; continue; }
+    if (c === '"' || c === "'") {
+      let value = "", j = i + 1, closed = false;
+      while (j < text.length) {
+        const d = text[j];
+        if (d === "\\" && j + 1 < text.length) { const e = text[j + 1]; value += e === "n" ? "\n" : e === "t" ? "\t" : e; j += 2; continue; }
+        if (d === c) { closed = true; j++; break; }
+        value += d; j++;
+      }
+      if (!closed) throw new FilterError(`the string at character ${at} has no closing ${c}`);
+      tokens.push({ kind: "string", value, at }); i = j; continue;
+    }
+    const op = /^(==|!=|<=|>=|<|>|~|=)/.exec(text.slice(i));
+    if (op) {
+      if (op[1] === "=") throw new FilterError(`"=" at character ${at}: compare with "=="`);
+      tokens.push({ kind: "op", value: op[1], at }); i += op[1].length; continue;
+    }
+    const num = /^-?\d+(\.\d+)?(?![\w.])/.exec(text.slice(i));
+    if (num) { tokens.push({ kind: "number", value: Number(num[0]), text: num[0], at }); i += num[0].length; continue; }
+    const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i));
+    if (word) {
+      const w = word[0], lower = w.toLowerCase();
+      tokens.push(WORDS.has(lower) ? { kind: lower === "contains" ? "op" : lower, value: lower, at } : { kind: "field", value: w, at });
+      i += w.length; continue;
+    }
+    throw new FilterError(`unexpected ${JSON.stringify(c)} at character ${at}`);
+  }
+  return tokens;
+}
+
+// -> {ast, needles: [[field, lowercased text]] of every `contains` that is not negated (what to highlight),
+// texts: does it need the searched texts}; FilterError on anything it cannot read
+function parseFilter(text, fieldRows, operators) {
+  const fields = new Map(fieldRows.map(([name, column, type]) => [name, { name, column, type }]));
+  const known = new Set(operators);
+  const tokens = tokenize(text);
+  let pos = 0, usesTexts = false;
+  const needles = [];
+  const peek = () => tokens[pos], next = () => tokens[pos++];
+  const where = (t) => (t ? `at character ${t.at}` : "at the end");
+  const shown = (t) => (t.kind === "string" || t.kind === "field" ? JSON.stringify(t.value) : t.text ?? String(t.value ?? t.kind));
+  const need = (op) => { if (!known.has(op)) throw new FilterError(`"${op}" is not an operator here`); };
+  function expr(negated) {
+    let node = conj(negated);
+    while (peek()?.kind === "or") { need("or"); next(); node = { t: "or", a: node, b: conj(negated) }; }
+    return node;
+  }
+  function conj(negated) {
+    let node = unary(negated);
+    while (peek()?.kind === "and") { need("and"); next(); node = { t: "and", a: node, b: unary(negated) }; }
+    return node;
+  }
+  function unary(negated) {
+    const t = peek();
+    if (!t) throw new FilterError("the filter ends where a condition was expected");
+    if (t.kind === "not") { need("not"); next(); return { t: "not", a: unary(!negated) }; }
+    if (t.kind === "(") {
+      next();
+      const node = expr(negated), close = next();
+      if (!close || close.kind !== ")") throw new FilterError(`missing ")" for the "(" at character ${t.at}`);
+      return node;
+    }
+    if (t.kind === "string") {  // a string alone: the run's texts contain it
+      next(); usesTexts = true;
+      if (!negated && t.value) needles.push(["text", t.value.toLowerCase()]);
+      return { t: "cmp", field: { name: "text", column: "", type: "texts" }, op: "contains", value: t.value.toLowerCase() };
+    }
+    if (t.kind !== "field") throw new FilterError(`expected a field name or a string ${where(t)}, found ${shown(t)}`);
+    next();
+    const field = fields.get(t.value);
+    if (!field) throw new FilterError(`unknown field "${t.value}" at character ${t.at}; fields: ${[...fields.keys()].join(", ")}`);
+    if (field.type === "texts") usesTexts = true;
+    const op = peek();
+    if (!op || op.kind !== "op") {
+      if (field.type === "texts") throw new FilterError(`"${field.name}" needs contains (or ~) and a string, e.g. ${field.name} ~ "timeout"`);
+      return { t: "set", field };
+    }
+    next(); need(op.value);
+    const lit = next();
+    if (!lit || !["string", "number", "true", "false"].includes(lit.kind)) throw new FilterError(`expected a value after "${op.value}" ${where(lit)}`);
+    const numeric = ["<", "<=", ">", ">="].includes(op.value), text = op.value === "contains" || op.value === "~";
+    const example = field.type === "number" ? `${field.name} > 1` : field.type === "bool" ? `${field.name} == true` : `${field.name} == "x"`;
+    if (numeric && field.type !== "number") throw new FilterError(`"${op.value}" compares numbers; ${field.name} is ${field.type === "bool" ? "true or false" : "text"} (e.g. ${example})`);
+    if (text && !(field.type === "text" || field.type === "texts")) throw new FilterError(`"${op.value}" looks inside text; ${field.name} is ${field.type === "bool" ? "true or false" : "a number"} (e.g. ${example})`);
+    if (field.type === "texts" && !text) throw new FilterError(`${field.name} can only be searched: ${field.name} contains "…" (or ~)`);
+    if (text && lit.kind !== "string") throw new FilterError(`"${op.value}" needs a string ${where(lit)}, e.g. ${field.name} ~ "timeout"`);
+    if (field.type === "number" && lit.kind !== "number") throw new FilterError(`${field.name} is a number: compare it with a number (e.g. ${example})`);
+    if (field.type === "bool" && lit.kind !== "true" && lit.kind !== "false") throw new FilterError(`${field.name} is true or false (e.g. ${example})`);
+    let value = lit.kind === "true" ? true : lit.kind === "false" ? false : lit.kind === "number" && field.type === "text" ? lit.text : lit.value;
+    if (text) { value = value.toLowerCase(); if (!negated && value) needles.push([field.name, value]); }
+    return { t: "cmp", field, op: op.value === "~" ? "contains" : op.value, value };
+  }
+  if (!tokens.length) return null;
+  const ast = expr(false);
+  if (pos < tokens.length) throw new FilterError(`unexpected ${shown(tokens[pos])} ${where(tokens[pos])}: join conditions with and / or`);
+  return { ast, needles, texts: usesTexts };
+}
+
+// does run row `r` pass `node`? `texts(r)` is its searched texts, lowercased
+function passes(node, r, texts) {
+  switch (node.t) {
+    case "or": return passes(node.a, r, texts) || passes(node.b, r, texts);
+    case "and": return passes(node.a, r, texts) && passes(node.b, r, texts);
+    case "not": return !passes(node.a, r, texts);
+    case "set": { const v = r[node.field.column]; return node.field.type === "text" ? !!v : v !== null && v !== undefined && !!v; }
+    default: {
+      const { field, op, value } = node;
+      if (field.type === "texts") return texts(r).includes(value);
+      let v = r[field.column];
+      if (v === null || v === undefined) return op === "!=";  // a run without a value equals nothing
+      if (field.type === "bool") v = !!v;
+      if (field.type === "text") v = String(v);
+      switch (op) {
+        case "==": return v === value;
+        case "!=": return v !== value;
+        case "<": return v < value;
+        case "<=": return v <= value;
+        case ">": return v > value;
+        case ">=": return v >= value;
+        case "contains": return v.toLowerCase().includes(value);
+        default: return false;
+      }
+    }
+  }
+}
+
+// `text` as nodes: its pieces that match one of `needles` (lowercased) in <mark>, everything as text nodes
+function marked(text, needles) {
+  const s = String(text ?? "");
+  const lower = s.toLowerCase();
+  if (!needles.length || lower.length !== s.length) return [s];  // a case change that moves offsets: no marks
+  const out = [];
+  let i = 0;
+  while (i < s.length) {
+    let best = -1, len = 0;
+    for (const n of needles) {
+      const at = lower.indexOf(n, i);
+      if (at >= 0 && (best < 0 || at < best || (at === best && n.length > len))) { best = at; len = n.length; }
+    }
+    if (best < 0) break;
+    if (best > i) out.push(s.slice(i, best));
+    out.push(el("mark", { text: s.slice(best, best + len) }));
+    i = best + len;
+  }
+  if (i < s.length) out.push(s.slice(i));
+  return out;
+}
+
+// the part of `text` around its first match, marked (the run list shows what matched, not only the answer)
+function context(text, needles, before = 6, after = 120) {
+  const lower = text.toLowerCase();
+  const at = Math.min(...needles.map((n) => { const k = lower.indexOf(n); return k < 0 ? Infinity : k; }));
+  if (at === Infinity) return null;
+  const from = Math.max(0, at - before), to = Math.min(text.length, at + after);  // the cell shows ~25 characters
+  return [(from > 0 ? "…" : ""), ...marked(text.slice(from, to).replace(/\s+/g, " "), needles), (to < text.length ? "…" : "")];
+}
+let NEEDLES = [];  // what the current filter highlights in the transcript
 
 function el(tag, attrs, ...kids) {
   const node = document.createElement(tag);
@@ -100,24 +278,53 @@ async function start() {
     document.getElementById("status").textContent = "cannot load the study list: " + e.message;
     return;
   }
-  const body = document.querySelector("#studies tbody");
-  for (const s of INDEX.studies) {
-    body.append(el("tr", { class: "pick", "data-study": s.name, onclick: () => go({ study: s.name, cell: null, flag: null, run: null, compare: null }) },
-      el("td", { text: s.name, title: `${s.kind}: ${s.domains.join(", ")} x ${s.schemes.join(", ")}` }),
-      el("td", { text: (s.model || "") + (s.recorded ? " (recorded)" : "") }),
-      el("td", { class: "num", text: `${s.done}/${s.total ?? "?"}` })));
-  }
+  drawStudies();
   if (!params().get("study") && INDEX.studies.length) {
     history.replaceState(null, "", "#study=" + encodeURIComponent(INDEX.studies[0].name));
   }
   render();
+  if (!CB.fromDisk) setInterval(poll, POLL_MS);
+}
+
+function drawStudies() {
+  const body = document.querySelector("#studies tbody");
+  body.replaceChildren(...INDEX.studies.map((s) => el("tr", { class: "pick", "data-study": s.name, onclick: () => go({ study: s.name, cell: null, flag: null, run: null, compare: null, f: null }) },
+    el("td", { text: s.name, title: `${s.kind}: ${s.domains.join(", ")} x ${s.schemes.join(", ")}` }),
+    el("td", { text: (s.model || "") + (s.recorded ? " (recorded)" : "") }),
+    el("td", { class: "num", text: `${s.done}/${s.total ?? "?"}` }))));
+  document.querySelectorAll("#studies tr[data-study]").forEach((tr) => tr.classList.toggle("selected", tr.dataset.study === params().get("study")));
+}
+
+// --- refresh: read the store again, keeping the page's hash (filter, cell, sort, run); while a study runs the
+// served page does it by itself every POLL_MS when the study's runs changed, unless a transcript is open
+const POLL_MS = 5000;
+let LIVE = true, POLLING = false;
+async function refresh() {
+  CB.forget("index", "study", "runs", "search", "run");  // a long text ("text/") is named by its digest: it stays
+  try { INDEX = await CB.load("index"); } catch (e) { return; }
+  drawStudies();
+  await render();
+}
+async function poll() {
+  const name = params().get("study"), entry = INDEX?.studies.find((s) => s.name === name);
+  const box = document.getElementById("run-filter");  // a filter being edited is not overwritten
+  if (!LIVE || POLLING || !entry || params().get("run") || (box && box.value.trim() !== (params().get("f") || ""))) return;
+  if (entry.total !== null && entry.done + entry.failed >= entry.total) return;  // finished: nothing will change
+  POLLING = true;
+  try {
+    const before = JSON.stringify(entry);
+    CB.forget("index");
+    INDEX = await CB.load("index");
+    const now = INDEX.studies.find((s) => s.name === name);
+    if (JSON.stringify(now) !== before) await refresh();
+  } catch (e) { /* the next poll tries again */ } finally { POLLING = false; }
 }
 
 let GENERATION = 0; // a render that a newer hash change overtook stops adding to the page
 async function render() {
   const gen = ++GENERATION;
   const p = params(), name = p.get("study"), main = document.getElementById("main");
-  const typing = document.activeElement?.id === "run-search";
+  const typing = document.activeElement?.id === "run-filter";
   document.querySelectorAll("#studies tr[data-study]").forEach((tr) => tr.classList.toggle("selected", tr.dataset.study === name));
   if (!name) { main.replaceChildren(el("p", { class: "muted", text: "The store has no studies." })); return; }
   const entry = INDEX.studies.find((s) => s.name === name);
@@ -140,7 +347,7 @@ async function render() {
   const runs = await runsSection(study, p);
   if (gen !== GENERATION) return;
   holder.replaceWith(runs);
-  if (typing) { const box = document.getElementById("run-search"); box.focus(); box.setSelectionRange(box.value.length, box.value.length); }
+  if (typing) { const box = document.getElementById("run-filter"); box.focus(); box.setSelectionRange(box.value.length, box.value.length); }
   if (!p.get("run")) return;
   const shown = await transcript(p.get("run"));
   if (gen !== GENERATION) return;
@@ -152,7 +359,28 @@ function studyHeader(study) {
   const c = study.config;
   const bits = [`model ${c.model}`, `${(c.domains || []).join(", ")}`, `schemes ${(c.schemes || []).join(", ")}`];
   if (c.replay) bits.push("recorded calls, replayed from the cache");
-  return el("section", { id: "study-head" }, el("h2", { text: study.name }), el("p", { class: "muted", text: bits.join(" · ") }));
+  const tools = el("div", { class: "filters" });
+  if (!CB.fromDisk) {
+    const live = el("input", { type: "checkbox", id: "auto-refresh", checked: LIVE, onchange: (ev) => { LIVE = ev.target.checked; } });
+    tools.append(el("button", { id: "refresh", title: "read the store again, keeping the filter", onclick: refresh, text: "refresh" }),
+      el("label", { title: `while the study runs, refresh every ${POLL_MS / 1000} s when its runs change (not while a transcript is open)` }, live, " refresh while it runs"));
+  } else {
+    tools.append(el("span", { class: "note", text: "a snapshot written by view --output: run it again for newer runs" }));
+  }
+  return el("section", { id: "study-head" }, el("h2", { text: study.name }), el("p", { class: "muted", text: bits.join(" · ") }), tools, settingsPanel(study));
+}
+
+// the study's definition as stored (URLs redacted, nothing named like a key: critiquebench/viewer/data.py
+// shown_config), with when it was defined and last ran
+function settingsPanel(study) {
+  const when = (t) => (t ? new Date(t * 1000).toISOString().replace("T", " ").slice(0, 19) + " UTC" : "-");
+  const show = (v) => (v === null || v === undefined ? "-" : typeof v === "object" ? JSON.stringify(v) : String(v));
+  const pr = study.progress || {};
+  const rows = [["defined", when(pr.created_at)], ["last run update", when(pr.last_update)],
+    ["runs by status", Object.entries(pr.statuses || {}).map(([k, n]) => `${k} ${n}`).join(", ") || "none yet"],
+    ...Object.entries(study.config).map(([k, v]) => [k, show(v)])];
+  return el("details", { id: "settings" }, el("summary", { text: "Settings of this study" }),
+    el("table", { class: "compact" }, el("tbody", {}, rows.map(([k, v]) => el("tr", { "data-setting": k }, el("th", { text: k }), el("td", { class: "setting", text: v }))))));
 }
 
 function table1(study, p) {
@@ -279,30 +507,68 @@ function runRows(data) {
 
 async function searchIndex(study) {
   const found = await CB.load("search/" + keyOf(study.name));
-  if (!found.byRun) found.byRun = new Map(found.runs.map(([id, idx]) => [id, idx.map((i) => found.texts[i].toLowerCase()).join("\n")]));
+  if (!found.byRun) {
+    found.byRun = new Map(found.runs.map(([id, idx]) => [id, idx]));
+    found.lower = new Map();
+  }
   return found;
 }
 
-async function runsSection(study, p) {
-  const cellKey = p.get("cell"), flag = p.get("flag"), query = (p.get("q") || "").trim(), sort = SORTS[p.get("sort")] ? p.get("sort") : "instance";
-  const section = el("section", { id: "runs" }, el("h2", { text: "Runs" }));
-  const search = el("input", { id: "run-search", type: "search", placeholder: "search answers, critiques, errors… (Enter)", value: query,
-    onchange: (ev) => go({ q: ev.target.value.trim(), pg: null, run: null }) });
+// the run list's filter line: the flag buttons, the filter expression box, the sort
+function filterBar(p, flag, cellKey, filter, sort) {
+  const box = el("input", { id: "run-filter", type: "search", spellcheck: "false", value: filter,
+    placeholder: 'filter, e.g. scheme == "llm-llm" and not correct and rounds > 1, or "timeout" (Enter)',
+    onchange: (ev) => go({ f: ev.target.value.trim(), pg: null, run: null }) });
   const sorter = el("select", { id: "run-sort", onchange: (ev) => go({ sort: ev.target.value === "instance" ? null : ev.target.value, pg: null }) },
     Object.entries(SORTS).map(([k, [label]]) => el("option", { value: k, text: "sort: " + label, selected: k === sort })));
-  const filters = el("div", { class: "filters" }, el("button", { id: "filter-all", class: flag ? "" : "on", onclick: () => go({ flag: null, pg: null }), text: "all" }),
+  return el("div", { class: "filters" }, el("button", { id: "filter-all", class: flag ? "" : "on", onclick: () => go({ flag: null, pg: null }), text: "all" }),
     Object.entries(FILTERS).map(([k, [label, help]]) => el("button", { id: "filter-" + k, class: flag === k ? "on" : "", title: help, onclick: () => go({ flag: k, pg: null }), text: label })),
-    cellKey ? el("button", { id: "all-cells", onclick: () => go({ cell: null, pg: null }), text: "all cells" }) : null, search, sorter);
-  section.append(filters);
+    cellKey ? el("button", { id: "all-cells", onclick: () => go({ cell: null, pg: null }), text: "all cells" }) : null, box, sorter);
+}
+
+// the answer cell: the answer with what the filter looked for marked, else where the run's texts matched it
+function answerCell(r, found, needles) {
+  const td = el("td", { class: "snippet" });
+  const mine = needles.filter(([f]) => f === "answer" || f === "text").map(([, n]) => n);
+  const inAnswer = mine.length && String(r.answer ?? "").toLowerCase().length === String(r.answer ?? "").length && mine.some((n) => String(r.answer ?? "").toLowerCase().includes(n));
+  if (!mine.length || inAnswer || !found) { td.append(...marked(r.answer, mine)); return td; }
+  for (const i of found.byRun.get(r.id) || []) {
+    const shown = context(found.texts[i], mine.filter((n) => textLower(found, i).includes(n)));
+    if (shown) { td.classList.add("match"); td.title = "where the filter's text matched (the answer does not hold it)"; td.append(...shown); return td; }
+  }
+  td.append(...marked(r.answer, mine));
+  return td;
+}
+function textLower(found, i) {
+  if (!found.lower.has(i)) found.lower.set(i, found.texts[i].toLowerCase());
+  return found.lower.get(i);
+}
+
+async function runsSection(study, p) {
+  const cellKey = p.get("cell"), flag = p.get("flag"), filter = (p.get("f") || "").trim(), sort = SORTS[p.get("sort")] ? p.get("sort") : "instance";
+  const section = el("section", { id: "runs" }, el("h2", { text: "Runs" }), filterBar(p, flag, cellKey, filter, sort));
+  NEEDLES = [];
   let data;
   try { data = await CB.load("runs/" + keyOf(study.name)); } catch (e) { section.append(el("p", { class: "error", text: e.message })); return section; }
   if (data.error) { section.append(el("p", { class: "error", text: data.error })); return section; }
+  section.querySelector("#run-filter").title = `fields: ${(data.fields || []).map(([name]) => name).join(", ")}; operators: ${(data.operators || []).join(" ")}; a string alone searches the texts`;
+  let parsed = null;
+  try { parsed = parseFilter(filter, data.fields || [], data.operators || []); } catch (e) {
+    if (!(e instanceof FilterError)) throw e;
+    section.append(el("p", { id: "filter-error", class: "error", text: "filter: " + e.message }));
+    return section;
+  }
   const [domain, scheme] = cellKey ? cellKey.split("|") : [null, null];
   let rows = runRows(data).filter((r) => (!cellKey || (r.domain === domain && r.scheme === scheme)) && (!flag || FILTERS[flag]?.[2](r)));
-  if (query) {
-    const words = query.toLowerCase().split(/\s+/), found = await searchIndex(study);
-    const hay = (r) => [r.domain, r.scheme, r.instance, r.status, r.answer].join(" ").toLowerCase() + "\n" + (found.byRun.get(r.id) || "");
-    rows = rows.filter((r) => { const text = hay(r); return words.every((w) => text.includes(w)); });
+  const found = parsed?.texts ? await searchIndex(study) : null;
+  if (parsed) {
+    const joined = new Map();  // run id -> its texts, lowercased, built once per run however often the filter asks
+    const texts = (r) => {
+      if (!joined.has(r.id)) joined.set(r.id, String(r.answer ?? "").toLowerCase() + "\n" + (found.byRun.get(r.id) || []).map((i) => textLower(found, i)).join("\n"));
+      return joined.get(r.id);
+    };
+    rows = rows.filter((r) => passes(parsed.ast, r, texts));
+    NEEDLES = parsed.needles.map(([, n]) => n);
   }
   const byKey = SORTS[sort][1];
   rows.sort((a, b) => {
@@ -312,15 +578,17 @@ async function runsSection(study, p) {
   const pages = Math.max(1, Math.ceil(rows.length / PAGE)), page = Math.min(pages, Math.max(1, parseInt(p.get("pg") || "1", 10) || 1));
   const where = cellKey ? `${domain} × ${scheme}` : "all cells";
   section.append(el("p", {}, el("span", { id: "run-count", text: String(rows.length) }),
-    ` run(s): ${where}` + (flag ? `, ${FILTERS[flag]?.[0] ?? flag}` : "") + (query ? `, matching “${query}”` : "")));
+    ` run(s): ${where}` + (flag ? `, ${FILTERS[flag]?.[0] ?? flag}` : "") + (filter ? `, where ${filter}` : "")));
   const verifier = new Set(data.verifier_domains || []);
+  const needles = parsed?.needles || [];
   const body = rows.slice((page - 1) * PAGE, page * PAGE).map((r) => el("tr", { class: "pick" + (String(r.id) === p.get("run") ? " selected" : ""), "data-run": r.id, onclick: () => go({ run: r.id }) },
     el("td", { text: r.domain }), el("td", { text: r.scheme }), el("td", { text: r.instance }), el("td", { class: "num", text: r.trial }),
     el("td", { text: r.status }), el("td", { class: r.correct ? "ok" : "bad", text: r.correct === null ? "-" : verifier.has(r.domain) ? (r.correct ? "right verdict" : "wrong verdict") : r.correct ? "correct" : "wrong" }),
-    el("td", { class: "snippet", text: r.answer }),
+    answerCell(r, found, needles),
     el("td", { class: "num", text: r.rounds }), el("td", { class: "num", text: r.tokens }), el("td", { class: "num", text: `${r.calls} / ${r.hits}` }),
+    el("td", { class: "num", text: r.seconds === null || r.seconds === undefined ? "-" : r.seconds.toFixed(2) }),
     el("td", {}, FLAG_NAMES.filter((k) => r[k]).map((k) => el("span", { class: "flag", text: FILTERS[k][0] })))));
-  const heads = [["domain"], ["scheme"], ["instance", "instance"], ["trial"], ["status", "status"], ["result"], ["answer", "answer"], ["rounds", "rounds"], ["tokens", "tokens"], ["calls / cached", "calls"], ["flags"]];
+  const heads = [["domain"], ["scheme"], ["instance", "instance"], ["trial"], ["status", "status"], ["result"], ["answer", "answer"], ["rounds", "rounds"], ["tokens", "tokens"], ["calls / cached", "calls"], ["seconds", "seconds"], ["flags"]];
   section.append(el("table", { id: "run-table" }, el("thead", {}, el("tr", {}, heads.map(([h, k]) => el("th", k ? { text: h, class: "sortable" + (k === sort ? " sorted" : ""), title: "sort by " + h, onclick: () => go({ sort: k === "instance" ? null : k, pg: null }) } : { text: h })))), el("tbody", {}, body)));
   if (pages > 1) {
     section.append(el("div", { class: "pager" },
@@ -350,24 +618,30 @@ function tasksTable(study) {
 // with its reason and the critic's verdict
 // A stored text, or a long one as {long: REF, head, length}: its head and a button that loads the whole text.
 function textBlock(cls, value) {
-  if (value === null || value === undefined || typeof value !== "object") return el("pre", { class: cls, text: value ?? "" });
-  const pre = el("pre", { class: cls + " cut", text: value.head });
+  if (value === null || value === undefined || typeof value !== "object") return el("pre", { class: cls }, marked(value ?? "", NEEDLES));
+  const pre = el("pre", { class: cls + " cut" }, marked(value.head, NEEDLES));
   const note = el("div", { class: "note", text: `the first ${value.head.length.toLocaleString()} of ${value.length.toLocaleString()} characters ` });
   const more = el("button", { class: "more", text: "show all", onclick: async () => {
     more.disabled = true;
     try {
       const full = await CB.load("text/" + value.long);
       if (full.error) throw new Error(full.error);
-      pre.textContent = full.text; pre.classList.remove("cut"); note.remove();
+      pre.replaceChildren(...marked(full.text, NEEDLES)); pre.classList.remove("cut"); note.remove();
     } catch (e) { more.disabled = false; note.textContent = e.message + " "; }
   } });
   note.append(more);
   return el("div", { class: "long" }, pre, note);
 }
 
-function messagesBlock(cls, title, messages, reply) {
+// a call's time and tokens as recorded when it was made (a cache hit shows the call it reused)
+function timing(call) {
+  if (!call || call.seconds === null || call.seconds === undefined) return "";
+  return ` · ${call.seconds.toFixed(2)} s · ${call.prompt_tokens} → ${call.completion_tokens} tokens`;
+}
+
+function messagesBlock(cls, title, messages, reply, call) {
   if (!messages) return el("p", { class: "muted " + cls, text: title + ": not in the call cache" });
-  return el("details", { class: "prompt " + cls }, el("summary", { text: `${title} (${messages.length} message${messages.length === 1 ? "" : "s"})` }),
+  return el("details", { class: "prompt " + cls }, el("summary", {}, `${title} (${messages.length} message${messages.length === 1 ? "" : "s"})`, el("span", { class: "timing", text: timing(call) })),
     messages.map((m) => [el("div", { class: "msg-role", text: m.role }), textBlock("", m.content)]),
     reply === undefined ? null : [el("div", { class: "msg-role", text: "reply" }), textBlock("reply", reply)]);
 }
@@ -413,10 +687,10 @@ async function transcript(id) {
   for (const a of data.rounds) {
     const card = el("div", { class: "round" + (a.stopped ? " stopped" : ""), "data-round": a.round }, el("h3", { text: `Round ${a.round}` + (a.stopped ? " · the scheme stopped here" : "") }));
     const calls = a.calls || [], generated = calls.filter((c) => c.node === "generator");
-    card.append(messagesBlock("generator-prompt", "Prompt", a.prompt), el("div", { class: "label", text: "Answer" }), textBlock("answer", a.answer));
+    card.append(messagesBlock("generator-prompt", "Prompt", a.prompt, undefined, generated.length === 1 ? generated[0] : null), el("div", { class: "label", text: "Answer" }), textBlock("answer", a.answer));
     if (generated.length > 1) {
       card.append(el("details", { class: "more-calls" }, el("summary", { text: `all ${generated.length} calls of the generator this round` }),
-        generated.map((c, i) => messagesBlock("generator-call", `Call ${i + 1}`, c.messages, c.reply))));
+        generated.map((c, i) => messagesBlock("generator-call", `Call ${i + 1}`, c.messages, c.reply, c))));
     }
     if (r.verifier_task) {
       card.append(...verifierRound(a));
@@ -429,13 +703,15 @@ async function transcript(id) {
     if (a.llm_verdict !== null) {
       const fp = a.llm_verdict && a.sound_valid === 0, fn = !a.llm_verdict && a.sound_valid === 1;
       const judged = calls.filter((c) => c.node !== "generator");
-      judged.forEach((c, i) => card.append(messagesBlock("critic-prompt", (c.node === "critic" ? "Critic's prompt" : `${c.node}: prompt`) + (judged.length > 1 ? ` ${i + 1}` : ""), c.messages, c.reply)));
+      judged.forEach((c, i) => card.append(messagesBlock("critic-prompt", (c.node === "critic" ? "Critic's prompt" : `${c.node}: prompt`) + (judged.length > 1 ? ` ${i + 1}` : ""), c.messages, c.reply, c)));
       card.append(el("div", { class: "label llm" }, "LLM verifier: ", el("span", { class: a.llm_verdict ? "ok" : "bad", text: a.llm_verdict ? "said valid" : "said invalid" }),
         fp ? el("span", { class: "flag", text: "false positive" }) : null, fn ? el("span", { class: "flag", text: "false negative" }) : null));
       if (a.llm_critique) card.append(textBlock("critique", a.llm_critique));
     }
     if (a.feedback) card.append(el("div", { class: "label", text: "Handed back to the generator" }), textBlock("feedback", a.feedback));
-    card.append(el("div", { class: "usage", text: `tokens: ${a.prompt_tokens} in, ${a.completion_tokens} out · LLM calls ${a.llm_calls} · cache hits ${a.cache_hits}` }));
+    const timed = calls.filter((c) => c.seconds !== null && c.seconds !== undefined);
+    const took = timed.length ? ` · its calls took ${timed.reduce((t, c) => t + c.seconds, 0).toFixed(2)} s when made` : "";
+    card.append(el("div", { class: "usage", text: `tokens: ${a.prompt_tokens} in, ${a.completion_tokens} out · LLM calls ${a.llm_calls} · cache hits ${a.cache_hits}${took}` }));
     section.append(card);
   }
   return section;
