@@ -1,13 +1,25 @@
 """MN-1..MN-4 and two evaluation protocols, so the leakage in the paper's protocol is measured, not argued.
 
-One example per run; the label is the run's final outcome (`run_success`). The models (Merola et al.):
+One example per run; the label is the run's final outcome (`run_success`). The models, with the inputs and
+sizes of the study's code (Singh8899/LLM-Planning-Leonardo, `meta_model/meta_model_llama.ipynb`; where the paper's
+text differs, 004:167-189, the code wins):
 
-- MN-1: a small feed-forward net (scikit-learn MLP) on the last seen attempt's four features (004:167-174);
-- MN-2: a text encoder over "problem + last seen plan", then an MLP (004:176-178);
-- MN-3: MN-2's embedding and MN-1's features together (004:180);
-- MN-4: an MLP on the four features of each of the first four attempts, zeros where a run has fewer
-  (004:182-189: at most four iterations, 004:153);
+- MN-1 ("1st Meta Network"): the last seen attempt's valid share, valid prefix and violations, and its plan
+  length; standardised (StandardScaler); a 64-32 ReLU network (`MetaConfidenceNet`), Adam 1e-3, batches of 32,
+  at most 50 epochs, early stopping (patience 8, min. change 0.001) on a 15% validation split;
+- MN-2 ("BERTA ONLY ENCODING"): a text encoder over the pair (PDDL problem, last seen reply), then a 128-unit
+  head (`BertWithExtraFeatures` without extra features); the code fine-tunes `bert-base-uncased`, which cannot
+  be downloaded here: the encoder is pluggable (`encoders`) and frozen, and only the head is trained;
+- MN-3 ("BERTA WITH EXTRA FEWTURES"): MN-2's embedding with MN-1's four features appended unscaled, as the code
+  concatenates them to the [CLS] vector, then the same 128-unit head;
+- MN-4 ("PROGRESSION"): 13 inputs, valid share, valid prefix and violations of each of attempts 1-4 (-1000
+  where a run stopped earlier) and the last seen attempt's plan length; MinMaxScaler; MN-1's network, at most
+  100 epochs;
 - base (ours): the training share of successes for every run, what F1 alone earns on unbalanced data.
+
+The networks are scikit-learn MLPs (no torch in the `confidence` extra): the code's BatchNorm after the first
+layer and its dropout 0.2 (0.3 in the heads) have no scikit-learn counterpart, and scikit-learn's early stopping
+watches validation accuracy where the code watches validation loss.
 
 Protocols:
 
@@ -24,6 +36,7 @@ Metrics: F1, precision and recall at p >= 0.5, and ROC AUC, each with a percenti
 
 from __future__ import annotations
 
+import math
 import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,8 +50,13 @@ from critiquebench.confidence.features import FEATURES, runs
 MODELS: tuple[str, ...] = ("base", "mn1", "mn2", "mn3", "mn4")
 PROTOCOLS: tuple[str, ...] = ("paper", "leakage-free")
 METRICS: tuple[str, ...] = ("f1", "precision", "recall", "auc")
-FORMAT_VERSION = 2  # 2: the paper's inputs (no iteration index, MN-4 four attempts wide, no presence flag)
+FORMAT_VERSION = 3  # 3: the study code's inputs and sizes (MN-4 13 wide, -1000 padding, 64-32 networks)
 MN4_ATTEMPTS = 4  # the refinement loop's four iterations (004:80,153)
+# The study's per-generation columns (gen{i}_valid_action_percent, ..._consecutive_valid_steps,
+# ..._logical_violations), in its order; `plan_len` follows them once, the final plan's.
+PER_ATTEMPT: tuple[str, ...] = ("valid_share", "valid_prefix", "violations")
+MN4_PADDING = -1000.0  # the code's df[features].fillna(-1000) for generations a run never made
+MN4_INPUTS = MN4_ATTEMPTS * len(PER_ATTEMPT) + 1  # 13
 
 
 class ConfidenceError(ValueError):
@@ -77,6 +95,20 @@ def _attempt_vector(row: dict[str, Any]) -> list[float]:
     return [float(row[f]) for f in FEATURES]
 
 
+def _generation(row: dict[str, Any]) -> str:
+    """The code's `gen_N` text: the reply file read, stripped, newlines replaced by spaces."""
+    return str(row.get("answer") or row["plan"]).strip().replace("\n", " ")
+
+
+def mn4_inputs(seen: Sequence[dict[str, Any]], attempts: int = MN4_ATTEMPTS) -> list[float]:
+    """MN-4's 13 inputs as the code lays them out: gen1..gen4 x (valid share, valid prefix, violations), -1000
+    for attempts never made, then the last seen attempt's plan length."""
+    out: list[float] = []
+    for j in range(attempts):
+        out += [float(seen[j][f]) for f in PER_ATTEMPT] if j < len(seen) else [MN4_PADDING] * len(PER_ATTEMPT)
+    return [*out, float(seen[-1]["plan_length"])]
+
+
 @dataclass
 class Featurizer:
     """Turns examples into the input matrix of one model; `width` (MN-4's attempts) is fixed at fit time."""
@@ -92,10 +124,10 @@ class Featurizer:
 
     def encoder(self) -> Any:
         if self._encoder is None:
-            from critiquebench.confidence.encoders import get_encoder
+            from critiquebench.confidence.encoders import default_encoder_name, get_encoder
 
+            self.encoder_name = self.encoder_name or default_encoder_name()
             self._encoder = get_encoder(self.encoder_name)
-            self.encoder_name = "wordllama" if "wordllama" in self._encoder.name else "hashing"
         return self._encoder
 
     def encoder_label(self) -> str | None:
@@ -103,32 +135,48 @@ class Featurizer:
 
     def transform(self, exs: Sequence[Example]) -> np.ndarray:
         parts = []
+        if self.model in ("mn2", "mn3"):
+            from critiquebench.confidence.encoders import encode_pairs
+
+            # the code's tokenizer(problem, gen_N): the problem file and the reply, newlines made spaces
+            pairs = [(e.seen[-1]["problem_text"], _generation(e.seen[-1])) for e in exs]
+            parts.append(encode_pairs(self.encoder(), pairs))
         if self.model in ("mn1", "mn3"):
             parts.append(np.array([_attempt_vector(e.seen[-1]) for e in exs]))
-        if self.model in ("mn2", "mn3"):
-            texts = [f"{e.seen[-1]['problem_text']}\n{e.seen[-1]['plan']}" for e in exs]
-            parts.append(self.encoder().encode(texts))
         if self.model == "mn4":
-            n = len(FEATURES)
-            block = np.zeros((len(exs), self.width * n))
-            for i, e in enumerate(exs):
-                for j, row in enumerate(e.seen[: self.width]):
-                    block[i, j * n : (j + 1) * n] = _attempt_vector(row)
-            parts.append(block)
+            parts.append(np.array([mn4_inputs(e.seen, self.width) for e in exs]))
         return np.hstack(parts).astype(np.float64)
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_encoder": None}  # encoders are rebuilt from the package, never pickled
 
 
-def _classifier(model: str, seed: int) -> Any:
+# The code's networks: MetaConfidenceNet (64-32) for MN-1/MN-4 and the 128-unit head of BertWithExtraFeatures.
+HIDDEN = {"mn1": (64, 32), "mn4": (64, 32), "mn2": (128,), "mn3": (128,)}
+EPOCHS = {"mn1": 50, "mn4": 100}  # the code's n_epochs; its heads train with BERT for 3 epochs at 2e-5
+HEAD_EPOCHS = 200  # ours: a frozen encoder leaves only the head to train, which 3 epochs at 2e-5 would not move
+BATCH = {"mn1": 32, "mn4": 32, "mn2": 16, "mn3": 16}
+VALIDATION = 0.15 / 0.85  # the code's 70/15/15 split: validation is 15% of all, i.e. 15/85 of what trains
+PATIENCE, MIN_DELTA = 8, 0.001  # the code's EarlyStopping(patience=8), min_delta=0.001
+
+
+def _classifier(model: str, seed: int, n: int, early_stopping: bool = True) -> Any:
     from sklearn.neural_network import MLPClassifier
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
-    hidden = (32,) if model in ("mn2", "mn3") else (16,)
-    mlp = MLPClassifier(hidden_layer_sizes=hidden, alpha=1e-2, max_iter=300, random_state=seed)
-    return make_pipeline(StandardScaler(), mlp)
+    trains = n - math.ceil(n * VALIDATION) if early_stopping else n  # what is left once validation is split off
+    mlp = MLPClassifier(
+        hidden_layer_sizes=HIDDEN[model], activation="relu", solver="adam", learning_rate_init=1e-3, alpha=0.0,
+        batch_size=max(1, min(BATCH[model], trains)), max_iter=EPOCHS.get(model, HEAD_EPOCHS),
+        early_stopping=early_stopping, validation_fraction=VALIDATION, n_iter_no_change=PATIENCE, tol=MIN_DELTA,
+        random_state=seed,
+    )  # fmt: skip
+    if model == "mn1":
+        return make_pipeline(StandardScaler(), mlp)
+    if model == "mn4":
+        return make_pipeline(MinMaxScaler(), mlp)
+    return mlp  # MN-2/MN-3: the code feeds the embedding (and the raw features) to the head unscaled
 
 
 @dataclass
@@ -183,10 +231,13 @@ def fit(model: str, protocol: str, k: int, exs: Sequence[Example], seed: int = 0
 
     from sklearn.exceptions import ConvergenceWarning
 
-    classifier = _classifier(model, seed)
+    x = featurizer.transform(exs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        classifier.fit(featurizer.transform(exs), y)
+        try:
+            classifier = _classifier(model, seed, len(y)).fit(x, y)
+        except ValueError:  # too few runs of one outcome for a stratified validation split: no early stopping
+            classifier = _classifier(model, seed, len(y), early_stopping=False).fit(x, y)
     return Fitted(model, protocol, k, featurizer, classifier, prior)
 
 
