@@ -74,6 +74,14 @@ def test_an_undefined_action_makes_the_plan_unreadable_as_val_reads_it(
         got = measure(domain, instance, text)
         assert (got.plan_length, got.valid_share, got.valid_prefix, got.violations) == (lines, 0.0, 0, 0), text
         assert not got.success and got.answer == text
+    # VAL reads every parenthesised action of the raw file: on an untyped domain an object the problem lacks is
+    # one of which nothing holds, so that step is checked and fails (the study's CSV scores "(unstack b2 btable)"
+    # so); a reply cut off mid-action leaves a parenthesis open and VAL cannot parse the file at all
+    fenced = "```\n(unstack a b)\n(put-down a)\n(unstack c table)\n```"
+    got = measure(domain, instance, fenced)
+    assert (got.plan_length, got.valid_share, got.valid_prefix, got.violations) == (3, 100.0, 3, 3)
+    got = measure(domain, instance, "(unstack a b)\n(put-do")
+    assert (got.plan_length, got.valid_share, got.valid_prefix, got.violations, got.success) == (2, 0.0, 0, 0, False)
 
     # a recorded verdict, not a crash: a refine run whose model answers with an undefined action gets the study's
     # request ("Plan invalid": VAL's output then holds none of the phrases its code looks for)

@@ -19,10 +19,13 @@ stored planning study qualifies, whatever scheme or feedback produced it), as th
   for every such plan), else 0 (VAL stops there; a plan that executes but misses its goal has none);
 - `success`: the sound verdict of this attempt, as VAL reads the answer;
 
-A line naming an action the domain lacks makes the whole answer unreadable to VAL, as the study's code ran it
-(on the raw reply file, `formatter` commented out): VAL builds the plan before checking it and an undefined
-action throws out of the run (`Plan.cpp:1899-1904`), so nothing is checked: share, prefix and violations are 0
-and the attempt fails, whatever the other lines do.
+The plan is what VAL reads from the raw reply file, as the study's code ran it (`formatter` commented out):
+every parenthesised action (`val_steps`); on an untyped domain an object the problem lacks is executed as one of
+which nothing holds. A line naming an action the domain lacks, or a parenthesis left open (a reply cut off),
+makes the whole answer unreadable: VAL builds the plan before checking it and an undefined action throws out
+of the run (`Plan.cpp:1899-1904`), so nothing is checked: share, prefix and violations are 0 and the attempt
+fails, whatever the other lines do. A reply with no line starting with "(" (English) is read by our reader.
+On the study's own dataset these features equal its `VAL -v` ones for 558 of 558 generations.
 
 plus where it comes from (`domain`, `problem`, `trial`, `run`, `iteration` = 1-based round) and the run's final
 outcome `run_success` (the sound verdict of the answer the run output) with its number of attempts `attempts`.
@@ -90,27 +93,50 @@ def study_plan_length(text: str, steps: int) -> int:
     return lines or steps
 
 
+_ATOM = re.compile(r"\(([^()]*)\)")
+Step = tuple[str, tuple[str, ...]]
+
+
+def val_steps(text: str) -> list[Step] | None:
+    """The plan VAL reads from the raw reply file: every parenthesised action, whatever surrounds it (the study's
+    replies in code fences were read so). None when no line starts with "(" (a plan in English: the study never
+    had one, and our reader's reading stands in) or when a parenthesis is left open (a reply cut off mid-action:
+    VAL cannot parse the file)."""
+    if not any(line.strip().startswith("(") for line in text.splitlines()):
+        return None
+    if text.count("(") != text.count(")"):
+        return []
+    return [
+        (words[0].lower(), tuple(w.lower() for w in words[1:])) for m in _ATOM.findall(text) if (words := m.split())
+    ]
+
+
 def measure(domain: PlanningDomain, instance: Instance, text: str) -> Attempt:
     """Features of answer `text` for `instance` of a planning domain (never raises on bad text)."""
-    from critiquebench.domains.planning.requests import first_failure
+    from critiquebench.domains.planning.requests import typed
     from critiquebench.domains.planning.val_words import ValRun, run_val
 
     text = text or ""
     task = domain.task(instance)
-    parsed = domain.read(instance, text)
-    steps = list(parsed.steps) if parsed is not None else []
     known = tuple(domain.model.schemas)
-    unread = parsed.unread if parsed is not None else ()
-    unreadable = any(first_failure(task, steps, (line,), known).failure == "no-action" for line in unread)
-    val = ValRun(len(steps), 0, "no-action") if unreadable else run_val(task, steps, known)
+    steps = val_steps(text)
+    if steps is None:  # no PDDL lines: our reader's plan, judged by the domain
+        parsed = domain.read(instance, text)
+        steps = list(parsed.steps) if parsed is not None else []
+        val, unreadable = run_val(task, steps, known), False
+        success = domain.assess(instance, text)[0].valid
+    else:
+        val = run_val(task, steps, known, any_objects=not typed(task)) if steps else ValRun(0, 0, "bad-plan")
+        unreadable = val.failure in ("no-action", "bad-plan")  # VAL cannot build the plan: nothing is checked
+        success = val.valid
     size = 0 if unreadable else len(steps)
     return Attempt(
         plan_length=study_plan_length(text, len(steps)),
         valid_share=100.0 * val.checked / size if size else 0.0,
-        valid_prefix=val.checked,
+        valid_prefix=0 if unreadable else val.checked,
         violations=VIOLATION_LINES * int(val.failure == "precondition"),
         unmet_goals=len(val.unmet) + len(val.unmet_negative) if val.failure == "goal" else 0,
-        success=not unreadable and domain.assess(instance, text)[0].valid,
+        success=success,
         plan="\n".join("(" + " ".join((name, *args)) + ")" for name, args in steps),
         answer=text,
     )
