@@ -292,12 +292,15 @@ def test_meta_networks_read_the_study_codes_inputs() -> None:
     np.testing.assert_allclose(mn1, expected_mn1, rtol=1e-6)
     assert any(len(e.seen) < 4 for e in exs) and (mn4 == -1000).any()
 
-    # MetaConfidenceNet: Linear(in, 64) -> Linear(64, 32) -> Linear(32, 1); MinMaxScaler for MN-4 and
-    # StandardScaler for MN-1, as the notebook scales them
+    # MetaConfidenceNet: Linear(in, 64) -> ReLU -> BatchNorm1d(64) -> Dropout(0.2) -> Linear(64, 32) -> ReLU ->
+    # Linear(32, 1); MinMaxScaler for MN-4 and StandardScaler for MN-1, as the notebook scales them
     for model, width, scaler in (("mn4", 13, "MinMaxScaler"), ("mn1", 4, "StandardScaler")):
-        pipeline = fit(model, "paper", 1, exs).classifier
-        assert type(pipeline.steps[0][1]).__name__ == scaler
-        assert [c.shape for c in pipeline.steps[-1][1].coefs_] == [(width, 64), (64, 32), (32, 1)]
+        scaled = fit(model, "paper", 1, exs).classifier
+        assert type(scaled.scaler).__name__ == scaler
+        net = scaled.net
+        assert net.layer_shapes() == [(width, 64), (64, 32), (32, 1)]
+        assert (net.batch_norm, net.dropout, net.lr, net.batch_size, net.patience) == (True, 0.2, 1e-3, 32, 8)
+        assert net.params["gamma"].shape == (64,)
 
     # MN-2/MN-3: the pair (problem file, last reply with newlines made spaces) as the notebook's
     # tokenizer(problem, gen_N); a 128-unit head; MN-3 appends the four final features unscaled
@@ -306,7 +309,26 @@ def test_meta_networks_read_the_study_codes_inputs() -> None:
     np.testing.assert_allclose(mn3[:, 3:], expected_mn1, rtol=1e-6)
     for model, width in (("mn2", 256), ("mn3", 260)):
         head = fit(model, "paper", 1, exs, encoder="hashing").classifier
-        assert [c.shape for c in head.coefs_] == [(width, 128), (128, 1)]
+        assert head.layer_shapes() == [(width, 128), (128, 1)]
+        assert (head.batch_norm, head.dropout, head.batch_size) == (False, 0.3, 16)
+
+
+def test_the_study_network_learns_and_stops_early() -> None:
+    """network.StudyNet (the code's MetaConfidenceNet in numpy) separates a separable set, and stops when the
+    validation loss has not fallen by 0.001 for 8 epochs."""
+    import numpy as np
+
+    from critiquebench.confidence.network import StudyNet
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 4))
+    y = (x[:, 0] + x[:, 1] > 0).astype(int)
+    net = StudyNet(epochs=100, validation=0.15 / 0.85).fit(x, y)
+    p = net.predict_proba(x)
+    assert p.shape == (200, 2) and np.allclose(p.sum(axis=1), 1.0)
+    assert np.mean((p[:, 1] >= 0.5) == y) >= 0.9
+    noise = StudyNet(epochs=100, validation=0.15 / 0.85).fit(x, rng.integers(0, 2, 200))
+    assert noise.epochs_run < 100  # nothing to learn: the validation loss stops falling
 
 
 def test_table_2_mean_confidence_per_problem_type(tmp_path: Path) -> None:

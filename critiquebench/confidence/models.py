@@ -17,9 +17,8 @@ text differs, 004:167-189, the code wins):
   100 epochs;
 - base (ours): the training share of successes for every run, what F1 alone earns on unbalanced data.
 
-The networks are scikit-learn MLPs (no torch in the `confidence` extra): the code's BatchNorm after the first
-layer and its dropout 0.2 (0.3 in the heads) have no scikit-learn counterpart, and scikit-learn's early stopping
-watches validation accuracy where the code watches validation loss.
+The networks are the code's layers computed in numpy (`network.StudyNet`: no torch in the `confidence` extra),
+with its BatchNorm, dropout, Adam and early stopping on the validation loss.
 
 Protocols:
 
@@ -36,7 +35,6 @@ Metrics: F1, precision and recall at p >= 0.5, and ROC AUC, each with a percenti
 
 from __future__ import annotations
 
-import math
 import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -160,23 +158,35 @@ VALIDATION = 0.15 / 0.85  # the code's 70/15/15 split: validation is 15% of all,
 PATIENCE, MIN_DELTA = 8, 0.001  # the code's EarlyStopping(patience=8), min_delta=0.001
 
 
-def _classifier(model: str, seed: int, n: int, early_stopping: bool = True) -> Any:
-    from sklearn.neural_network import MLPClassifier
-    from sklearn.pipeline import make_pipeline
+@dataclass
+class Scaled:
+    """The code's scaler (fitted on the training data) before its network."""
+
+    scaler: Any
+    net: Any
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> Scaled:
+        self.net.fit(self.scaler.fit_transform(x), y)
+        return self
+
+    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(self.net.predict_proba(self.scaler.transform(x)))
+
+
+def _classifier(model: str, seed: int) -> Any:
     from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
-    trains = n - math.ceil(n * VALIDATION) if early_stopping else n  # what is left once validation is split off
-    mlp = MLPClassifier(
-        hidden_layer_sizes=HIDDEN[model], activation="relu", solver="adam", learning_rate_init=1e-3, alpha=0.0,
-        batch_size=max(1, min(BATCH[model], trains)), max_iter=EPOCHS.get(model, HEAD_EPOCHS),
-        early_stopping=early_stopping, validation_fraction=VALIDATION, n_iter_no_change=PATIENCE, tol=MIN_DELTA,
-        random_state=seed,
-    )  # fmt: skip
+    from critiquebench.confidence.network import StudyNet
+
+    head = model in ("mn2", "mn3")  # BertWithExtraFeatures' head: no BatchNorm, dropout 0.3
+    net = StudyNet(hidden=HIDDEN[model], batch_norm=not head, dropout=0.3 if head else 0.2, lr=1e-3,
+                   batch_size=BATCH[model], epochs=EPOCHS.get(model, HEAD_EPOCHS), validation=VALIDATION,
+                   patience=PATIENCE, min_delta=MIN_DELTA, seed=seed)  # fmt: skip
     if model == "mn1":
-        return make_pipeline(StandardScaler(), mlp)
+        return Scaled(StandardScaler(), net)
     if model == "mn4":
-        return make_pipeline(MinMaxScaler(), mlp)
-    return mlp  # MN-2/MN-3: the code feeds the embedding (and the raw features) to the head unscaled
+        return Scaled(MinMaxScaler(), net)
+    return net  # MN-2/MN-3: the code feeds the embedding (and the raw features) to the head unscaled
 
 
 @dataclass
@@ -227,17 +237,7 @@ def fit(model: str, protocol: str, k: int, exs: Sequence[Example], seed: int = 0
     prior = float(y.mean())
     if model == "base" or len(set(y)) < 2:
         return Fitted(model, protocol, k, featurizer, None, prior)
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
-
-    x = featurizer.transform(exs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        try:
-            classifier = _classifier(model, seed, len(y)).fit(x, y)
-        except ValueError:  # too few runs of one outcome for a stratified validation split: no early stopping
-            classifier = _classifier(model, seed, len(y), early_stopping=False).fit(x, y)
+    classifier = _classifier(model, seed).fit(featurizer.transform(exs), y)
     return Fitted(model, protocol, k, featurizer, classifier, prior)
 
 
