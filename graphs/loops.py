@@ -32,10 +32,11 @@ def verified_loop(
     wrap: Callable[[Instance, str], str] | None = None,
     temperature: float | None = None,
     vote: str = "answer",
+    max_tokens: int | None = None,
 ) -> StateGraph:
     graph = StateGraph(RunState, context_schema=RunContext)
     graph.add_node("generator", make_generator(mode=mode, style=style, history_policy=history, wrap=wrap,
-                                               temperature=temperature))  # fmt: skip
+                                               temperature=temperature, max_tokens=max_tokens))  # fmt: skip
     graph.add_node("verifier", make_sound_verifier(policy=policy, rounds=rounds, level=level))
     graph.add_edge(START, "generator")
     graph.add_edge("generator", "verifier")

@@ -160,6 +160,13 @@ def style(default: str | None = None) -> Param:
     )
 
 
+def reply_cap(default: int | None = None) -> Param:
+    """A scheme's own cap on each generated reply, sent as the request's `max_tokens` (none: the study's setting,
+    512 unless the study says otherwise)."""
+    return Param("max_tokens", int, default, "longest generated reply in tokens (none: the study's max_tokens)",
+                 minimum=1, maximum=MAX_TOKENS, nullable=True)  # fmt: skip
+
+
 def history(default: str = "full") -> Param:
     return Param(
         "history", str, default, "earlier rounds in the prompt: all of them, or only the last", HISTORY_POLICIES

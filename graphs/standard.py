@@ -1,4 +1,6 @@
-"""standard: one prompt (sample 0); its answer is final."""
+"""standard: one prompt (sample 0); its answer is final. `max_tokens` caps the reply for this scheme alone (none:
+the study's setting); the refinement study's one-shot runs (`standard:style=refine,max_tokens=5000`) sent 5000,
+as its code's `generate_response` / `batch_generate` did (Singh8899/LLM-Planning-Leonardo, `model_manager.py`)."""
 
 from __future__ import annotations
 
@@ -6,14 +8,14 @@ from typing import Any
 
 from critiquebench.graphs.cost import Calls
 from critiquebench.graphs.loops import verified_loop
-from critiquebench.graphs.params import style
+from critiquebench.graphs.params import reply_cap, style
 from langgraph.graph import StateGraph
 
-PARAMS = (style(),)
+PARAMS = (style(), reply_cap())
 
 
-def build(*, style: str | None) -> StateGraph:
-    return verified_loop(rounds=1, style=style)
+def build(*, style: str | None, max_tokens: int | None) -> StateGraph:
+    return verified_loop(rounds=1, style=style, max_tokens=max_tokens)
 
 
 def calls(params: dict[str, Any]) -> Calls:

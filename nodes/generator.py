@@ -31,15 +31,19 @@ def make_generator(
     wrap: Callable[[Instance, str], str] | None = None,
     then: str = "verifier",
     temperature: float | None = None,
+    max_tokens: int | None = None,
 ) -> Callable[[RunState, Runtime[RunContext]], dict[str, Any]]:
     """A node that generates round `state["round"] + 1` (the new attempt holds its answer and usage).
 
-    `temperature` is the scheme's own sampling temperature (None: the study's).
+    `temperature` is the scheme's own sampling temperature (None: the study's), `max_tokens` its own reply cap
+    (None: the study's).
 
     `wrap` turns a recorded critique into the user turn of the history (default: the domain's backprompt).
     """
     if history_policy not in HISTORY_POLICIES:
         raise ValueError(f"history must be one of {HISTORY_POLICIES}, not {history_policy!r}")
+
+    cap = {} if max_tokens is None else {"max_tokens": max_tokens}  # none sent: clients without the option work
 
     def generator(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         ctx = runtime.context
@@ -57,7 +61,7 @@ def make_generator(
             messages = ctx.domain.conversation(messages)
         ctx.llm.take()  # drop usage of a call that failed before this (re-)run
         try:
-            text = ctx.llm.complete(messages, sample=sample, temperature=temperature).text
+            text = ctx.llm.complete(messages, sample=sample, temperature=temperature, **cap).text
         except ContextOverflow:
             if round_ == 1 or not state.get("attempt"):
                 raise

@@ -49,7 +49,7 @@ def test_refine_prompts_and_requests_message_by_message(
 ) -> None:
     answers = [
         "(unstack a b)\n(unstack a b)",  # step 2's preconditions fail (step 1 made (clear a) false)
-        "(fly b)\n(pick-up b)",  # no such action in the domain
+        "(fly b)\n(pick-up b)",  # no such action in the (untyped) domain: VAL cannot build the plan
         "(unstack a b)\n(stack a)\n(put-down a)",  # step 2 does not fit its action
         "(unstack a b)\n(put-down a)",  # executes, misses the goal; the fourth round is the last
         SOLUTION,  # never asked for
@@ -70,10 +70,13 @@ def test_refine_prompts_and_requests_message_by_message(
                          "the domain definition and should not be outputted in the plan text.\n")  # fmt: skip
 
     # Every later round: the whole conversation so far, each plan followed by the request about it, whose reason
-    # is what the study's code keeps of VAL's output (run without -v): VAL's one line for the first failure.
+    # is what the study's code keeps of VAL's output (run without -v): VAL's one line for the first failure. An
+    # undefined action stops VAL before it runs the plan (BadOperator; "No matching action defined for" is printed
+    # under -v only), so none of the code's four phrases is there and it falls back to "Plan invalid"
+    # (model_manager.py generate_with_validation; KCL-Planning/VAL Plan.cpp:1899-1904).
     expected = [
         request("Plan failed to execute"),
-        request("No matching action defined for (fly b)"),
+        request("Plan invalid"),
         request("Bad plan description!"),
         request("Plan invalid"),
     ]
@@ -86,6 +89,9 @@ def test_refine_prompts_and_requests_message_by_message(
             turns += [{"role": "assistant", "content": answers[k]}, {"role": "user", "content": expected[k]}]
         assert messages == first + turns, f"round {n + 1}"
     assert [r["stopped"] for r in rows] == [0, 0, 0, 1]
+    # every request carries the study's generation length, max_new_tokens=5000 (model_manager.py), not the
+    # study-wide 512 other papers' schemes keep
+    assert [params.get("max_tokens") for _, params in scripted_server.calls] == [5000] * 4
 
 
 def test_refine_stops_at_the_first_valid_plan(
@@ -102,3 +108,30 @@ def test_refine_stops_at_the_first_valid_plan(
     assert len(scripted_server.calls) == 2 and rows[1]["sound_valid"] == 1 and not rows[1]["feedback"]
     # an answer with no action at all is a malformed one
     assert refinement_request(domain.task(instance), None) == request("Plan invalid")  # VAL: an empty plan
+
+
+def test_the_reply_cap_is_the_refinement_studys_not_a_global_change(
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    """`standard` keeps the study's max_tokens (512 unless the study says otherwise; 001's No-Critique baseline
+    shares it); the refinement study's one-shot runs ask for the 5000 of its code's generate_response."""
+    domain = get_domain("blocksworld")
+    (instance,) = load_instances(domain, "2", DATASETS / "planbench" / "blocksworld")
+    scripted_server.reply = SOLUTION
+    sent = []
+    for trial, spec in enumerate(("standard", "standard:style=refine,max_tokens=5000")):
+        scripted_server.calls.clear()
+        out = execute_run(tmp_path / "store.sqlite", "cap-test", domain, instance, spec, trial, scripted_llm)
+        assert (out.status, out.correct) == ("done", True)
+        sent += [params.get("max_tokens") for _, params in scripted_server.calls]
+    assert sent == [512, 5000]
+
+
+def test_an_undefined_action_gets_what_val_without_v_leads_the_code_to_send() -> None:
+    """VAL throws out of the run on an undefined action (BadOperator; "No matching action defined for" only under
+    -v): the code finds none of its phrases and sends "Plan invalid"; a typed domain fails VAL's plan type check
+    first, "Bad plan description!" (KCL-Planning/VAL Plan.cpp:1899-1904, typecheck.cpp:489-499)."""
+    for name, reason in (("blocksworld_3_7", "Plan invalid"), ("minigrid", "Bad plan description!")):
+        domain = get_domain(name)
+        (instance,) = load_instances(domain, "gen:1:1")
+        assert refinement_request(domain.task(instance), [], [(1, "(fly a b)")]) == request(reason), name

@@ -22,7 +22,8 @@ SourceArg = Annotated[str, typer.Argument(help="Study name, PlanBench backprompt
 StoreOpt = Annotated[Path | None, typer.Option("--store", help="Store file (default: $CRITIQUEBENCH_STORE).")]
 KOpt = Annotated[int, typer.Option("--k", help="Leakage-free protocol: attempts seen before predicting.")]
 EncoderOpt = Annotated[
-    str | None, typer.Option(help="Text encoder of MN-2/MN-3: wordllama (default when installed) or hashing.")
+    str | None,
+    typer.Option(help="Text encoder of MN-2/MN-3: wordllama (default when installed), hashing, or module:attr."),
 ]
 FormatOpt = Annotated[str, typer.Option("--format", help="table or json.")]
 
@@ -171,12 +172,13 @@ def predict_cmd(
         bool,
         typer.Option(
             "--by-type",
-            help="The refinement paper's Table 2: mean confidence per problem type (domain), not per run.",
+            help="The refinement paper's Table 2: mean confidence per problem type (Blocksworld by block count, "
+            "other domains by domain), not per run.",
         ),
     ] = False,
 ) -> None:
     """The probability that each run of SOURCE succeeds, from the attempts the model was trained to see."""
-    from critiquebench.confidence.features import runs
+    from critiquebench.confidence.features import problem_type, runs
 
     _check_format(fmt)
     mod = _models_module()
@@ -193,8 +195,9 @@ def predict_cmd(
         seen = attempts if fitted.protocol == "paper" else attempts[: fitted.k]
         settled = run not in probabilities
         p = 1.0 if settled else float(probabilities[run])
-        out.append({"run": run, "domain": first["domain"], "problem": first["problem"], "seen": len(seen),
-                    "p_success": round(p, 4), "settled": settled, "run_success": first["run_success"]})  # fmt: skip
+        out.append({"run": run, "domain": first["domain"], "type": problem_type(first), "problem": first["problem"],
+                    "seen": len(seen), "p_success": round(p, 4), "settled": settled,
+                    "run_success": first["run_success"]})  # fmt: skip
     if by_type:
         out = mean_confidence_by_type(out)
     if fmt == "json":
@@ -217,10 +220,11 @@ def predict_cmd(
 
 def mean_confidence_by_type(predictions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The refinement paper's Table 2 (004:233-252): the mean predicted probability of success over the runs of
-    each problem type (here: each domain), with how many runs succeeded. Settled runs count with p = 1."""
+    each problem type (`features.problem_type`: Blocksworld by block count, other domains by domain), with how
+    many runs succeeded. Settled runs count with p = 1."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in predictions:
-        groups.setdefault(row["domain"], []).append(row)
+        groups.setdefault(row["type"], []).append(row)
     return [
         {
             "type": kind,
@@ -228,8 +232,15 @@ def mean_confidence_by_type(predictions: list[dict[str, Any]]) -> list[dict[str,
             "mean_confidence": round(sum(r["p_success"] for r in rows) / len(rows), 4),
             "succeeded": sum(1 for r in rows if r["run_success"]),
         }
-        for kind, rows in sorted(groups.items())
+        for kind, rows in sorted(groups.items(), key=lambda item: _type_order(item[0]))
     ]
+
+
+def _type_order(kind: str) -> tuple[str, int]:
+    """Table 2's order: by domain, then Blocksworld's rows by block count (4, 5, ..., 10, not 10, 4, 5)."""
+    head, _, rest = kind.partition(" ")
+    count = rest.split()[0] if rest.endswith(" blocks") else ""
+    return (head, int(count)) if count.isdigit() else (kind, -1)
 
 
 def register(app: typer.Typer) -> None:

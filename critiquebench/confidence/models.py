@@ -1,13 +1,24 @@
 """MN-1..MN-4 and two evaluation protocols, so the leakage in the paper's protocol is measured, not argued.
 
-One example per run; the label is the run's final outcome (`run_success`). The models (Merola et al.):
+One example per run; the label is the run's final outcome (`run_success`). The models, with the inputs and
+sizes of the study's code (Singh8899/LLM-Planning-Leonardo, `meta_model/meta_model_llama.ipynb`; where the paper's
+text differs, 004:167-189, the code wins):
 
-- MN-1: a small feed-forward net (scikit-learn MLP) on the last seen attempt's four features (004:167-174);
-- MN-2: a text encoder over "problem + last seen plan", then an MLP (004:176-178);
-- MN-3: MN-2's embedding and MN-1's features together (004:180);
-- MN-4: an MLP on the four features of each of the first four attempts, zeros where a run has fewer
-  (004:182-189: at most four iterations, 004:153);
+- MN-1 ("1st Meta Network"): the last seen attempt's valid share, valid prefix and violations, and its plan
+  length; standardised (StandardScaler); a 64-32 ReLU network (`MetaConfidenceNet`), Adam 1e-3, batches of 32,
+  at most 50 epochs, early stopping (patience 8, min. change 0.001) on a 15% validation split;
+- MN-2 ("BERTA ONLY ENCODING"): a text encoder over the pair (PDDL problem, last seen reply), then a 128-unit
+  head (`BertWithExtraFeatures` without extra features); the code fine-tunes `bert-base-uncased`, which cannot
+  be downloaded here: the encoder is pluggable (`encoders`) and frozen, and only the head is trained;
+- MN-3 ("BERTA WITH EXTRA FEWTURES"): MN-2's embedding with MN-1's four features appended unscaled, as the code
+  concatenates them to the [CLS] vector, then the same 128-unit head;
+- MN-4 ("PROGRESSION"): 13 inputs, valid share, valid prefix and violations of each of attempts 1-4 (-1000
+  where a run stopped earlier) and the last seen attempt's plan length; MinMaxScaler; MN-1's network, at most
+  100 epochs;
 - base (ours): the training share of successes for every run, what F1 alone earns on unbalanced data.
+
+The networks are the code's layers computed in numpy (`network.StudyNet`: no torch in the `confidence` extra),
+with its BatchNorm, dropout, Adam and early stopping on the validation loss.
 
 Protocols:
 
@@ -37,8 +48,13 @@ from critiquebench.confidence.features import FEATURES, runs
 MODELS: tuple[str, ...] = ("base", "mn1", "mn2", "mn3", "mn4")
 PROTOCOLS: tuple[str, ...] = ("paper", "leakage-free")
 METRICS: tuple[str, ...] = ("f1", "precision", "recall", "auc")
-FORMAT_VERSION = 2  # 2: the paper's inputs (no iteration index, MN-4 four attempts wide, no presence flag)
+FORMAT_VERSION = 3  # 3: the study code's inputs and sizes (MN-4 13 wide, -1000 padding, 64-32 networks)
 MN4_ATTEMPTS = 4  # the refinement loop's four iterations (004:80,153)
+# The study's per-generation columns (gen{i}_valid_action_percent, ..._consecutive_valid_steps,
+# ..._logical_violations), in its order; `plan_len` follows them once, the final plan's.
+PER_ATTEMPT: tuple[str, ...] = ("valid_share", "valid_prefix", "violations")
+MN4_PADDING = -1000.0  # the code's df[features].fillna(-1000) for generations a run never made
+MN4_INPUTS = MN4_ATTEMPTS * len(PER_ATTEMPT) + 1  # 13
 
 
 class ConfidenceError(ValueError):
@@ -77,6 +93,20 @@ def _attempt_vector(row: dict[str, Any]) -> list[float]:
     return [float(row[f]) for f in FEATURES]
 
 
+def _generation(row: dict[str, Any]) -> str:
+    """The code's `gen_N` text: the reply file read, stripped, newlines replaced by spaces."""
+    return str(row.get("answer") or row["plan"]).strip().replace("\n", " ")
+
+
+def mn4_inputs(seen: Sequence[dict[str, Any]], attempts: int = MN4_ATTEMPTS) -> list[float]:
+    """MN-4's 13 inputs as the code lays them out: gen1..gen4 x (valid share, valid prefix, violations), -1000
+    for attempts never made, then the last seen attempt's plan length."""
+    out: list[float] = []
+    for j in range(attempts):
+        out += [float(seen[j][f]) for f in PER_ATTEMPT] if j < len(seen) else [MN4_PADDING] * len(PER_ATTEMPT)
+    return [*out, float(seen[-1]["plan_length"])]
+
+
 @dataclass
 class Featurizer:
     """Turns examples into the input matrix of one model; `width` (MN-4's attempts) is fixed at fit time."""
@@ -92,10 +122,10 @@ class Featurizer:
 
     def encoder(self) -> Any:
         if self._encoder is None:
-            from critiquebench.confidence.encoders import get_encoder
+            from critiquebench.confidence.encoders import default_encoder_name, get_encoder
 
+            self.encoder_name = self.encoder_name or default_encoder_name()
             self._encoder = get_encoder(self.encoder_name)
-            self.encoder_name = "wordllama" if "wordllama" in self._encoder.name else "hashing"
         return self._encoder
 
     def encoder_label(self) -> str | None:
@@ -103,32 +133,60 @@ class Featurizer:
 
     def transform(self, exs: Sequence[Example]) -> np.ndarray:
         parts = []
+        if self.model in ("mn2", "mn3"):
+            from critiquebench.confidence.encoders import encode_pairs
+
+            # the code's tokenizer(problem, gen_N): the problem file and the reply, newlines made spaces
+            pairs = [(e.seen[-1]["problem_text"], _generation(e.seen[-1])) for e in exs]
+            parts.append(encode_pairs(self.encoder(), pairs))
         if self.model in ("mn1", "mn3"):
             parts.append(np.array([_attempt_vector(e.seen[-1]) for e in exs]))
-        if self.model in ("mn2", "mn3"):
-            texts = [f"{e.seen[-1]['problem_text']}\n{e.seen[-1]['plan']}" for e in exs]
-            parts.append(self.encoder().encode(texts))
         if self.model == "mn4":
-            n = len(FEATURES)
-            block = np.zeros((len(exs), self.width * n))
-            for i, e in enumerate(exs):
-                for j, row in enumerate(e.seen[: self.width]):
-                    block[i, j * n : (j + 1) * n] = _attempt_vector(row)
-            parts.append(block)
+            parts.append(np.array([mn4_inputs(e.seen, self.width) for e in exs]))
         return np.hstack(parts).astype(np.float64)
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_encoder": None}  # encoders are rebuilt from the package, never pickled
 
 
-def _classifier(model: str, seed: int) -> Any:
-    from sklearn.neural_network import MLPClassifier
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+# The code's networks: MetaConfidenceNet (64-32) for MN-1/MN-4 and the 128-unit head of BertWithExtraFeatures.
+HIDDEN = {"mn1": (64, 32), "mn4": (64, 32), "mn2": (128,), "mn3": (128,)}
+EPOCHS = {"mn1": 50, "mn4": 100}  # the code's n_epochs; its heads train with BERT for 3 epochs at 2e-5
+HEAD_EPOCHS = 200  # ours: a frozen encoder leaves only the head to train, which 3 epochs at 2e-5 would not move
+BATCH = {"mn1": 32, "mn4": 32, "mn2": 16, "mn3": 16}
+VALIDATION = 0.15 / 0.85  # the code's 70/15/15 split: validation is 15% of all, i.e. 15/85 of what trains
+PATIENCE, MIN_DELTA = 8, 0.001  # the code's EarlyStopping(patience=8), min_delta=0.001
 
-    hidden = (32,) if model in ("mn2", "mn3") else (16,)
-    mlp = MLPClassifier(hidden_layer_sizes=hidden, alpha=1e-2, max_iter=300, random_state=seed)
-    return make_pipeline(StandardScaler(), mlp)
+
+@dataclass
+class Scaled:
+    """The code's scaler (fitted on the training data) before its network."""
+
+    scaler: Any
+    net: Any
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> Scaled:
+        self.net.fit(self.scaler.fit_transform(x), y)
+        return self
+
+    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(self.net.predict_proba(self.scaler.transform(x)))
+
+
+def _classifier(model: str, seed: int) -> Any:
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    from critiquebench.confidence.network import StudyNet
+
+    head = model in ("mn2", "mn3")  # BertWithExtraFeatures' head: no BatchNorm, dropout 0.3
+    net = StudyNet(hidden=HIDDEN[model], batch_norm=not head, dropout=0.3 if head else 0.2, lr=1e-3,
+                   batch_size=BATCH[model], epochs=EPOCHS.get(model, HEAD_EPOCHS), validation=VALIDATION,
+                   patience=PATIENCE, min_delta=MIN_DELTA, seed=seed)  # fmt: skip
+    if model == "mn1":
+        return Scaled(StandardScaler(), net)
+    if model == "mn4":
+        return Scaled(MinMaxScaler(), net)
+    return net  # MN-2/MN-3: the code feeds the embedding (and the raw features) to the head unscaled
 
 
 @dataclass
@@ -179,14 +237,7 @@ def fit(model: str, protocol: str, k: int, exs: Sequence[Example], seed: int = 0
     prior = float(y.mean())
     if model == "base" or len(set(y)) < 2:
         return Fitted(model, protocol, k, featurizer, None, prior)
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
-
-    classifier = _classifier(model, seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        classifier.fit(featurizer.transform(exs), y)
+    classifier = _classifier(model, seed).fit(featurizer.transform(exs), y)
     return Fitted(model, protocol, k, featurizer, classifier, prior)
 
 

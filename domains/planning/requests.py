@@ -10,7 +10,11 @@ its complaint back inside one sentence frame:
 advice, so the reason is VAL's one line for the first failure (`val_words`; the texts are `reason.*` of
 domains/prompts/validator_refinement.toml):
 
-- a step naming no action of the domain: "No matching action defined for (act ...)";
+- a step naming no action of the domain: "Plan invalid" ("Bad plan description!" on a typed domain). VAL builds
+  the whole plan before it runs it; an undefined action throws `BadOperator` out of the run (KCL-Planning/VAL
+  `libraries/VAL/src/Plan.cpp:1899-1904`: "No matching action defined for" is printed under `-v` only), so the
+  output holds none of the four phrases and the code's fallback sends "Plan invalid"; a typed domain fails the
+  plan's type check first (`typecheck.cpp:489-499`, `applications/Validate/src/main.cpp:138-140`);
 - a step whose objects do not fit its action, or an answer line that is no action: "Bad plan description!";
 - a step whose preconditions do not hold: "Plan failed to execute";
 - a plan that executes but misses its goal (an empty plan too): "Plan invalid".
@@ -29,8 +33,19 @@ from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
 Step = tuple[str, tuple[str, ...]]
 
 SET = "validator_refinement"  # the texts (`request`, `reason.*`): domains/prompts/validator_refinement.toml
-REASON_KEYS = {"no-action": "reason.no-action", "bad-plan": "reason.bad-plan",
-               "precondition": "reason.plan-failed", "goal": "reason.plan-invalid"}  # fmt: skip
+REASON_KEYS = {"bad-plan": "reason.bad-plan", "precondition": "reason.plan-failed", "goal": "reason.plan-invalid"}
+
+
+def typed(task: Task) -> bool:
+    """Whether VAL would type-check a plan for this domain (it declares types for some action's parameters)."""
+    return any(kind is not None for schema in task.domain.schemas.values() for kind in schema.param_types)
+
+
+def reason_key(task: Task, run: ValRun) -> str:
+    """The `reason.*` text VAL run without `-v` leads the study's code to send for `run`'s first failure."""
+    if run.failure == "no-action":
+        return "reason.bad-plan" if typed(task) else "reason.plan-invalid"
+    return REASON_KEYS[str(run.failure)]
 
 
 def first_failure(
@@ -59,7 +74,7 @@ def refinement_reason(
     run = first_failure(task, steps, unread, known_actions)
     if run.failure is None:
         return None
-    return texts.render(REASON_KEYS[run.failure], action=run.action)
+    return texts.render(reason_key(task, run), action=run.action)
 
 
 def refinement_request(

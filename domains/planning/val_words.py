@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from critiquebench.domains.planning.strips import Fact, Task
+from critiquebench.domains.planning.strips import Fact, GroundAction, Task
 
 Step = tuple[str, tuple[str, ...]]
 
@@ -54,18 +54,27 @@ def atom(name: str, args: Sequence[str]) -> str:
     return "(" + " ".join((name, *args)) + ")"
 
 
-def run_val(task: Task, steps: Sequence[Step], known_actions: Sequence[str] = ()) -> ValRun:
+def run_val(task: Task, steps: Sequence[Step], known_actions: Sequence[str] = (), any_objects: bool = False) -> ValRun:
     """VAL's run over `steps`. `known_actions` are the domain's action names (a step naming another is "No
-    matching action"); without them every step that does not ground is a "Bad plan description!"."""
+    matching action"); without them every step that does not ground is a "Bad plan description!".
+    `any_objects`: a step may name objects the problem lacks, as VAL executes a plan on an untyped domain
+    (`Task.ground_any`: nothing holds of such an object, so the step fails its preconditions)."""
     names = {n.lower() for n in known_actions}
+
+    def ground(name: str, args: tuple[str, ...]) -> GroundAction | None:
+        schema = task.domain.schemas.get(name)
+        if any_objects and schema is not None and len(args) == len(schema.params):
+            return task.ground(name, args) or task.ground_any(name, args)
+        return task.ground(name, args)
+
     for i, (name, args) in enumerate(steps, start=1):
-        if task.ground(name, args) is None:
+        if ground(name, args) is None:
             # VAL reads and type-checks the whole plan before executing any of it
             kind = "no-action" if names and name.lower() not in names else "bad-plan"
             return ValRun(len(steps), 0, kind, i, atom(name, args))
     state = task.init
     for i, (name, args) in enumerate(steps, start=1):
-        action = task.ground(name, args)
+        action = ground(name, args)
         assert action is not None  # checked above
         if not action.applicable(state):
             missing, present = action.unmet(state)
