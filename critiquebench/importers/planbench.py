@@ -30,7 +30,7 @@ from critiquebench.domains.planning.domain import PDDL_STYLES, PlanningDomain
 from critiquebench.domains.planning.planbench_reading import TRANSLATION, answer_digest
 from critiquebench.domains.planning.tasks import TASKS, task_of
 from critiquebench.domains.prompts import DEFAULT
-from critiquebench.importers.planbench_checkout import ALIASES, find_source, materialize, planbench_name
+from critiquebench.importers.planbench_checkout import find_source, materialize, planbench_name, shipped_name
 from critiquebench.importers.planbench_file import ImportError_, RecordedFile, RecordedInstance, read_file
 from critiquebench.importers.planbench_recorded import (
     pddl_queries,
@@ -103,9 +103,8 @@ def read_planbench(path: Path) -> PlanBenchRun:
     engine = recorded.engine
     model = next((engine[: -len(s)] for s in _ENGINE_SUFFIXES if engine.endswith(s)), engine)
     # e.g. "blocksworld/generated_basic": the domain, then PlanBench's instance set within it; PlanBench's 2023
-    # runs name Mystery Blocksworld "mystery", which ships as "mystery_blocksworld"
-    domain = recorded.domain.split("/")[0]
-    domain = ALIASES.get(domain, domain)
+    # runs name Mystery Blocksworld "mystery", its 3-block sets "blocksworld_3": the shipped domain they run on
+    domain = shipped_name(recorded.domain)
     task = task_of(recorded.task) or task_of(Path(path).name) or "t1"
     windowed = None
     if recorded.kind == "backprompting":
@@ -286,18 +285,27 @@ def _retries(raw: Sequence[Mapping[str, str]], inst: Mapping[str, Any], answers:
     return set(candidates[: max(0, answers - steps - int(ended))])
 
 
-def dataset_folder(path: Path, domain: str) -> Path:
+def dataset_folder(path: Path, domain: str, planbench: str | None = None, instances: Path | None = None) -> Path:
     """The folder of `domain`'s problems (DOMAIN/instances/) nearest above the results file, else the
-    default dataset of the domain."""
+    default dataset of the domain. `planbench` is the file's PlanBench domain name where it is not `domain`
+    ("blocksworld_3", whose 3-block problems do not ship): its problems are `instances` (--instances DIR), the
+    dataset only the shipped one's."""
+    variant = planbench is not None and planbench != domain
     for parent in Path(path).resolve().parents:
-        if (parent / domain / "instances").is_dir():
+        if (parent / domain / "instances").is_dir() and not variant:
             return parent / domain
+    if variant and instances is None:
+        raise ImportError_(
+            f"{path}: PlanBench's {planbench!r} problems do not ship with critiquebench (its {domain!r} ones are "
+            "another set): pass --instances DIR (the checkout's instances/ folder of that set) or --planbench ROOT"
+        )
     from critiquebench.domains.datasets import DatasetNotFound, resolve_data_path
 
     try:
         return resolve_data_path(domain, None)
     except DatasetNotFound as exc:
-        raise ImportError_(f"{path}: no dataset folder for domain {domain!r}: pass --instances DIR ({exc})") from None
+        ask = "pass --dataset DIR" if instances is not None else "pass --instances DIR"
+        raise ImportError_(f"{path}: no dataset folder for domain {domain!r}: {ask} ({exc})") from None
 
 
 @dataclass(frozen=True)
@@ -351,8 +359,13 @@ def import_file(
             dataset = laid_out = materialize(source, domains_folder(store))
             base = str(dataset)
         else:
-            if dataset is None:
-                dataset = dataset_folder(path, run.domain)
+            # a t1 file's problems are its dataset, as are a set's that does not ship (blocksworld_3):
+            # --instances DIR names them as it does for the other tasks
+            variant = planbench_name(run.source.domain) != run.domain
+            if instances is not None and (run.task == "t1" or variant):
+                dataset = Path(instances)
+            elif dataset is None:
+                dataset = dataset_folder(path, run.domain, planbench_name(run.source.domain), instances)
             base = run.domain
         options: dict[str, Any] = {}
         if run.task == "t1":
