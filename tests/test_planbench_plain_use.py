@@ -9,6 +9,7 @@ problems 1-5 (tests/data/planbench/generated_basic_3, from the checkout's
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,12 @@ from typer.testing import CliRunner
 
 from critiquebench.cli import app
 from critiquebench.reports.metrics import shown_domains
+from tests.conftest import DATASETS
 
 FIXTURES = Path(__file__).parent / "data" / "planbench"
 BLOCKSWORLD_3 = FIXTURES / "blocksworld_3_one_shot_gpt-4.json"
 PROBLEMS_3 = FIXTURES / "generated_basic_3"
+SHIPPED = DATASETS / "planbench" / "blocksworld"  # PlanBench's Blocksworld config, domain and problems
 
 
 def invoke(*args: str) -> Any:
@@ -53,6 +56,35 @@ def test_blocksworld_3_without_its_problems_asks_for_them_once(tmp_path: Path) -
                    "--store", str(tmp_path / "s.sqlite"))  # fmt: skip
     assert given.exit_code == 2
     assert "--instances" not in given.output and str(tmp_path) in given.output
+
+
+def test_a_file_inside_a_checkout_is_read_with_its_checkout_where_its_problems_do_not_ship(tmp_path: Path) -> None:
+    """No --planbench, no --instances: the blocksworld_3 file lies in a PlanBench checkout (its
+    `llm_planning_analysis/` layout: configs/blocksworld_3.yaml, instances/blocksworld/generated_basic_3), which
+    holds its problems; the shipped Blocksworld problems are another set."""
+    layout = tmp_path / "LLMs-Planning" / "llm_planning_analysis"
+    config = (SHIPPED / "config.yaml").read_text(encoding="utf-8")
+    (layout / "configs").mkdir(parents=True)
+    (layout / "configs" / "blocksworld_3.yaml").write_text(
+        config.replace("instance_dir: blocksworld/generated_basic\n", "instance_dir: blocksworld/generated_basic_3\n"),
+        encoding="utf-8",
+    )
+    shutil.copytree(PROBLEMS_3, layout / "instances" / "blocksworld" / "generated_basic_3")
+    shutil.copyfile(SHIPPED / "domain.pddl", layout / "instances" / "blocksworld" / "generated_domain.pddl")
+    results = layout / "results" / "blocksworld_3" / "gpt-4_chat"
+    results.mkdir(parents=True)
+    shutil.copyfile(BLOCKSWORLD_3, results / "task_1_plan_generation.json")
+    store = tmp_path / "s.sqlite"
+    result = invoke("import", "planbench", str(results / "task_1_plan_generation.json"), "--study", "s",
+                    "--store", str(store))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert invoke("resume", "s", "--store", str(store), "--replay", "--no-progress").exit_code == 0
+    rows = [json.loads(line) for line in invoke("export", "s", "--store", str(store)).output.splitlines() if line]
+    recorded = json.loads(BLOCKSWORLD_3.read_text())["instances"]
+    assert {row["instance"]: bool(row["sound_valid"]) for row in rows} == {
+        str(i["instance_id"]): i["correct"] for i in recorded
+    }
+    assert "blocksworld_3 " in invoke("report", "s", "--store", str(store)).output
 
 
 def test_reports_name_a_laid_out_checkout_config_by_its_planbench_name() -> None:

@@ -31,7 +31,13 @@ from critiquebench.domains.planning.planbench_reading import TRANSLATION, answer
 from critiquebench.domains.planning.styles import PDDL_STYLES
 from critiquebench.domains.planning.tasks import TASKS, task_of
 from critiquebench.domains.prompts import DEFAULT
-from critiquebench.importers.planbench_checkout import find_source, materialize, planbench_name, shipped_name
+from critiquebench.importers.planbench_checkout import (
+    checkout_above,
+    find_source,
+    materialize,
+    planbench_name,
+    shipped_name,
+)
 from critiquebench.importers.planbench_file import ImportError_, RecordedFile, RecordedInstance, read_file
 from critiquebench.importers.planbench_recorded import (
     pddl_queries,
@@ -338,6 +344,16 @@ def dataset_folder(path: Path, domain: str, planbench: str | None = None, instan
         raise ImportError_(f"{path}: no dataset folder for domain {domain!r}: {ask} ({exc})") from None
 
 
+def _shipped(path: Path, run: PlanBenchRun) -> bool:
+    """Whether the file's problems are found without a checkout (above the file, or in the datasets root)."""
+    assert run.source is not None
+    try:
+        dataset_folder(path, run.domain, planbench_name(run.source.domain))
+    except ImportError_:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class Imported:
     """What `import_file` did: the study, calls newly recorded, instances skipped for want of an answer, and
@@ -383,6 +399,8 @@ def import_file(
     assert run.source is not None
     rebuilt = False
     laid_out: Path | None = None  # the checkout's domain folder, once laid out
+    if planbench is None and dataset is None and instances is None and not _shipped(path, run):
+        planbench = checkout_above(Path(path))  # a file in a checkout, whose problems do not ship: its checkout's
     try:
         if planbench is not None:
             source = find_source(Path(planbench), Path(path), run.source.domain)

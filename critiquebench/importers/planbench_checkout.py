@@ -84,6 +84,14 @@ def layouts(root: Path) -> list[Path]:
     return found
 
 
+def checkout_above(results_file: Path) -> Path | None:
+    """The PlanBench checkout layout (a folder with configs/ and instances/) a results file lies in, if any."""
+    for parent in Path(results_file).resolve().parents:
+        if (parent / "configs").is_dir() and (parent / "instances").is_dir():
+            return parent
+    return None
+
+
 def find_source(root: Path, results_file: Path, domain_field: str) -> Source:
     """The config and PDDL of `results_file` (whose `domain` field is `domain_field`) in checkout `root`."""
     found = layouts(root)
