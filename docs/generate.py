@@ -416,6 +416,47 @@ def paper_sets(_: str | None = None) -> str:
         by_size = ", ".join(f"{label(kind, s)}: {found[s]}" for s in sizes)
         rows.append((f"`{kind}`", f"`gen:{n}:1`", f"{len(keys)} of {len(tests)}", len(keys & pool), by_size))
     return table(("set", "selection", "distinct", "in the shot pool", "problems of each size"), rows)
+def planbench_styles(_: str | None = None) -> str:
+    """The planning prompt styles (domains/planning/styles.py STYLES), one row each, as the importer reads them."""
+    from critiquebench.domains.planning.styles import HISTORY, STYLES
+
+    def intros(row: Any) -> str:
+        return ", ".join("config's" if i is None else "historical" if i == HISTORY else f"`{i}`" for i in row.intros)
+
+    rows = [
+        (
+            f"`{row.name}`",
+            row.source,
+            row.recorded_in or "-",
+            "PDDL" if row.pddl_answer else "English",
+            "yes" if row.one_shot else "no",
+            "yes" if row.english else "no",
+            row.recognised_by or "- (not a recorded PlanBench style)",
+            intros(row) if row.recognised else "-",
+            "yes" if row.newline else "no",
+        )
+        for row in STYLES.values()
+    ]
+    header = ("style", "source", "recorded in", "answer", "one-shot", "English templates", "recognised when the "
+              "query", "intros tried", "2023 newline")  # fmt: skip
+    return table(header, rows)
+
+
+def planbench_kinds(_: str | None = None) -> str:
+    """The shapes of PlanBench results file the importer reads (critiquebench/importers/planbench.py KINDS)."""
+    from critiquebench.importers.planbench import KINDS
+
+    return table(("kind", "the file", "replayed by"), [(k.name, k.description, f"`{k.scheme(None)}`") for k in KINDS])
+
+
+def planbench_readers(_: str | None = None) -> str:
+    """PlanBench's plan readers a replay offers (domains/planning/planbench_reading.py READERS)."""
+    from critiquebench.domains.planning.planbench_reading import READERS
+
+    ours = ("(none: ours)", "-", "our sound reader: the last `[PLAN]` block with actions, a plan stated twice "
+            "read once")
+    rows = [ours, *((f"`{r.name}`", r.code, r.reads) for r in READERS)]
+    return table(("reading", "PlanBench's code", "what it reads"), rows)
 
 
 GENERATORS: dict[str, Callable[[str | None], str]] = {
@@ -434,6 +475,9 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "shipped-studies": shipped_studies,
     "recorded-feedback": recorded_feedback,
     "benchmarks": benchmarks,
+    "planbench-styles": planbench_styles,
+    "planbench-kinds": planbench_kinds,
+    "planbench-readers": planbench_readers,
 }
 
 

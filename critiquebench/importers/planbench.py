@@ -21,16 +21,23 @@ Two file shapes are understood:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.planning.domain import PDDL_STYLES, PlanningDomain
+from critiquebench.domains.planning.domain import PlanningDomain
 from critiquebench.domains.planning.planbench_reading import TRANSLATION, answer_digest
+from critiquebench.domains.planning.styles import PDDL_STYLES
 from critiquebench.domains.planning.tasks import TASKS, task_of
 from critiquebench.domains.prompts import DEFAULT
-from critiquebench.importers.planbench_checkout import ALIASES, find_source, materialize, planbench_name
+from critiquebench.importers.planbench_checkout import (
+    checkout_above,
+    find_source,
+    materialize,
+    planbench_name,
+    shipped_name,
+)
 from critiquebench.importers.planbench_file import ImportError_, RecordedFile, RecordedInstance, read_file
 from critiquebench.importers.planbench_recorded import (
     pddl_queries,
@@ -81,11 +88,9 @@ class PlanBenchRun:
 
     @property
     def scheme(self) -> str:
-        if self.kind == "one_shot":
-            return "standard"
-        if self.windowed is not None:
-            return f"sound-first:history=last,rounds={self.windowed.rounds}"
-        return "sound-first"
+        """The scheme replaying the file: its kind's (`KINDS`)."""
+        assert self.source is not None
+        return kind_of(self.source).scheme(self.windowed)
 
     @property
     def domain_key(self) -> str:
@@ -104,20 +109,12 @@ def read_planbench(path: Path) -> PlanBenchRun:
     engine = recorded.engine
     model = next((engine[: -len(s)] for s in _ENGINE_SUFFIXES if engine.endswith(s)), engine)
     # e.g. "blocksworld/generated_basic": the domain, then PlanBench's instance set within it; PlanBench's 2023
-    # runs name Mystery Blocksworld "mystery", which ships as "mystery_blocksworld"
-    domain = recorded.domain.split("/")[0]
-    domain = ALIASES.get(domain, domain)
+    # runs name Mystery Blocksworld "mystery", its 3-block sets "blocksworld_3": the shipped domain they run on
+    domain = shipped_name(recorded.domain)
     task = task_of(recorded.task) or task_of(Path(path).name) or "t1"
-    windowed = None
     if recorded.kind == "backprompting":
-        window = history_window(recorded.task)
-        if window is None:
-            calls = _conversation_calls(path, recorded.instances)
-        else:
-            calls, windowed = _window_calls(path, recorded.instances, window)
         task = "t1"
-    else:
-        calls = _one_shot_calls(recorded.instances)
+    calls, windowed = kind_of(recorded).calls(path, recorded)
     ids = tuple(inst.ident for inst in recorded.instances)
     plans = _example_plans(recorded.instances) if task == "t1" else {}
     return PlanBenchRun(
@@ -195,6 +192,44 @@ def _window_calls(
     # was it; else its default
     rounds = ended_wrong.pop() if len(ended_wrong) == 1 else PLANBENCH_ITERATIONS
     return calls, RecordedFeedback(sent, systems == {True}, rounds)
+
+
+@dataclass(frozen=True)
+class FileKind:
+    """One shape of PlanBench results file: which files have it, how their recorded calls are cut, and the scheme
+    that replays them."""
+
+    name: str
+    description: str
+    matches: Callable[[RecordedFile], bool]
+    calls: Callable[[Path, RecordedFile], tuple[list[RecordedCall], RecordedFeedback | None]]
+    scheme: Callable[[RecordedFeedback | None], str]
+
+
+def _windowed_calls(path: Path, recorded: RecordedFile) -> tuple[list[RecordedCall], RecordedFeedback | None]:
+    return _window_calls(path, recorded.instances, history_window(recorded.task) or 0)
+
+
+def _windowed(recorded: RecordedFile) -> bool:
+    return recorded.kind == "backprompting" and history_window(recorded.task) is not None
+
+
+KINDS: tuple[FileKind, ...] = (
+    FileKind("one-shot", "`instances[*].query` / `llm_raw_response`: one call per instance, after PlanBench's "
+             "system message", lambda f: f.kind != "backprompting",
+             lambda path, f: (_one_shot_calls(f.instances), None), lambda _: "standard"),
+    FileKind("conversation", "`instances[*].messages`: every assistant turn one call, the conversation before it "
+             "its messages", lambda f: f.kind == "backprompting" and not _windowed(f),
+             lambda path, f: (_conversation_calls(path, f.instances), None), lambda _: "sound-first"),
+    FileKind("windowed", "`..._1_history_...` backprompting: the first prompt, the last answer and its feedback "
+             "(each step's `sent_messages`)", _windowed, _windowed_calls,
+             lambda w: f"sound-first:history=last,rounds={w.rounds if w else PLANBENCH_ITERATIONS}"),
+)  # fmt: skip
+
+
+def kind_of(recorded: RecordedFile) -> FileKind:
+    """The row of `KINDS` a results file is."""
+    return next(kind for kind in KINDS if kind.matches(recorded))
 
 
 def _truth(value: Any) -> bool:
@@ -287,18 +322,37 @@ def _retries(raw: Sequence[Mapping[str, str]], inst: Mapping[str, Any], answers:
     return set(candidates[: max(0, answers - steps - int(ended))])
 
 
-def dataset_folder(path: Path, domain: str) -> Path:
+def dataset_folder(path: Path, domain: str, planbench: str | None = None, instances: Path | None = None) -> Path:
     """The folder of `domain`'s problems (DOMAIN/instances/) nearest above the results file, else the
-    default dataset of the domain."""
+    default dataset of the domain. `planbench` is the file's PlanBench domain name where it is not `domain`
+    ("blocksworld_3", whose 3-block problems do not ship): its problems are `instances` (--instances DIR), the
+    dataset only the shipped one's."""
+    variant = planbench is not None and planbench != domain
     for parent in Path(path).resolve().parents:
-        if (parent / domain / "instances").is_dir():
+        if (parent / domain / "instances").is_dir() and not variant:
             return parent / domain
+    if variant and instances is None:
+        raise ImportError_(
+            f"{path}: PlanBench's {planbench!r} problems do not ship with critiquebench (its {domain!r} ones are "
+            "another set): pass --instances DIR (the checkout's instances/ folder of that set) or --planbench ROOT"
+        )
     from critiquebench.domains.datasets import DatasetNotFound, resolve_data_path
 
     try:
         return resolve_data_path(domain, None)
     except DatasetNotFound as exc:
-        raise ImportError_(f"{path}: no dataset folder for domain {domain!r}: pass --instances DIR ({exc})") from None
+        ask = "pass --dataset DIR" if instances is not None else "pass --instances DIR"
+        raise ImportError_(f"{path}: no dataset folder for domain {domain!r}: {ask} ({exc})") from None
+
+
+def _shipped(path: Path, run: PlanBenchRun) -> bool:
+    """Whether the file's problems are found without a checkout (above the file, or in the datasets root)."""
+    assert run.source is not None
+    try:
+        dataset_folder(path, run.domain, planbench_name(run.source.domain))
+    except ImportError_:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -346,14 +400,21 @@ def import_file(
     assert run.source is not None
     rebuilt = False
     laid_out: Path | None = None  # the checkout's domain folder, once laid out
+    if planbench is None and dataset is None and instances is None and not _shipped(path, run):
+        planbench = checkout_above(Path(path))  # a file in a checkout, whose problems do not ship: its checkout's
     try:
         if planbench is not None:
             source = find_source(Path(planbench), Path(path), run.source.domain)
             dataset = laid_out = materialize(source, domains_folder(store))
             base = str(dataset)
         else:
-            if dataset is None:
-                dataset = dataset_folder(path, run.domain)
+            # a t1 file's problems are its dataset, as are a set's that does not ship (blocksworld_3):
+            # --instances DIR names them as it does for the other tasks
+            variant = planbench_name(run.source.domain) != run.domain
+            if instances is not None and (run.task == "t1" or variant):
+                dataset = Path(instances)
+            elif dataset is None:
+                dataset = dataset_folder(path, run.domain, planbench_name(run.source.domain), instances)
             base = run.domain
         options: dict[str, Any] = {}
         if run.task == "t1":
@@ -417,21 +478,15 @@ def _from_prompts(
     failed: ImportError_,
 ) -> tuple[Path, str, dict[str, Any]]:
     """The folder, domain key and options of a t1 file whose prompts the checkout does not rebuild, from what its
-    PDDL prompts show: the checkout's problems with the domain text sent (2023 GPT-4 Logistics), else every problem
-    read back from its zero-shot prompt (obfuscated runs drew a domain name per prompt); `failed` (the checkout's
-    error) with each attempt's reason when neither replays."""
+    prompts show (`FALLBACKS`, the first that replays); `failed` (the checkout's error) with each attempt's reason
+    when none does."""
     assert run.source is not None
     reasons: list[str] = []
-    shown = recorded_domain(queries)
     attempts: list[tuple[Path, dict[str, Any]]] = []
     try:
-        if shown and laid_out and (other := with_recorded_domain(laid_out, shown, domains_folder(store))):
-            attempts.append((other, {}))
-        if laid_out and not shown and (stated := with_stated_problems(path, laid_out, queries, domains_folder(store))):
-            attempts.append((stated, {}))  # English prompts of problems the checkout lacks
-        if pddl_queries(queries):
-            found = rebuild(path, planbench_name(run.source.domain), queries, domains_folder(store))
-            attempts.append((found.folder, {"domain_names": found.domain_names} if found.domain_names else {}))
+        for fallback in FALLBACKS:  # every folder is laid out before any is tried, as one import step
+            if (found := fallback(run, path, queries, laid_out, domains_folder(store))) is not None:
+                attempts.append(found)
     except ImportError_ as exc:
         reasons.append(str(exc).removeprefix(f"{path}: "))
     for folder, fixed in attempts:
@@ -442,6 +497,45 @@ def _from_prompts(
     if not reasons:
         raise failed
     raise ImportError_(f"{failed}; read back from its prompts: {'; '.join(reasons)}") from None
+
+
+Fallback = Callable[
+    [PlanBenchRun, Path, Mapping[int, str], "Path | None", Path], "tuple[Path, dict[str, Any]] | None"
+]
+
+
+def _shown_domain(
+    run: PlanBenchRun, path: Path, queries: Mapping[int, str], laid_out: Path | None, into: Path
+) -> tuple[Path, dict[str, Any]] | None:
+    """The checkout's problems with the domain text the prompts show (2023 GPT-4 Logistics)."""
+    shown = recorded_domain(queries)
+    folder = with_recorded_domain(laid_out, shown, into) if shown and laid_out else None
+    return None if folder is None else (folder, {})
+
+
+def _stated_problems(
+    run: PlanBenchRun, path: Path, queries: Mapping[int, str], laid_out: Path | None, into: Path
+) -> tuple[Path, dict[str, Any]] | None:
+    """The problems read back from English prompts, where the checkout lacks them."""
+    if not laid_out or recorded_domain(queries):
+        return None
+    folder = with_stated_problems(path, laid_out, queries, into)
+    return None if folder is None else (folder, {})
+
+
+def _pddl_problems(
+    run: PlanBenchRun, path: Path, queries: Mapping[int, str], laid_out: Path | None, into: Path
+) -> tuple[Path, dict[str, Any]] | None:
+    """Every problem read back from its PDDL prompt (obfuscated runs drew a domain name per prompt)."""
+    if not pddl_queries(queries):
+        return None
+    assert run.source is not None
+    found = rebuild(path, planbench_name(run.source.domain), queries, into)
+    return found.folder, ({"domain_names": found.domain_names} if found.domain_names else {})
+
+
+# Where a t1 file's problems come from when the checkout cannot rebuild its prompts, in the order tried.
+FALLBACKS: tuple[Fallback, ...] = (_shown_domain, _stated_problems, _pddl_problems)
 
 
 def domains_folder(store: Path | str) -> Path:

@@ -29,6 +29,9 @@ from critiquebench.importers.planbench_file import ImportError_
 LAYOUTS = ("llm_planning_analysis", "plan-bench")
 # Names PlanBench's results files use for a config of another name.
 ALIASES = {"mystery": "mystery_blocksworld", "blocksworld_new": "blocksworld_hard"}
+# PlanBench configs that are a shipped domain on another problem set (the same PDDL and English templates; their
+# 3-block problems are in a checkout's instances/*/generated_basic_3, given by --instances DIR or --planbench ROOT).
+SHIPPED_AS = {"blocksworld_3": "blocksworld", "mystery_blocksworld_3": "mystery_blocksworld"}
 # The English keys a config needs for natural-language prompts (`templates.REQUIRED_KEYS`).
 NL_KEYS = ("domain_intro", "actions", "predicates", "encoded_objects")
 
@@ -60,6 +63,13 @@ def planbench_name(field: str) -> str:
     return head if head.endswith(suffix) else head + suffix
 
 
+def shipped_name(field: str) -> str:
+    """The shipped domain (`domains.registry`) a results file's `domain` field runs on: "mystery/generated_basic"
+    -> "mystery_blocksworld", "blocksworld_3" -> "blocksworld"; any other name as `planbench_name` gives it."""
+    name = planbench_name(field)
+    return SHIPPED_AS.get(name, name)
+
+
 def layouts(root: Path) -> list[Path]:
     """The layout folders of checkout `root` (the repository, or one layout folder itself)."""
     root = Path(root)
@@ -72,6 +82,14 @@ def layouts(root: Path) -> list[Path]:
             f"{' or '.join(LAYOUTS)}/)"
         )
     return found
+
+
+def checkout_above(results_file: Path) -> Path | None:
+    """The PlanBench checkout layout (a folder with configs/ and instances/) a results file lies in, if any."""
+    for parent in Path(results_file).resolve().parents:
+        if (parent / "configs").is_dir() and (parent / "instances").is_dir():
+            return parent
+    return None
 
 
 def find_source(root: Path, results_file: Path, domain_field: str) -> Source:

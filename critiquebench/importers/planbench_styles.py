@@ -10,39 +10,50 @@ imported that could not replay.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.planning import planbench_prompts as pp
+from critiquebench.domains.planning.replay import view
 from critiquebench.domains.planning.strips import PlanningError
+from critiquebench.domains.planning.styles import HISTORY, ONE_SHOT_STYLES, recognised
 from critiquebench.importers.planbench_file import ImportError_
 
 PROBE = 3  # instances a candidate style must rebuild before it is checked on all of them
 
 
+@lru_cache(maxsize=8)
+def _built(base: str) -> Any:
+    from critiquebench.domains import get_domain
+
+    return get_domain(base)
+
+
+def file_domain(base: str, **options: Any) -> Any:
+    """The planning domain `base` under `options`: built once (a file's domain is a shipped one or a folder laid
+    out once per content, `planbench_checkout.write_folder`), each option set a view of it (`replay.view`) that
+    shares its parsed problems, rather than a new domain per candidate style, reader or example."""
+    try:
+        domain = _built(base)
+    except (PlanningError, ValueError, OSError):
+        from critiquebench.domains import get_domain
+
+        return get_domain(base, **options)
+    return view(domain, **options)
+
+
 def candidates(query: str, history: Sequence[str] = ()) -> Iterator[dict[str, Any]]:
-    """Domain options to try for a file whose first query is `query`, the likeliest first; `history` names the
-    domain's historical intros (`NLConfig.intros`)."""
+    """Domain options to try for a file whose first query is `query`, the likeliest first: the style rows
+    (`styles.STYLES`) that recognise it, each with its intros (`history`: the domain's historical ones,
+    `NLConfig.intros`) and, where the row allows it and the query ends in one, PlanBench's older trailing newline."""
     newlines = (False, True) if query.endswith("\n") else (False,)
-    styles: Sequence[tuple[str, Sequence[str | None]]]
-    if query.startswith(pp.PDDL_ONE_SHOT_HEADER):
-        styles = [("pddl_planbench", [None])]
-    elif query.startswith(pp.PDDL_ZERO_SHOT_HEADER):
-        styles = [("pddl_zero_shot", [None])]
-    elif query.startswith(pp.PDDL_ZERO_SHOT_HEADER_2023):
-        styles = [("pddl_zero_shot_2023", [None])]
-    elif pp.ZERO_SHOT_INSTRUCTION in query:
-        styles = [("nl_zero_shot", [None, "legacy", *history])]
-    elif "\n   Action: " in query and "Resulting State: " in query:
-        styles = [("state_tracking", ["state_tracking"])]
-    else:
-        styles = [("nl", [None, "zero_shot", "legacy", *history]), ("nl_legacy", [None])]
-    for style, intros in styles:
+    for row in recognised(query):
+        intros = [name for intro in row.intros for name in (history if intro == HISTORY else (intro,))]
         for intro in dict.fromkeys(intros):
             for newline in newlines:
-                if newline and style in ("nl_legacy", "pddl_zero_shot", "state_tracking"):
-                    continue  # these fix their own ending (nl_legacy's newline is part of it)
-                options: dict[str, Any] = {"prompt_style": style}
+                if newline and not row.newline:
+                    continue  # the style fixes its own ending (nl_legacy's newline is part of it)
+                options: dict[str, Any] = {"prompt_style": row.name}
                 if intro is not None:
                     options["intro"] = intro
                 if newline:
@@ -93,27 +104,25 @@ def recognise(
     """The domain options (prompt style, intro, newline, example plans) whose prompts are the recorded
     `queries` (instance id -> the user message sent); ImportError_ naming the nearest style when none are.
     `fixed` options (e.g. a reading) are kept as they are."""
-    from critiquebench.domains import get_domain
-
     ids = sorted(queries)
     probe = ids[:PROBE]
     first = queries[probe[0]]
     best: tuple[int, str, str] | None = None  # (common prefix, style, difference)
     nearest: dict[str, Any] = {}
     try:
-        history = list(get_domain(base).cfg.intros)  # type: ignore[attr-defined]
+        history = list(file_domain(base).cfg.intros)
     except (PlanningError, ValueError, OSError, AttributeError):
         history = []
     for options in candidates(first, history):
         options = {**options, **fixed}
         try:
-            domain = get_domain(base, **options)
+            domain = file_domain(base, **options)
             loaded = domain.load(",".join(map(str, probe)), dataset)
             if example_plans:
                 plans = recorded_example_plans(domain, loaded, example_plans)
                 if plans:
                     options["example_plans"] = plans
-                    domain = get_domain(base, **options)
+                    domain = file_domain(base, **options)
             mismatch = None
             for inst in loaded:
                 ours = domain.prompt(inst)[-1]["content"]
@@ -140,7 +149,6 @@ def recognise(
     raise ImportError_(f"{path}: the recorded prompts match none of PlanBench's styles; nearest: {best[1]}, {best[2]}")
 
 
-ONE_SHOT_STYLES = ("nl", "nl_legacy", "state_tracking", "pddl_planbench")
 MAX_EXAMPLE_SEARCH = 1000  # PlanBench's sets hold at most a few hundred problems
 
 
@@ -149,12 +157,10 @@ def _shown_example(
 ) -> str | None:
     """The instance a one-shot `query` (of instance `ident`) showed as its example, where it is not the one
     PlanBench's rule picks: the dataset's instance whose prompt in the nearest style is the query sent."""
-    from critiquebench.domains import get_domain
-
     if options.get("prompt_style") not in ONE_SHOT_STYLES:
         return None
     try:
-        domain = get_domain(base, **options)
+        domain = file_domain(base, **options)
         [inst] = domain.load(str(ident), dataset)
         others = domain.load(None, dataset)[:MAX_EXAMPLE_SEARCH]
     except (PlanningError, ValueError, OSError):
@@ -168,7 +174,7 @@ def _shown_example(
         if plan:
             extra["example_plans"] = {other: _lines(domain, candidate, plan)}
         try:
-            if get_domain(base, **{**options, **extra}).prompt(inst)[-1]["content"] == query:
+            if file_domain(base, **{**options, **extra}).prompt(inst)[-1]["content"] == query:
                 return other
         except (PlanningError, ValueError, OSError):
             continue
@@ -202,9 +208,7 @@ def _checked(
     example_plans: Mapping[str, str],
 ) -> dict[str, Any]:
     """`options` checked on every instance (example plans gathered from all of them first)."""
-    from critiquebench.domains import get_domain
-
-    domain = get_domain(base, **options)
+    domain = file_domain(base, **options)
     try:
         loaded = domain.load(",".join(map(str, ids)), dataset)
     except (PlanningError, ValueError, OSError) as exc:
@@ -213,7 +217,7 @@ def _checked(
         plans = recorded_example_plans(domain, loaded, example_plans)
         if plans:
             options = {**options, "example_plans": plans}
-            domain = get_domain(base, **options)
+            domain = file_domain(base, **options)
     for inst in loaded:
         try:
             ours = domain.prompt(inst)[-1]["content"]
@@ -260,7 +264,6 @@ def producing_reader(
     better; with the share of stored plans the best reader reproduces. `answers` maps instance id -> (answer,
     stored plan). PlanBench's labels were made by several reader
     versions (`../shared/audits/planbench_breadth.md`, class 4); the stored plan says which."""
-    from critiquebench.domains import get_domain
     from critiquebench.domains.planning.planbench_reading import BLOCKSWORLD_READINGS
 
     stored = {i: _plan_lines(plan) for i, (_, plan) in answers.items() if _plan_lines(plan) is not None}
@@ -269,7 +272,7 @@ def producing_reader(
     scores: dict[str | None, int] = {}
     for reading in (None, *BLOCKSWORLD_READINGS):
         try:
-            domain = get_domain(base, **{**options, "reading": reading})
+            domain = file_domain(base, **{**options, "reading": reading})
             loaded = domain.load(",".join(map(str, sorted(stored))), dataset)
         except (PlanningError, ValueError, OSError):
             continue

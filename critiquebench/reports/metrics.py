@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections import defaultdict
+import re
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -205,7 +206,24 @@ def _runs(db: sqlite_utils.Database, study: str) -> list[dict[str, Any]]:
     rows = study_runs(db, study, answers=False)
     for row in rows:
         row["spec"] = spec_of(row)
+    names = shown_domains({row["domain"] for row in rows})
+    for row in rows:
+        row["domain"] = names[row["domain"]]
     return rows
+
+
+# A PlanBench config laid out from a checkout by `import planbench` is a folder (and so a domain) named
+# NAME-<its content's short id> (`planbench_checkout.write_folder`), one per distinct content.
+_LAID_OUT = re.compile(r"(?P<name>.+)-[0-9a-f]{12}")
+
+
+def shown_domains(names: Iterable[str]) -> dict[str, str]:
+    """Each stored domain name as a table shows it: a laid-out PlanBench config by its PlanBench name
+    ("mystery_blocksworld"), with the short id only where two of `names` share that name."""
+    names = set(names)
+    base = {n: m["name"] if (m := _LAID_OUT.fullmatch(n)) else n for n in names}
+    taken = Counter(base.values())
+    return {n: base[n] if taken[base[n]] == 1 else n for n in names}
 
 
 Plan = Callable[[dict[str, Any]], dict[tuple[str, str], int] | None]  # a study's runs per (domain, spec) cell

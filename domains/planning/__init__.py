@@ -7,11 +7,13 @@ folder with a ``domain.pddl`` and its problems (IPC, AutoPlanBench and PlanBench
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from critiquebench.domains.planning.domain import PlanningDomain
 from critiquebench.domains.planning.prompts import PROMPT_STYLES
+from critiquebench.domains.planning.replay import OPTIONS, Replay, ReplayedPlanning
 from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.domains.prompts import DEFAULT, Prompts
 from critiquebench.domains.registry import BUILTIN
@@ -32,6 +34,8 @@ __all__ = [
     "PROMPT_STYLES",
     "PlanningDomain",
     "PlanningError",
+    "Replay",
+    "ReplayedPlanning",
     "load_planning_domain",
 ]
 
@@ -43,17 +47,11 @@ def load_planning_domain(
     strict: bool = False,
     shots: int | None = None,
     intro: str | None = None,
-    example_plans: dict[str, list[str]] | None = None,
-    newline: bool = False,
-    translations: dict[str, list[str]] | None = None,
-    reading: str | None = None,
     prompts: Prompts | None = None,
     verifier: str = "open",
     verdict: str = "study",
-    recorded_feedback: dict[str, dict[str, str | None]] | None = None,
-    system: bool = True,
-    domain_names: dict[str, str] | None = None,
-    example: str | None = None,
+    replay: Replay | None = None,
+    **recorded: Any,
 ) -> PlanningDomain:
     """A builtin planning domain by name, or a PDDL domain folder as it is (domain.pddl, problems in
     instances/, orig_problems/ or the folder itself, optional natural-language templates).
@@ -61,20 +59,24 @@ def load_planning_domain(
     `prompt_style` is one of `PROMPT_STYLES` (None: nl when the folder has templates, else pddl); `strict`
     makes action-like lines that cannot be read invalidate a plan (PlanBench skips them); `shots` is the
     number of examples in the pddl style (None: `PAPER_SHOTS` for the intrinsic self-critique paper's generated
-    sets, whose No-Critique baseline is the 16-shot planner prompt, else `OTHER_SHOTS`); `intro`,
-    `example_plans`, `reading`, `prompts`, `verifier`, `verdict`, `recorded_feedback`, `system`, `domain_names`
-    and `example` as in `PlanningDomain`.
+    sets, whose No-Critique baseline is the 16-shot planner prompt, else `OTHER_SHOTS`); `intro`, `prompts`,
+    `verifier` and `verdict` as in `PlanningDomain`. A recorded run's options (`replay`, or its fields one by one
+    as a study's `domain_options` store them: `replay.OPTIONS`) give a `ReplayedPlanning` that replays it.
     """
-    # what both a builtin and a folder pass through unchanged
-    options: dict[str, Any] = dict(
-        intro=intro, example_plans=example_plans, newline=newline, translations=translations, reading=reading,
-        prompts=prompts or DEFAULT, verifier=verifier, verdict=verdict, recorded_feedback=recorded_feedback,
-        system=system, domain_names=domain_names, example=example,
-    )  # fmt: skip
+    unknown = sorted(set(recorded) - set(OPTIONS))
+    if unknown:
+        raise TypeError(f"load_planning_domain() got unexpected keyword argument(s) {', '.join(unknown)}")
+    if recorded:
+        given, _ = Replay.split(recorded)
+        replay = given if replay is None else replace(replay, **recorded)
+    options: dict[str, Any] = dict(intro=intro, prompts=prompts or DEFAULT, verifier=verifier, verdict=verdict)
+    make: Any = PlanningDomain
+    if replay is not None:
+        make, options["replay"] = ReplayedPlanning, replay
     builtin = BUILTIN.get(str(name_or_folder))
     if builtin is not None and builtin.folder:
         name = str(name_or_folder)
-        return PlanningDomain(
+        return make(
             name,
             DATA_DIR / builtin.folder,
             prompt_style or ("pddl" if builtin.generated else "nl"),
@@ -92,7 +94,7 @@ def load_planning_domain(
         )
     if not (folder / "domain.pddl").is_file():
         raise PlanningError(f"{folder}: a planning domain folder needs domain.pddl")
-    return PlanningDomain(
+    return make(
         folder.resolve().name,
         folder.resolve(),
         prompt_style,

@@ -1,7 +1,8 @@
 """`PlanningDomain`: the `Domain` protocol for any STRIPS domain folder (domain.pddl + config.yaml).
 
 Problems are parsed once per problem text and memoised (instances are verified many times), together with
-their answer reader and, on demand, a planner plan for examples and candidates.
+their answer reader and, on demand, a planner plan for examples and candidates. Live planning only: a recorded
+PlanBench run replays through `replay.ReplayedPlanning`; each prompt style is a row of `styles.STYLES`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import random
 import re
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,6 @@ from critiquebench.domains.contract import (
     Unsupported,
     Verdict,
 )
-from critiquebench.domains.planning import planbench_prompts
 from critiquebench.domains.planning import prompts as plan_prompts
 from critiquebench.domains.planning.candidates import CANDIDATE_KINDS, make_candidate
 from critiquebench.domains.planning.critique import FORMATTED, critic_prompt, make_examples, parse_critic_verdict
@@ -38,20 +38,10 @@ from critiquebench.domains.planning.instances import (
 )
 from critiquebench.domains.planning.parser import ActionReader, ParsedPlan
 from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_problem_text
-from critiquebench.domains.planning.planbench_reading import (
-    BLOCKSWORLD_READINGS,
-    NO_ADVICE,
-    READINGS,
-    TRANSLATION,
-    NotExtracted,
-    answer_digest,
-    blocksworld_plan,
-    logistics_plan,
-    val_feedback,
-)
 from critiquebench.domains.planning.planner import find_plan, optimal_plan
 from critiquebench.domains.planning.requests import refinement_request
 from critiquebench.domains.planning.strips import DomainModel, PlanningError, Task
+from critiquebench.domains.planning.styles import NL_STYLES, PDDL_STYLES, STYLES
 from critiquebench.domains.planning.templates import NL_SOURCES, NLConfig, find_nl_config
 from critiquebench.domains.planning.validator import (
     check_plan,
@@ -76,15 +66,7 @@ SELF_CRITIQUE = "plan_self_critique"
 # PlanBench's verdict on an unsolvable problem: right iff the answer says so in these words
 # (`llm_planning_analysis/utils/__init__.py:249-252`, `validate_plan_unsolvable`; matched here in any case).
 NO_PLAN_POSSIBLE = "no plan possible"
-# prompt styles whose plans are PDDL action lines
-PDDL_STYLES = ("pddl", "refine", *planbench_prompts.PDDL_ANSWER_STYLES)
-NL_STYLES = ("nl", "nl_legacy", "nl_zero_shot", "state_tracking")  # prompt styles that need English templates
-_DOMAIN_HEADER = re.compile(r"\(define\s*\(domain\s+([^\s()]+)")
-NOT_RECORDED = (
-    "no recorded PlanBench feedback for this answer: this study replays PlanBench's PDDL backprompting runs, whose "
-    "feedback was written by `full_validator`, a module PlanBench does not publish (back_prompting_parallel.py:9), "
-    "so it cannot be sent for a new answer; run a live study with sound-first (our own feedback) instead"
-)
+DOMAIN_HEADER = re.compile(r"\(define\s*\(domain\s+([^\s()]+)")
 
 
 @dataclass
@@ -123,17 +105,6 @@ class PlanningDomain:
     # Which of the config's intros nl prompts start with: None for `domain_intro`, "zero_shot" for PlanBench's
     # intro that gives an example of each action (`domain_intro_zero_shot`).
     intro: str | None = None
-    # Known plans of example instances (id -> PDDL action lines), used before the dataset's plans and our
-    # planner's: e.g. the plans a recorded PlanBench run showed, which `import planbench` stores with the study.
-    example_plans: dict[str, list[str]] | None = None
-    # PlanBench's older GPT-4 pipeline sent one more newline at the end of every prompt (as `nl_legacy` does).
-    newline: bool = False
-    # reading "planbench-translation": the plan GPT-4o's translation gave for each recorded answer (answer
-    # digest -> PDDL lines), stored by `import planbench`
-    translations: dict[str, list[str]] | None = None
-    # "planbench": answers are read and judged as PlanBench's Logistics code and VAL did (`planbench_reading`),
-    # the replay protocol of its recorded runs; None: our sound reader and validator.
-    reading: str | None = None
     # The prompt sets this domain reads (domains/prompts/): the built-in ones unless a study overrides them.
     prompts: Prompts = DEFAULT
     # The llm-llm loop's verifier prompt (`plan_prompts.FORMS`): "open", PlanBench's open-ended one (the
@@ -144,20 +115,6 @@ class PlanningDomain:
     # back_prompting.py @27b0c44: valid when any line contains "plan is valid"), "lenient" by our reader (a JSON
     # verdict, else the last verdict phrase). JSON replies ([JSON] ... [JSON_END]) are read by their "valid" key.
     verdict: str = "study"
-    # A replayed PlanBench PDDL backprompting run (`import planbench`): instance id -> answer digest -> the user
-    # turn PlanBench sent after that answer (None: its run ended there). The wording is `full_validator`'s, a
-    # module `back_prompting_parallel.py:9` imports and the repository does not hold, so only recorded answers
-    # have feedback: any other answer is an error naming that (see `_recorded`).
-    recorded_feedback: dict[str, dict[str, str | None]] | None = None
-    # PlanBench's system message before its prompts; its o1 and DeepSeek-R1 backprompting runs sent none.
-    system: bool = True
-    # The domain name each PDDL prompt showed, where it is not domain.pddl's (instance id -> name): PlanBench's
-    # obfuscated runs drew a random name per prompt (`prompt_generation.py:433`, `:452`), read back by the import.
-    domain_names: dict[str, str] | None = None
-    # The one-shot example every prompt showed (an instance id), where a recorded run's prompts show one example
-    # whatever their `example_instance_ids` say (PlanBench's GPT-4 Blocksworld-3 state-tracking run shows
-    # instance 1 in all); None: PlanBench's rule, the instance before (`instances`).
-    example: str | None = None
     model: DomainModel = field(init=False, repr=False)
     cfg: NLConfig = field(init=False, repr=False)
     domain_pddl: str = field(init=False, repr=False)
@@ -165,42 +122,39 @@ class PlanningDomain:
     texts: PromptSet = field(init=False, repr=False)  # PlanBench's set, which most of this domain's texts are in
     handback: Backprompt = field(init=False, repr=False)
     _problems: dict[str, _Problem] = field(default_factory=dict, init=False, repr=False)
-    _examples: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _said_fewer: bool = field(default=False, init=False, repr=False)
+    newline = False  # PlanBench's older pipeline's trailing newline after each prompt: only a replay sends it
 
     def __post_init__(self) -> None:
         self.cfg, self.nl_source = find_nl_config(self.folder, self.name)
-        if self.prompt_style is None:
-            self.prompt_style = "nl" if self.nl_source is not None else "pddl"
-        if self.prompt_style not in plan_prompts.PROMPT_STYLES:
-            raise PlanningError(f"unknown prompt style {self.prompt_style!r}; known: {plan_prompts.PROMPT_STYLES}")
         source = self.folder / "domain.pddl"
         try:
             self.domain_pddl = source.read_text(encoding="utf-8")
         except OSError as err:
             raise PlanningError(f"{source}: cannot read domain: {err}") from None
         self.model = parse_domain_text(self.domain_pddl, str(source))
-        self._require_nl(self.prompt_style)
+        self.configure()
+        unknown = sorted(set(self.model.schemas) - set(self.cfg.actions))
+        if unknown and self.nl_source is not None:
+            raise PlanningError(f"{self.nl_source}: no English template for action(s) {unknown}")
+
+    def configure(self) -> None:
+        """Check the options and set what they select; run again by a view under other options (`replay.view`)."""
+        if self.prompt_style is None:
+            self.prompt_style = "nl" if self.nl_source is not None else "pddl"
+        if self.prompt_style not in plan_prompts.PROMPT_STYLES:
+            raise PlanningError(f"unknown prompt style {self.prompt_style!r}; known: {plan_prompts.PROMPT_STYLES}")
+        self.require_english(self.prompt_style)
         if self.intro not in INTROS and self.intro not in self.cfg.intros:
             known = [*(i for i in INTROS if i), *self.cfg.intros]
             raise PlanningError(f"unknown intro {self.intro!r}; known: {', '.join(known)}")
-        if self.intro is not None and self._intro_text(self.intro) is None:
+        if self.intro is not None and self.intro_text(self.intro) is None:
             raise PlanningError(f"{self.nl_source}: intro {self.intro!r} needs `{INTROS[self.intro]}` in the config")
-        if self.reading is not None and self.reading not in READINGS:
-            raise PlanningError(f"unknown reading {self.reading!r}; known: {', '.join(READINGS)}")
         if self.verifier not in ("open", "val_form"):
             raise PlanningError(f"unknown verifier {self.verifier!r}; known: open, val_form")
         if self.verdict not in ("study", "lenient"):
             raise PlanningError(f"unknown verdict reader {self.verdict!r}; known: study, lenient")
-        if self.reading == "planbench" and self.model.name != "logistics-strips":
-            raise PlanningError("reading 'planbench' is PlanBench's Logistics reader: it needs the logistics domain")
-        if self.reading == TRANSLATION and self.translations is None:
-            raise PlanningError("reading 'planbench-translation' needs the recorded translations (import planbench)")
-        if self.reading in BLOCKSWORLD_READINGS and "blocksworld" not in self.cfg.domain_name:
-            raise PlanningError(
-                f"reading {self.reading!r} is PlanBench's (mystery) Blocksworld reader: it needs such a domain"
-            )
         self.texts = self.prompts[plan_prompts.PLANBENCH]
         verbatim = self.texts["backprompt.verbatim"]
         # An LLM critique goes back verbatim after natural-language prompts (the studies' 2023 code and both
@@ -214,11 +168,8 @@ class PlanningDomain:
             own=self._own_feedback,
             empty="critique",
         )
-        unknown = sorted(set(self.model.schemas) - set(self.cfg.actions))
-        if unknown and self.nl_source is not None:
-            raise PlanningError(f"{self.nl_source}: no English template for action(s) {unknown}")
 
-    def _require_nl(self, style: str) -> None:
+    def require_english(self, style: str) -> None:
         if style in NL_STYLES and self.nl_source is None:
             raise PlanningError(
                 f"{self.folder}: natural-language prompts need {NL_SOURCES} in the folder; "
@@ -242,7 +193,7 @@ class PlanningDomain:
     def _plan(self, text: str, source: str, known: list[str] | None = None) -> list[Step]:
         problem = self._problem(text, source)
         if known:
-            return [_step(line) for line in known]
+            return [step_of(line) for line in known]
         if problem.plan is None:
             found = optimal_plan(problem.task) if self.optimal else None
             problem.plan = [(a.name, a.args) for a in (found if found is not None else find_plan(problem.task))]
@@ -275,120 +226,39 @@ class PlanningDomain:
         return generated_instances(self.name, problems, seed, training_problems(kind, TRAIN_POOL, seed, tests))
 
     def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> list[dict[str, str]]:
-        """The generation prompt; `shots` overrides the domain's number of pddl-style examples."""
-        style = style or self.prompt_style
-        task = self.task(instance)
-        if style == "refine":
-            return plan_prompts.refine_messages(self.domain_pddl, instance.data["problem"], self.prompts)
-        if style in planbench_prompts.PLANBENCH_STYLES:
-            return self._planbench_prompt(style, instance, task)
-        if style == "pddl":
-            count = self.shots if shots is None else shots
-            pool = self.training_pool(instance)
-            if count > len(pool) and shots is None and self.fewer_shots:
-                count = len(pool)
-                self._say_fewer(len(pool))
-            if count > len(pool):
-                raise PlanningError(
-                    f"{count} planning examples asked for, but the training pool of {self.name} instance "
-                    f"{instance.id} holds {len(pool)} problems (disjoint from the test instances): ask for fewer"
-                )
-            chosen = [(e["problem"], self._plan(e["problem"], e["id"], e.get("plan"))) for e in pool[:count]]
-            text = plan_prompts.pddl_prompt(self.domain_pddl, instance.data["problem"], chosen, self.prompts)
-            return [{"role": "user", "content": text}]  # no system message: the paper gives none
-        if style not in ("nl", "nl_legacy"):
+        """The generation prompt of `style` (`styles.STYLES`); `shots` overrides the domain's number of pddl-style
+        examples."""
+        row = STYLES.get(style or self.prompt_style or "")
+        if row is None:
             raise PlanningError(f"unknown prompt style {style!r}; known: {plan_prompts.PROMPT_STYLES}")
-        self._require_nl(style)
-        known = self.example_plans or {}
-        shown = self.example_of(instance)
-        shots_nl = [
-            (
-                self._problem(e["problem"], e["id"]).task,
-                self._plan(e["problem"], e["id"], known.get(str(e["id"])) or e.get("plan")),
-            )
-            for e in ([shown] if shown is not None else [])
-        ]
-        intro = None if self.intro is None else self._intro_text(self.intro)
-        legacy = style == "nl_legacy"
-        text = plan_prompts.nl_prompt(self.cfg, task, shots_nl, legacy=legacy, intro=intro, prompts=self.prompts)
-        return plan_prompts.messages(text + ("\n" if self.newline and style == "nl" else ""), self.prompts)
+        return row.build(self, instance, shots)
 
-    def _say_fewer(self, held: int) -> None:
-        with self._lock:
-            if self._said_fewer:
-                return
-            self._said_fewer = True
-        log.warning(
-            "%s: the folder holds %d other problem(s), so its pddl prompts show %d example(s), not %d "
-            "(domain_options.%s.shots sets the number)", self.name, held, held, self.shots, self.name,
-        )  # fmt: skip
-
-    def _intro_text(self, name: str) -> str | None:
+    def intro_text(self, name: str) -> str | None:
         """The intro `name` selects: a config key (`INTROS`), else one of PlanBench's historical intros of
         this domain (`NLConfig.intros`, from domains/data/planbench_intros.yaml)."""
         if name in INTROS:
             return getattr(self.cfg, INTROS[name]) or (self.cfg.intros.get(name) if name == "legacy" else None)
         return self.cfg.intros.get(name)
 
-    def _planbench_prompt(self, style: str, instance: Instance, task: Task) -> list[dict[str, str]]:
-        """PlanBench's other plan-generation prompts (`planbench_prompts`), with its system message."""
-        problem = instance.data["problem"]
-        if style == "pddl_zero_shot":
-            text = planbench_prompts.pddl_zero_shot(self.domain_pddl, problem, self.texts)
-            return self._sent(self._named(instance, text))
-        if style == "pddl_zero_shot_2023":
-            text = planbench_prompts.pddl_zero_shot_2023(self.domain_pddl, problem, self.newline, self.texts)
-            return self._sent(self._named(instance, text))
-        if style == "nl_zero_shot":
-            # PlanBench's zero-shot prompt starts with the intro giving an example of each action when the config
-            # has one (`prompt_generation.py:232-235`); `intro` names another
-            intro = self._intro_text(self.intro or "zero_shot") or self.cfg.domain_intro
-            return self._sent(planbench_prompts.zero_shot_nl(self.cfg, task, intro, self.newline, self.texts))
-        self._require_nl(style)
-        example = self.example_of(instance)
-        if example is None:
-            raise PlanningError(f"instance {instance.id}: a one-shot prompt needs an example instance")
-        known = (self.example_plans or {}).get(str(example["id"])) or example.get("plan")
-        plan = self._plan(example["problem"], example["id"], known)
-        if style == "pddl_planbench":
-            lines = [_pddl(step) for step in plan]
-            text = planbench_prompts.pddl_one_shot(
-                self.domain_pddl, example["problem"], lines, problem, self.newline, self.texts
-            )
-            return self._sent(text)
-        intro = self.cfg.domain_intro_state_tracking
-        if intro is None:
-            raise PlanningError(f"{self.nl_source}: the state-tracking prompt needs `domain_intro_state_tracking`")
-        example_task = self._problem(example["problem"], example["id"]).task
-        return self._sent(planbench_prompts.state_tracking(self.cfg, intro, example_task, plan, task, self.texts))
-
+    # ---- what a prompt shows; a replayed run (`replay.ReplayedPlanning`) shows its recorded run's instead ----
     def example_of(self, instance: Instance) -> dict[str, Any] | None:
-        """The one-shot example of `instance`'s prompt (id, problem, known plan): `example` when set, else the
-        instance before it."""
-        if self.example is None:
-            return next(iter(instance.data.get("examples", [])), None)
-        for known in (*instance.data.get("examples", []), *instance.data.get("train", [])):
-            if str(known["id"]) == self.example:
-                return known
-        with self._lock:
-            found = self._examples.get(self.example)
-        if found is None:
-            [loaded] = self.load(self.example)
-            found = {"id": loaded.id, "problem": loaded.data["problem"], "plan": None}
-            with self._lock:
-                self._examples[self.example] = found
-        return found
+        """The one-shot example of `instance`'s prompt (id, problem, known plan): by PlanBench's rule the instance
+        before it."""
+        return next(iter(instance.data.get("examples", [])), None)
 
-    def _named(self, instance: Instance, text: str) -> str:
-        """A PDDL prompt under the domain name drawn for the instance (`domain_names`): PlanBench replaced the
-        domain's name wherever the query held it (`prompt_generation.py:452`)."""
-        name = (self.domain_names or {}).get(str(instance.id))
-        found = _DOMAIN_HEADER.search(self.domain_pddl)
-        return text if name is None or found is None else text.replace(found.group(1), name)
+    def known_plan(self, example: Mapping[str, Any]) -> list[str] | None:
+        """The plan an example is known by (PDDL lines), None for our planner's."""
+        return example.get("plan")
 
-    def _sent(self, text: str) -> list[dict[str, str]]:
-        if not self.system:
-            return [{"role": "user", "content": text}]
+    def plan_of(self, example: Mapping[str, Any]) -> list[Step]:
+        return self._plan(example["problem"], example["id"], self.known_plan(example))
+
+    def solved(self, example: Mapping[str, Any]) -> tuple[Task, list[Step]]:
+        """An example problem's task and plan, as a one-shot prompt shows them."""
+        return self._problem(example["problem"], example["id"]).task, self.plan_of(example)
+
+    def sent(self, text: str, instance: Instance | None = None) -> list[dict[str, str]]:
+        """A PlanBench prompt as sent: after PlanBench's system message."""
         return plan_prompts.messages(text, self.prompts)
 
     def read(self, instance: Instance, text: str) -> ParsedPlan | None:
@@ -400,11 +270,9 @@ class PlanningDomain:
 
     def parse(self, instance: Instance, text: str) -> list[str] | None:
         parsed = self.read(instance, text)
-        return None if parsed is None else [_pddl(s) for s in parsed.steps]
+        return None if parsed is None else [pddl_line(s) for s in parsed.steps]
 
     def verify(self, instance: Instance, text: str) -> Verdict:
-        if self.reading is not None:
-            return self.assess(instance, text)[0]
         claim = self._no_plan_claim(instance, text)
         if claim is not None:
             return claim
@@ -427,31 +295,11 @@ class PlanningDomain:
         return None
 
     def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
-        verdict, canonical = self._assess(instance, text)
-        if self.recorded_feedback is not None:
-            verdict = self._recorded(instance, text, verdict)
-        return verdict, canonical
-
-    def _recorded(self, instance: Instance, text: str, verdict: Verdict) -> Verdict:
-        """`verdict` (ours) with the feedback PlanBench's recorded run sent after this answer; where that run
-        ended at the answer and we judge it invalid, the loop ends here too (there is nothing recorded to send)."""
-        answers = (self.recorded_feedback or {}).get(str(instance.id), {})
-        key = answer_digest(text or "")
-        if key not in answers:
-            raise PlanningError(NOT_RECORDED)
-        sent = answers[key]
-        if verdict.valid:
-            return verdict
-        return replace(verdict, final=True) if sent is None else replace(verdict, sent=sent)
-
-    def _assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
         claim = self._no_plan_claim(instance, text)
         if claim is not None:
             return claim, None
-        if self.reading is not None:
-            return self._planbench_verdict(instance, text)
         parsed = self.read(instance, text)
-        canonical = None if parsed is None else "\n".join(_pddl(s) for s in parsed.steps)
+        canonical = None if parsed is None else "\n".join(pddl_line(s) for s in parsed.steps)
         return self._verdict(instance, parsed), canonical
 
     def _verdict(self, instance: Instance, parsed: ParsedPlan | None) -> Verdict:
@@ -459,7 +307,7 @@ class PlanningDomain:
         if parsed is None:
             errors = error_sentences(self.cfg, task, check_plan(task, []), self.texts)
             return Verdict("malformed", errors or (self.texts.text("feedback.no-plan"),), None)
-        answer = [_pddl(s) for s in parsed.steps]
+        answer = [pddl_line(s) for s in parsed.steps]
         check = check_plan(task, parsed.steps)
         errors = error_sentences(self.cfg, task, check, self.texts)
         if self.strict and parsed.skipped:
@@ -467,56 +315,13 @@ class PlanningDomain:
             return Verdict("invalid", unread + errors, answer, parsed.unread)
         return Verdict("valid" if check.valid else "invalid", errors, answer, parsed.unread)
 
-    def _planbench_verdict(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
-        """PlanBench's reading and VAL's verdict (`planbench_reading`): a reader failure ends the loop, a plan
-        VAL cannot take is malformed (its feedback is PlanBench's "None")."""
-        if self.reading == TRANSLATION:
-            lines = (self.translations or {}).get(answer_digest(text or ""))
-            if lines is None:
-                return Verdict("malformed", ("No recorded translation of this answer.",), None, final=True), None
-            if any(NO_PLAN_POSSIBLE in line.lower() for line in lines):  # PlanBench's rule on the translated plan
-                claim = self._no_plan_claim(instance, NO_PLAN_POSSIBLE)
-                return (claim or Verdict("invalid", (), None)), None
-            junk = [ln for ln in lines if not ln.strip().startswith(("(", ";")) or not ln.strip().strip("()").strip()]
-            if junk:  # VAL refuses a plan file holding a line that is no action ("[PDDL PLAN]", "```pddl")
-                return Verdict("invalid", (f"VAL cannot read the plan line {junk[0]!r}.",), None), None
-            steps = [_step(line) for line in lines if line.strip().startswith("(")]
-            task = self.task(instance)
-            check = check_plan(task, steps)
-            status = "valid" if check.valid else "invalid"
-            return Verdict(status, error_sentences(self.cfg, task, check, self.texts), [_pddl(x) for x in steps]), (
-                "\n".join(_pddl(x) for x in steps)
-            )
-        if self.reading in BLOCKSWORLD_READINGS:
-            arity = {name: len(schema.params) for name, schema in self.model.schemas.items()}
-            head, nostar = self.reading == "planbench-head", self.reading == "planbench-whole-nostar"
-            read = blocksworld_plan(text or "", self.cfg, arity, head=head, nostar=nostar)
-            answer = [_pddl(s) for s in read]
-            task = self.task(instance)
-            check = check_plan(task, read)
-            status = "valid" if check.valid else "invalid"
-            return Verdict(status, error_sentences(self.cfg, task, check, self.texts), answer), "\n".join(answer)
-        verbs = sorted({name.split("-")[0] for name in self.model.schemas})
-        try:
-            steps = logistics_plan(text or "", verbs)
-        except NotExtracted as exc:
-            return Verdict("malformed", (str(exc),), None, final=True), None
-        answer = [_pddl(s) for s in steps]
-        result = val_feedback(self.cfg, self.task(instance), steps)
-        if result.sentence is None:
-            return Verdict("malformed", (), answer), "\n".join(answer)
-        status = "valid" if result.valid else "invalid"
-        return Verdict(status, (result.sentence,) if result.sentence else (), answer), "\n".join(answer)
-
     def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
         if verdict.sent is not None:  # a recorded run's feedback, as it was sent
             return verdict.sent
-        if self.reading is not None and verdict.status == "malformed" and not verdict.final:
-            return NO_ADVICE
         if level == "request":  # the refinement paper's request, worded per error class (`requests`)
             if verdict.valid:
                 return ""
-            steps = None if verdict.answer is None else [_step(line) for line in verdict.answer]
+            steps = None if verdict.answer is None else [step_of(line) for line in verdict.answer]
             return refinement_request(self.task(instance), steps, verdict.unread, self.prompts)
         return render(verdict.errors, level, verdict.valid, self.texts, self.prompts[plan_prompts.SELF_VERIFICATION])
 
@@ -682,19 +487,17 @@ class PlanningDomain:
     def backprompt(self, instance: Instance, critique: str) -> str:
         """Our own feedback verbatim (PlanBench's backprompting); an LLM critique, or none (then the binary
         verdict) verbatim after natural-language prompts, followed by the 2025 script's request after PDDL ones. A
-        recorded run's feedback goes back as it was sent."""
-        if self.recorded_feedback is not None:
-            return critique
+        recorded run's feedback goes back as it was sent (`replay.ReplayedPlanning`)."""
         return self.handback(critique)
 
     def _own_feedback(self, text: str) -> bool:
-        return is_sound_feedback(text) or (self.reading is not None and text == NO_ADVICE)
+        return is_sound_feedback(text)
 
 
-def _step(line: str) -> Step:
+def step_of(line: str) -> Step:
     words = line.strip().strip("()").lower().split()
     return words[0], tuple(words[1:])
 
 
-def _pddl(step: Step) -> str:
+def pddl_line(step: Step) -> str:
     return "(" + " ".join((step[0], *step[1])) + ")"

@@ -37,6 +37,7 @@ PDDL_ONE_SHOT_HEADER = _TEXTS.text("generate.pddl-one-shot-header")
 PDDL_ZERO_SHOT_HEADER = _TEXTS.text("generate.pddl-zero-shot-header")
 PDDL_ZERO_SHOT_HEADER_2023 = _TEXTS.text("generate.pddl-zero-shot-header-2023")
 
+# The styles this module builds (rows of `styles.STYLES`, whose `planbench` column says the same).
 PLANBENCH_STYLES = ("nl_zero_shot", "pddl_planbench", "pddl_zero_shot", "pddl_zero_shot_2023", "state_tracking")
 PDDL_ANSWER_STYLES = ("pddl_planbench", "pddl_zero_shot", "pddl_zero_shot_2023")
 

@@ -33,7 +33,31 @@ from critiquebench.domains.planning.templates import NLConfig
 
 Step = tuple[str, tuple[str, ...]]
 
-READINGS = ("planbench", "planbench-whole", "planbench-head", "planbench-whole-nostar", "planbench-translation")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One of PlanBench's plan readers, as a replay's `reading` option names it."""
+
+    name: str
+    code: str  # PlanBench's code it reproduces
+    reads: str  # what it reads
+
+
+# docs/planbench.md's reader table is generated from these rows (docs/generate.py).
+READERS: tuple[Reading, ...] = (
+    Reading("planbench", "`text_to_plan_logistics` + VAL's advice",
+            "Logistics answers (the NL backprompting replay)"),
+    Reading("planbench-whole", "`plan-bench/utils/text_to_pddl.py:193-253` (every commit before HEAD)",
+            "every line of the whole answer with an action verb as a word and the action's number of objects"),
+    Reading("planbench-head", "`llm_planning_analysis/utils/text_to_pddl.py:444-515`",
+            "the same after cutting to `### plan:` and the first `[PLAN]...[PLAN END]` block, `*` removed"),
+    Reading("planbench-whole-nostar", "none (reproduces the plans stored with GPT-4o's Blocksworld labels)",
+            "the whole answer with `*` removed from each line"),
+    Reading("planbench-translation", "`text_to_plan_with_llm` (`llm_planning_analysis/response_evaluation.py:93`)",
+            "the plan GPT-4o's translation stored for that very answer (`translations`)"),
+)  # fmt: skip
+READINGS = tuple(r.name for r in READERS)
 # PlanBench's newest evaluator had GPT-4o translate each answer into a PDDL plan (`text_to_plan_with_llm`,
 # `llm_planning_analysis/response_evaluation.py:93`); a replay reads the plan it stored for that very answer
 # (`translations`: answer digest -> plan lines), since that translation call is not ours to repeat.

@@ -1,0 +1,233 @@
+"""A recorded PlanBench run replayed: the replay protocol, kept out of the live planning domain.
+
+`Replay` is the one record of what a recorded run did that a live study never does (the example plans its prompts
+showed, its reader, the feedback it sent, ...); `import planbench` stores these options with the study.
+`ReplayedPlanning` is a `PlanningDomain` that honours them: its prompts, verdicts, feedback and backprompts are
+the recorded run's; everything else is the live domain's. `load_planning_domain` builds one only when a replay
+option is given, so a live study never constructs a `Replay`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from critiquebench.domains.contract import FeedbackLevel, Instance, Verdict
+from critiquebench.domains.planning.domain import DOMAIN_HEADER, NO_PLAN_POSSIBLE, PlanningDomain, pddl_line, step_of
+from critiquebench.domains.planning.planbench_reading import (
+    BLOCKSWORLD_READINGS,
+    NO_ADVICE,
+    READINGS,
+    TRANSLATION,
+    NotExtracted,
+    answer_digest,
+    blocksworld_plan,
+    logistics_plan,
+    val_feedback,
+)
+from critiquebench.domains.planning.strips import PlanningError
+from critiquebench.domains.planning.validator import check_plan, error_sentences
+
+NOT_RECORDED = (
+    "no recorded PlanBench feedback for this answer: this study replays PlanBench's PDDL backprompting runs, whose "
+    "feedback was written by `full_validator`, a module PlanBench does not publish (back_prompting_parallel.py:9), "
+    "so it cannot be sent for a new answer; run a live study with sound-first (our own feedback) instead"
+)
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What a recorded PlanBench run did that a live study does not (each option as `import planbench` stores it
+    in the study's `domain_options`)."""
+
+    # Known plans of example instances (id -> PDDL action lines): the plans the recorded prompts showed.
+    example_plans: Mapping[str, list[str]] | None = None
+    # PlanBench's older GPT-4 pipeline sent one more newline at the end of every prompt (as `nl_legacy` does).
+    newline: bool = False
+    # reading "planbench-translation": the plan GPT-4o's translation gave for each recorded answer (answer
+    # digest -> PDDL lines)
+    translations: Mapping[str, list[str]] | None = None
+    # How answers are read and judged: one of PlanBench's readers (`planbench_reading.READINGS`; "planbench" is
+    # its Logistics code and VAL), None for our sound reader and validator.
+    reading: str | None = None
+    # A PDDL backprompting run: instance id -> answer digest -> the user turn PlanBench sent after that answer
+    # (None: its run ended there). The wording is `full_validator`'s, a module `back_prompting_parallel.py:9`
+    # imports and the repository does not hold, so only recorded answers have feedback (`NOT_RECORDED`).
+    recorded_feedback: Mapping[str, Mapping[str, str | None]] | None = None
+    # PlanBench's system message before its prompts; its o1 and DeepSeek-R1 backprompting runs sent none.
+    system: bool = True
+    # The domain name each PDDL prompt showed, where it is not domain.pddl's (instance id -> name): PlanBench's
+    # obfuscated runs drew a random name per prompt (`prompt_generation.py:433`, `:452`).
+    domain_names: Mapping[str, str] | None = None
+    # The one-shot example every prompt showed (an instance id), where a recorded run's prompts show one example
+    # whatever their `example_instance_ids` say (PlanBench's GPT-4 Blocksworld-3 state-tracking run shows
+    # instance 1 in all); None: PlanBench's rule, the instance before.
+    example: str | None = None
+
+    @classmethod
+    def split(cls, options: Mapping[str, Any]) -> tuple[Replay | None, dict[str, Any]]:
+        """The replay record of `options` (None when they set none) and the options left for the live domain."""
+        names = {f.name for f in fields(cls)}
+        mine = {k: v for k, v in options.items() if k in names and v is not None}
+        rest = {k: v for k, v in options.items() if k not in names}
+        record = cls(**mine)
+        return (None if record == cls() else record), rest
+
+
+OPTIONS: tuple[str, ...] = tuple(f.name for f in fields(Replay))
+
+
+@dataclass
+class ReplayedPlanning(PlanningDomain):
+    """A planning domain replaying a recorded PlanBench run (`Replay`), as tasks/'s `TaskDomain` serves a task."""
+
+    replay: Replay = field(default_factory=Replay)
+    _examples: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
+
+    def configure(self) -> None:
+        super().configure()
+        reading = self.replay.reading
+        if reading is not None and reading not in READINGS:
+            raise PlanningError(f"unknown reading {reading!r}; known: {', '.join(READINGS)}")
+        if reading == "planbench" and self.model.name != "logistics-strips":
+            raise PlanningError("reading 'planbench' is PlanBench's Logistics reader: it needs the logistics domain")
+        if reading == TRANSLATION and self.replay.translations is None:
+            raise PlanningError("reading 'planbench-translation' needs the recorded translations (import planbench)")
+        if reading in BLOCKSWORLD_READINGS and "blocksworld" not in self.cfg.domain_name:
+            raise PlanningError(
+                f"reading {reading!r} is PlanBench's (mystery) Blocksworld reader: it needs such a domain"
+            )
+
+    # ---- prompts: the recorded run's example, plans, names, newline and system message ----
+    def example_of(self, instance: Instance) -> dict[str, Any] | None:
+        """The one-shot example: `Replay.example` when set (loaded once), else the instance before it."""
+        wanted = self.replay.example
+        if wanted is None:
+            return super().example_of(instance)
+        for known in (*instance.data.get("examples", []), *instance.data.get("train", [])):
+            if str(known["id"]) == wanted:
+                return known
+        with self._lock:
+            found = self._examples.get(wanted)
+        if found is None:
+            [loaded] = self.load(wanted)
+            found = {"id": loaded.id, "problem": loaded.data["problem"], "plan": None}
+            with self._lock:
+                self._examples[wanted] = found
+        return found
+
+    def known_plan(self, example: Mapping[str, Any]) -> list[str] | None:
+        return (self.replay.example_plans or {}).get(str(example["id"])) or example.get("plan")
+
+    @property
+    def newline(self) -> bool:
+        return self.replay.newline
+
+    def sent(self, text: str, instance: Instance | None = None) -> list[dict[str, str]]:
+        """PlanBench's messages for `text`: under the instance's drawn domain name (`Replay.domain_names`:
+        PlanBench replaced the name wherever the query held it, `prompt_generation.py:452`), after its system
+        message unless the run sent none."""
+        name = None if instance is None else (self.replay.domain_names or {}).get(str(instance.id))
+        found = DOMAIN_HEADER.search(self.domain_pddl)
+        if name is not None and found is not None:
+            text = text.replace(found.group(1), name)
+        return super().sent(text) if self.replay.system else [{"role": "user", "content": text}]
+
+    # ---- verdicts: PlanBench's readers, and the feedback the run sent ----
+    def verify(self, instance: Instance, text: str) -> Verdict:
+        if self.replay.reading is not None:
+            return self.assess(instance, text)[0]
+        return super().verify(instance, text)
+
+    def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
+        claim = self._no_plan_claim(instance, text)
+        if claim is not None:
+            verdict, canonical = claim, None
+        elif self.replay.reading is not None:
+            verdict, canonical = self._planbench_verdict(instance, text)
+        else:
+            verdict, canonical = super().assess(instance, text)
+        if self.replay.recorded_feedback is not None:
+            verdict = self._recorded(instance, text, verdict)
+        return verdict, canonical
+
+    def _recorded(self, instance: Instance, text: str, verdict: Verdict) -> Verdict:
+        """`verdict` (ours) with the feedback PlanBench's recorded run sent after this answer; where that run
+        ended at the answer and we judge it invalid, the loop ends here too (there is nothing recorded to send)."""
+        answers = (self.replay.recorded_feedback or {}).get(str(instance.id), {})
+        key = answer_digest(text or "")
+        if key not in answers:
+            raise PlanningError(NOT_RECORDED)
+        sent = answers[key]
+        if verdict.valid:
+            return verdict
+        return replace(verdict, final=True) if sent is None else replace(verdict, sent=sent)
+
+    def _planbench_verdict(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
+        """PlanBench's reading and VAL's verdict (`planbench_reading`): a reader failure ends the loop, a plan
+        VAL cannot take is malformed (its feedback is PlanBench's "None")."""
+        reading = self.replay.reading
+        task = self.task(instance)
+        if reading == TRANSLATION:
+            lines = (self.replay.translations or {}).get(answer_digest(text or ""))
+            if lines is None:
+                return Verdict("malformed", ("No recorded translation of this answer.",), None, final=True), None
+            if any(NO_PLAN_POSSIBLE in line.lower() for line in lines):  # PlanBench's rule on the translated plan
+                claim = self._no_plan_claim(instance, NO_PLAN_POSSIBLE)
+                return (claim or Verdict("invalid", (), None)), None
+            junk = [ln for ln in lines if not ln.strip().startswith(("(", ";")) or not ln.strip().strip("()").strip()]
+            if junk:  # VAL refuses a plan file holding a line that is no action ("[PDDL PLAN]", "```pddl")
+                return Verdict("invalid", (f"VAL cannot read the plan line {junk[0]!r}.",), None), None
+            steps = [step_of(line) for line in lines if line.strip().startswith("(")]
+        elif reading in BLOCKSWORLD_READINGS:
+            arity = {name: len(schema.params) for name, schema in self.model.schemas.items()}
+            head, nostar = reading == "planbench-head", reading == "planbench-whole-nostar"
+            steps = blocksworld_plan(text or "", self.cfg, arity, head=head, nostar=nostar)
+        else:
+            verbs = sorted({name.split("-")[0] for name in self.model.schemas})
+            try:
+                steps = logistics_plan(text or "", verbs)
+            except NotExtracted as exc:
+                return Verdict("malformed", (str(exc),), None, final=True), None
+            answer = [pddl_line(s) for s in steps]
+            result = val_feedback(self.cfg, task, steps)
+            if result.sentence is None:
+                return Verdict("malformed", (), answer), "\n".join(answer)
+            status = "valid" if result.valid else "invalid"
+            return Verdict(status, (result.sentence,) if result.sentence else (), answer), "\n".join(answer)
+        answer = [pddl_line(s) for s in steps]
+        check = check_plan(task, steps)
+        status = "valid" if check.valid else "invalid"
+        return Verdict(status, error_sentences(self.cfg, task, check, self.texts), answer), "\n".join(answer)
+
+    def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
+        if verdict.sent is None and self.replay.reading is not None and verdict.status == "malformed":
+            if not verdict.final:
+                return NO_ADVICE
+        return super().feedback(instance, verdict, level)
+
+    def backprompt(self, instance: Instance, critique: str) -> str:
+        """A recorded run's feedback goes back as it was sent."""
+        if self.replay.recorded_feedback is not None:
+            return critique
+        return super().backprompt(instance, critique)
+
+    def _own_feedback(self, text: str) -> bool:
+        return super()._own_feedback(text) or (self.replay.reading is not None and text == NO_ADVICE)
+
+
+def view(domain: PlanningDomain, **options: Any) -> PlanningDomain:
+    """`domain` under other prompt and replay options, sharing its parsed problems and files: the importer
+    tries many option sets on one file's domain, built once. A `ReplayedPlanning` when a replay option is set."""
+    replay, live = Replay.split(options)
+    unknown = sorted(set(live) - {"prompt_style", "intro", "strict", "shots", "verifier", "verdict"})
+    if unknown:
+        raise PlanningError(f"a view of a planning domain takes no option {', '.join(unknown)}")
+    made = object.__new__(PlanningDomain if replay is None else ReplayedPlanning)
+    made.__dict__.update(domain.__dict__)
+    made.__dict__.update({"prompt_style": None, "intro": None, **live})
+    if replay is not None:
+        made.__dict__.update(replay=replay, _examples={})
+    made.configure()
+    return made
