@@ -10,14 +10,14 @@ from typing import Any
 
 from critiquebench.domains.base import FeedbackLevel
 from critiquebench.graphs.cost import Calls
+from critiquebench.graphs.direct import Blueprint
 from critiquebench.graphs.loops import raw_turn, verified_loop
 from critiquebench.graphs.params import feedback, history, rounds, style
-from langgraph.graph import StateGraph
 
 PARAMS = (rounds(4), feedback("request"), history(), style("refine"))
 
 
-def build(*, rounds: int, feedback: FeedbackLevel, history: str, style: str | None) -> StateGraph:
+def build(*, rounds: int, feedback: FeedbackLevel, history: str, style: str | None) -> Blueprint:
     return verified_loop(rounds=rounds, level=feedback, history=history, style=style, wrap=raw_turn)
 
 

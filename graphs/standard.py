@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from critiquebench.graphs.cost import Calls
+from critiquebench.graphs.direct import Blueprint
 from critiquebench.graphs.loops import verified_loop
 from critiquebench.graphs.params import style
-from langgraph.graph import StateGraph
 
 PARAMS = (style(),)
 
 
-def build(*, style: str | None) -> StateGraph:
+def build(*, style: str | None) -> Blueprint:
     return verified_loop(rounds=1, style=style)
 
 

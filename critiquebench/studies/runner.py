@@ -262,7 +262,7 @@ def run_study(
                     progress[task.spec].running -= 1
                     deferred.append((time.monotonic() + CLAIM_POLL_S, task))
                 return
-            row = _row_by_id(store_path, outcome.thread_id) or {}
+            row = getattr(outcome, "row", None) or _row_by_id(store_path, outcome.thread_id) or {}
         except (EndpointUnreachable, StudyHalted) as exc:  # retrying or starting more runs cannot help: stop
             outcome = None
             halt(str(exc))
