@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from critiquebench.domains.contract import Need, PaperLevels, unmet
 from critiquebench.graphs import intrinsic, llm_llm, refine, sampling, self_consistency, sound, standard
 from critiquebench.graphs.cost import Calls, critic_calls
-from critiquebench.graphs.direct import Blueprint
+from critiquebench.graphs.direct import Blueprint, DirectGraph, stepper
 from critiquebench.graphs.params import Param, resolve, text, with_defaults
 from critiquebench.graphs.state import RunContext, initial_state, recursion_limit
 
@@ -267,6 +267,14 @@ def unsupported(spec: str, domain: Any) -> str | None:
 
 
 @lru_cache(maxsize=256)
+def direct(spec: str) -> DirectGraph | None:
+    """The scheme configuration's graph to step without LangGraph (a replay's runs: `graphs.direct`), or None
+    when it must go through LangGraph (a plug-in's own StateGraph, the intrinsic scheme's state)."""
+    parsed = parse_spec(spec)
+    return stepper(parsed.scheme.blueprint(parsed.given))
+
+
+@lru_cache(maxsize=256)
 def compiled(spec: str) -> CompiledStateGraph:
     """The scheme configuration's graph, compiled without a checkpointer (give one per run with
     `.copy(update={"checkpointer": saver})`)."""
@@ -284,6 +292,7 @@ __all__ = [
     "RunContext",
     "build_graph",
     "compiled",
+    "direct",
     "format_spec",
     "needs",
     "initial_state",

@@ -14,7 +14,7 @@ Blocksworld answers, so `critiquebench.studies.execute` steps such runs with `Di
 node functions, edges and state updates as the compiled graph, in the same order.
 
 Only graphs over `RunState` whose conditional edges read the decision a node wrote (`graphs.state.route`) are
-stepped so (`direct(spec)` is None otherwise, e.g. a plug-in returning its own StateGraph, or the intrinsic
+stepped so (`graphs.direct(spec)` is None otherwise, e.g. a plug-in returning its own StateGraph, or the intrinsic
 scheme's state with its own reducer): such runs go through LangGraph.
 """
 
@@ -23,9 +23,9 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from critiquebench.graphs.state import route
 from critiquebench.nodes.context import END, RunContext, RunState, merge_past
 
 if TYPE_CHECKING:
@@ -109,15 +109,9 @@ class DirectGraph:
             node = self.branches[node][current["next"]] if node in self.branches else self.edges.get(node, END)
 
 
-@lru_cache(maxsize=256)
-def direct(spec: str) -> DirectGraph | None:
-    """Scheme configuration `spec` as a `DirectGraph`, or None when it is not a `Blueprint` this stepper knows
-    (see the module docstring): such runs go through LangGraph."""
-    from critiquebench.graphs import parse_spec
-    from critiquebench.graphs.state import route
-
-    parsed = parse_spec(spec)
-    plan = parsed.scheme.blueprint(parsed.given)
+def stepper(plan: Any) -> DirectGraph | None:
+    """A scheme's `Blueprint` as a `DirectGraph`, or None when it is not a blueprint this stepper knows (see the
+    module docstring): such runs go through LangGraph. `graphs.direct(spec)` gives it for a scheme spec."""
     if not isinstance(plan, Blueprint) or plan.state_schema is not RunState:
         return None
     for func in plan.nodes.values():

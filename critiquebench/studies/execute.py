@@ -22,8 +22,8 @@ import sqlite_utils
 
 from critiquebench.domains.base import Domain, Instance
 from critiquebench.domains.planning.strips import PlanningError
-from critiquebench.graphs import Spec, compiled, parse_spec
-from critiquebench.graphs.direct import DirectGraph, direct
+from critiquebench.graphs import Spec, compiled, direct, parse_spec
+from critiquebench.graphs.direct import DirectGraph
 from critiquebench.graphs.state import initial_state, recursion_limit
 from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMError
 from critiquebench.nodes.context import PAST_KEYS, USAGE_KEYS, ChatLLM, RunContext
@@ -34,6 +34,7 @@ from critiquebench.store.postgres import is_postgres
 from critiquebench.store.results import (
     attempts,
     ensure_schema,
+    has_checkpoint,
     load_study,
     run_row,
     run_status,
@@ -151,6 +152,7 @@ def _claimed_run(
     if reuse and copy_finished(db, reuse, tid, dict(study=study, domain=domain.name, scheme=label,
                                                      params=parsed.params, instance_id=instance.id, trial=trial)):
         return _outcome(db, tid)  # an identical run finished before: its rows, no graph steps  # fmt: skip
+    # a run started live resumes from its checkpoint, through LangGraph
     if replaying(llm) and (stepper := direct(label)) is not None and not has_checkpoint(db, tid):
         ident = dict(study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
                      trial=trial)  # fmt: skip
@@ -221,17 +223,6 @@ def replaying(llm: Any) -> bool:
     """Whether every call of `llm` must come from the cache (no endpoint can be asked): a run is then redone
     from the start at no cost, and needs no checkpoints."""
     return bool(getattr(getattr(llm, "settings", None), "replay", False))
-
-
-def has_checkpoint(db: sqlite_utils.Database, tid: str) -> bool:
-    """Whether the thread has a LangGraph checkpoint (a run started live, or by an earlier version): it resumes
-    from there, through LangGraph."""
-    try:
-        return db.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1", [tid]).fetchone() is not None
-    except Exception:  # noqa: BLE001 - no saver table yet (sqlite3 or psycopg's error): no checkpoint
-        if not isinstance(db, sqlite_utils.Database):
-            db.execute("ROLLBACK")  # a failed statement aborts a Postgres transaction
-        return False
 
 
 def _replayed_run(
