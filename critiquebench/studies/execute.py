@@ -112,24 +112,23 @@ def execute_run(
 _kept = threading.local()
 
 
+def keep_connections() -> None:
+    """Let this thread keep its connection to a SQLite store from one replayed run to the next: opening one and
+    checking the schema cost about 1 ms a run, as much as a replayed one-shot run's own work. The runner's pool
+    threads call it as they start; their connections close with them, when the study's runs end."""
+    _kept.held = {}
+
+
 def _kept_connection(store_path: str | os.PathLike[str]) -> sqlite_utils.Database | None:
-    """This thread's connection to the SQLite store at `store_path`, opened (and its schema checked) at its
-    first replayed run and kept for the next ones: opening a connection and checking the schema cost about
-    1 ms a run, as much as a replayed one-shot run's own work. The file's identity is part of the key, so a
-    store made anew at the same path gets a new connection. None for a Postgres store."""
-    if is_postgres(store_path):
+    """This thread's kept connection to the store at `store_path` (see `keep_connections`), or None: a thread
+    that keeps none, or a Postgres store."""
+    held: dict[str, sqlite_utils.Database] | None = getattr(_kept, "held", None)
+    if held is None or is_postgres(store_path):
         return None
-    try:
-        stat = os.stat(store_path)
-    except OSError:
-        return None  # not created yet: the first run's own connection creates it
-    key = (os.fspath(store_path), stat.st_dev, stat.st_ino)
-    held: dict[tuple[str, int, int], sqlite_utils.Database] = _kept.__dict__.setdefault("held", {})
-    db = held.get(key)
+    db = held.get(os.fspath(store_path))
     if db is None:
-        db = connect(store_path)
+        db = held[os.fspath(store_path)] = connect(store_path)
         ensure_schema(db)
-        held[key] = db
     return db
 
 
