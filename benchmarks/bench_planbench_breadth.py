@@ -1,7 +1,7 @@
 """Every recorded PlanBench result file of a checkout, imported and replayed offline (issue 24's breadth check).
 
     nice .venv/bin/python benchmarks/bench_planbench_breadth.py ROOT [--only SUBSTRING] [--reading READER]
-        [--markdown FILE] [--keep DIR]
+        [--markdown FILE] [--keep DIR] [--baseline-ref 045ed38 [--baseline-files 10]]
 
 ROOT is a PlanBench checkout (karthikv792/LLMs-Planning). Every results JSON under `plan-bench/results/` and
 `llm_planning_analysis/results*/` is imported with `import planbench FILE --planbench ROOT` into a fresh store,
@@ -13,6 +13,12 @@ one exchange) how many of the replayed answers our sound verifier judged as Plan
 totals the issue's acceptance counts: files imported, replayed fully offline (every run done, 0 calls), and at
 >= 98% agreement.
 
+Speed (issue 31 item 2): the wall time of the whole pass, and with `--baseline-ref REF` a baseline measured in the
+same run: on a stratified sample of the files (`--baseline-files`, spread over the files' sizes), the CPU time of
+`import planbench` + `resume --replay` + `export` run as commands, once with this tree's code and once with the
+code of commit REF (a temporary `git worktree`, `benchmarks/baseline_ref.py`); their ratio, and the baseline's
+time for every file estimated from it (the whole baseline would take half an hour).
+
 The label of an instance is `act_correct` (backprompting), `llm_correct_binary` (t3), `llm_correct`, or
 `correct` (older GPT-4 files), as `critiquebench.importers.planbench_file.label` reads it.
 """
@@ -21,12 +27,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +46,7 @@ from critiquebench.importers.planbench import history_window, import_file
 from critiquebench.importers.planbench_file import ImportError_, label, load_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.baseline_ref import ref_command, ref_tree  # noqa: E402
 from benchmarks.results import add_json_option, record  # noqa: E402
 from benchmarks.results import row as result_row  # noqa: E402 - `row` names the exported rows here
 
@@ -150,6 +160,21 @@ def _compare_rounds(out: Outcome, recorded: list[dict[str, Any]], rows: list[dic
             out.judged_otherwise.append(f"{row['instance']}#{row['round']}")
 
 
+def _run_one(job: tuple[Path, Path, Path, int, str | None, bool]) -> Outcome:
+    """`run_file` on file number `n` in a folder of this process's own: the domain folders a process lays out
+    from the checkout beside its stores are its own, never written by two processes at once."""
+    root, path, work, n, reading, drop = job
+    folder = work / str(os.getpid())
+    folder.mkdir(exist_ok=True)
+    store = folder / f"{n}.sqlite"
+    try:
+        return run_file(root, path, store, reading)
+    finally:
+        if drop:
+            for leftover in folder.glob(f"{n}.sqlite*"):
+                leftover.unlink()
+
+
 def _sound_domain(key: str, options: dict[str, Any]) -> Any:
     kept = {k: v for k, v in options.items() if k not in ("reading", "recorded_feedback")}
     try:
@@ -166,6 +191,40 @@ def _sound_verdict(domain: Any, ident: str, answer: str | None) -> bool:
     return bool(domain.verify(Instance(inst.domain, inst.id, inst.data), answer or "").valid)
 
 
+def stratified(files: list[Path], count: int) -> list[Path]:
+    """`count` of `files` spread over their sizes: the middle file of each of `count` bins by size."""
+    by_size = sorted(files, key=lambda p: (p.stat().st_size, str(p)))
+    if count >= len(by_size):
+        return by_size
+    return [by_size[(2 * i + 1) * len(by_size) // (2 * count)] for i in range(count)]
+
+
+def timed_sample(root: Path, sample: list[Path], ref: str, reading: str | None) -> tuple[float, float]:
+    """CPU seconds of import + replay + export of every file of `sample` as commands: this tree's code, then
+    commit `ref`'s."""
+    ours = [sys.executable, "-m", "critiquebench.cli"]
+    with tempfile.TemporaryDirectory(prefix="pb-baseline-") as tmp, ref_tree(ref) as tree:
+        now = sum(_commands_cpu(ours, root, path, Path(tmp) / f"now-{n}.sqlite", reading)
+                  for n, path in enumerate(sample))  # fmt: skip
+        then = sum(_commands_cpu(ref_command(tree), root, path, Path(tmp) / f"then-{n}.sqlite", reading)
+                   for n, path in enumerate(sample))  # fmt: skip
+    return now, then
+
+
+def _commands_cpu(cli: list[str], root: Path, path: Path, store: Path, reading: str | None) -> float:
+    """CPU seconds (user + system) of `import planbench`, `resume --replay` and `export` of one file."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    given = ["--reading", reading] if reading else []
+    steps = [["import", "planbench", str(path), "--planbench", str(root), "--study", "s", *given],
+             ["resume", "s", "--replay", "--no-progress"], ["export", "s"]]  # fmt: skip
+    for step in steps:
+        done = subprocess.run([*cli, *step, "--store", str(store)], capture_output=True, text=True, check=False)
+        if step[0] == "import" and done.returncode != 0:
+            break  # a file the importer refuses costs its one line, with either code
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
 def pct(n: int, d: int) -> str:
     return f"{100 * n / d:.1f}% ({n}/{d})" if d else "-"
 
@@ -178,6 +237,9 @@ def main() -> None:
     parser.add_argument("--reading", default=None, help="read every file with this reader (default: the producing one)")
     parser.add_argument("--markdown", type=Path, help="also write the per-file table to this file")
     parser.add_argument("--keep", type=Path, help="keep the per-file stores under this folder")
+    parser.add_argument("--jobs", type=int, default=2, help="files replayed at a time (default 2: the machine's cores)")
+    parser.add_argument("--baseline-ref", default="", help="also time this commit's code on a sample of the files")
+    parser.add_argument("--baseline-files", type=int, default=10, help="files in the baseline's sample")
     add_json_option(parser)
     args = parser.parse_args()
     root = args.root.resolve()
@@ -198,16 +260,9 @@ def main() -> None:
     # one folder for every file's store: the domain folders laid out from the checkout are shared beside them
     # (a process keeps the domains it built by name)
     work = Path(tempfile.mkdtemp(prefix="pb-breadth-", dir=args.keep))
-    for n, path in enumerate(files):
-        if n not in chosen:
-            continue
-        store = work / f"{n}.sqlite"
-        try:
-            out = run_file(root, path, store, args.reading)
-        finally:
-            if args.keep is None:
-                for leftover in work.glob(f"{n}.sqlite*"):
-                    leftover.unlink()
+    todo = [(root, path, work, n, args.reading, args.keep is None) for n, path in enumerate(files) if n in chosen]
+    pool = ProcessPoolExecutor(args.jobs) if args.jobs > 1 else None
+    for (_, _, _, n, _, _), out in zip(todo, pool.map(_run_one, todo) if pool else map(_run_one, todo), strict=True):
         outcomes.append(out)
         imported = "yes" + (f" ({out.skipped} unanswered skipped)" if out.skipped else "") if out.imported else (
             f"no: {out.error[:300]}"
@@ -223,8 +278,12 @@ def main() -> None:
             line += " disagree: " + ", ".join(out.disagreements[:8])
         lines.append(line)
         print(line, flush=True)
+    if pool is not None:
+        pool.shutdown()
     if args.keep is None:
         shutil.rmtree(work, ignore_errors=True)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = time.process_time() + children.ru_utime + children.ru_stime  # every process of the pass
     total = len(outcomes)
     imported = sum(o.imported for o in outcomes)
     offline = sum(o.offline for o in outcomes)
@@ -236,7 +295,7 @@ def main() -> None:
         f"files: {total}; imported {imported}/{total}; replayed fully offline (all runs done, 0 calls) "
         f"{offline}/{total}; >= {THRESHOLD:.0%} agreement with PlanBench's label {ok}/{total}",
         f"instances compared {labelled}, agreeing {pct(agree, labelled)}; LLM calls made by replays: {calls}; "
-        f"wall time {time.perf_counter() - started:.0f} s",
+        f"wall time {time.perf_counter() - started:.0f} s ({args.jobs} file(s) at a time), CPU time {cpu:.0f} s",
     ]
     print("\n".join(summary))
     if args.markdown:
@@ -255,8 +314,26 @@ def main() -> None:
         result_row("PDDL backprompting answers judged as PlanBench's validator judged them",
             judged - sum(len(o.judged_otherwise) for o in outcomes), f"of {judged}"),
         result_row("LLM calls made by the replays", calls, "calls", target="0", met=calls == 0),
-        result_row("wall time", time.perf_counter() - started, "s"),
+        result_row("CPU time of every process of the pass", cpu, "s"),
     ]  # fmt: skip
+    wall = time.perf_counter() - started
+    if args.baseline_ref:
+        sample = stratified([files[n] for n in sorted(chosen) if n < len(files)], args.baseline_files)
+        ours, theirs = timed_sample(root, sample, args.baseline_ref, args.reading)
+        ratio = theirs / ours if ours else 0.0
+        print(f"baseline {args.baseline_ref} on {len(sample)} sampled files: {theirs:.1f} s CPU against {ours:.1f} s "
+              f"with this code ({ratio:.1f}x); the whole pass estimated at {cpu * ratio:.0f} s of CPU with "
+              f"{args.baseline_ref}'s code against {cpu:.0f} s measured")  # fmt: skip
+        rows += [
+            result_row(f"CPU of import + replay + export on {len(sample)} sampled files", ours, "s",
+                baseline=(f"{args.baseline_ref}'s code on the same files", theirs), ratio=ratio,
+                note=", ".join(str(p.relative_to(root)) for p in sample)),
+            result_row("CPU time of the whole pass, against the baseline estimated from the sample", cpu, "s",
+                baseline=(f"{args.baseline_ref}'s code (this pass's CPU x the sample's ratio)", cpu * ratio),
+                ratio=ratio),
+        ]  # fmt: skip
+    rows.append(result_row("wall time of the whole pass", wall, "s", note=f"{args.jobs} file(s) at a time",
+                           target="<= 300 s" if whole else None, met=wall <= 300 if whole else None))  # fmt: skip
     record("bench_planbench_breadth", rows, path=args.json,
            notes=None if whole else "a selection of the checkout's files: the targets do not apply")  # fmt: skip
     sys.exit(0)

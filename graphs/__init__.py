@@ -18,15 +18,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from critiquebench.domains.contract import Need, PaperLevels, unmet
 from critiquebench.graphs import intrinsic, llm_llm, refine, sampling, self_consistency, sound, standard
 from critiquebench.graphs.cost import Calls, critic_calls
+from critiquebench.graphs.direct import Blueprint, DirectGraph, stepper
 from critiquebench.graphs.params import Param, resolve, text, with_defaults
 from critiquebench.graphs.state import RunContext, initial_state, recursion_limit
-from langgraph.graph import StateGraph
-from langgraph.graph.state import CompiledStateGraph
+
+if TYPE_CHECKING:  # LangGraph loads only when a graph is built (graphs.direct)
+    from langgraph.graph import StateGraph
+    from langgraph.graph.state import CompiledStateGraph
 
 CRITIC_PARAM_PREFIX = "critic_"  # extra arguments for a critic factory, e.g. critic_level=first
 # A package adds a scheme as a module (its docstring, PARAMS, build(**params) and optionally calls(params) and
@@ -40,7 +43,7 @@ class Scheme:
     """A named scheme: its graph builder and its declared parameters."""
 
     name: str
-    builder: Callable[..., StateGraph]
+    builder: Callable[..., StateGraph | Blueprint]
     declared: tuple[Param, ...]
     doc: str
     rounds_of: Callable[[Mapping[str, Any]], int] | None = None
@@ -79,6 +82,12 @@ class Scheme:
         return Calls(rounds=self.max_rounds(params), critic=critic_calls(full) if self.has_critic else 0)
 
     def __call__(self, **params: Any) -> StateGraph:
+        built = self.blueprint(params)
+        return built.graph() if isinstance(built, Blueprint) else built
+
+    def blueprint(self, params: Mapping[str, Any]) -> StateGraph | Blueprint:
+        """What the module's `build` returns for `params`: a `Blueprint` (the built-in schemes) or a plug-in's
+        own StateGraph."""
         full = self.params(params)
         plain = {k: v for k, v in full.items() if not k.startswith(CRITIC_PARAM_PREFIX)}
         if self.has_critic:
@@ -258,6 +267,14 @@ def unsupported(spec: str, domain: Any) -> str | None:
 
 
 @lru_cache(maxsize=256)
+def direct(spec: str) -> DirectGraph | None:
+    """The scheme configuration's graph to step without LangGraph (a replay's runs: `graphs.direct`), or None
+    when it must go through LangGraph (a plug-in's own StateGraph, the intrinsic scheme's state)."""
+    parsed = parse_spec(spec)
+    return stepper(parsed.scheme.blueprint(parsed.given))
+
+
+@lru_cache(maxsize=256)
 def compiled(spec: str) -> CompiledStateGraph:
     """The scheme configuration's graph, compiled without a checkpointer (give one per run with
     `.copy(update={"checkpointer": saver})`)."""
@@ -275,6 +292,7 @@ __all__ = [
     "RunContext",
     "build_graph",
     "compiled",
+    "direct",
     "format_spec",
     "needs",
     "initial_state",

@@ -21,6 +21,7 @@ from critiquebench.domains.contract import Judged, LLMVerdict, Prompted, SelfCri
 from critiquebench.domains.planning.critique import INSTRUCTIONS
 from critiquebench.domains.prompts import DEFAULT
 from critiquebench.graphs.cost import Calls, critic_calls
+from critiquebench.graphs.direct import START, Blueprint
 from critiquebench.graphs.params import (
     MAX_ROUNDS,
     MAX_SHOTS,
@@ -34,6 +35,7 @@ from critiquebench.graphs.params import (
     votes,
 )
 from critiquebench.graphs.state import RunContext, route
+from critiquebench.nodes.context import END
 from critiquebench.nodes.critics import make_critic
 from critiquebench.nodes.intrinsic import (
     AtTemperature,
@@ -42,7 +44,6 @@ from critiquebench.nodes.intrinsic import (
     make_planner,
     make_self_critic,
 )
-from langgraph.graph import END, START, StateGraph
 
 # Not from the paper, which gives no temperature for its critic votes (its default 0.0 would make N votes one
 # sample drawn N times): 0.7, the sampling temperature of the self-consistency paper it cites
@@ -139,7 +140,7 @@ def build(
     max_tokens: int | None,
     instructions: str,
     critic_params: dict[str, Any],
-) -> StateGraph:
+) -> Blueprint:
     if instructions != "three-step" and critique_shots:
         raise ValueError(
             f"intrinsic: instructions={instructions} is a critic prompt without exemplars (001:244-245, 274); "
@@ -176,7 +177,7 @@ def build(
         prompts = ctx.domain.prompts if isinstance(ctx.domain, Prompted) else DEFAULT
         return critique.strip() or prompts["intrinsic_self_critique"].text("handback-empty")
 
-    graph = StateGraph(IntrinsicState, context_schema=RunContext)
+    graph = Blueprint(IntrinsicState)
     graph.add_node(
         "generator",
         make_planner(

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from critiquebench.graphs.cost import Calls, critic_calls
+from critiquebench.graphs.direct import Blueprint
 from critiquebench.graphs.loops import critic_loop
 from critiquebench.graphs.params import critic, history, rounds, style, votes
-from langgraph.graph import StateGraph
 
 PARAMS = (rounds(15), critic("llm"), votes(1), history(), style())  # llm-llm-cot: critic=llm-cot
 
@@ -22,7 +22,7 @@ def build(
     history: str,
     style: str | None,
     critic_params: dict[str, Any],
-) -> StateGraph:
+) -> Blueprint:
     return critic_loop(
         rounds=rounds, critic=critic, critic_params=critic_params, votes=votes, style=style, history=history
     )

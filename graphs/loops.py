@@ -1,4 +1,5 @@
-"""The two loop shapes the schemes are made of, built from the shared nodes (uncompiled StateGraphs).
+"""The two loop shapes the schemes are made of, built from the shared nodes (`graphs.direct.Blueprint`s, which
+`Scheme` turns into uncompiled StateGraphs).
 
 - verified loop: generator -> verifier (sound; decides) -> generator | vote | END
 - critic loop:   generator -> critic (sound verdict recorded, then the critic decides) -> generator | END
@@ -13,12 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 from critiquebench.domains.base import FeedbackLevel, Instance
-from critiquebench.graphs.state import RunContext, RunState, route
+from critiquebench.graphs.direct import START, Blueprint
+from critiquebench.graphs.state import RunState, route
+from critiquebench.nodes.context import END
 from critiquebench.nodes.generator import Mode, make_generator
 from critiquebench.nodes.llm_verifier import make_critic_node
 from critiquebench.nodes.sound_verifier import Policy, make_sound_verifier
 from critiquebench.nodes.voting import make_consistency_vote
-from langgraph.graph import END, START, StateGraph
 
 
 def verified_loop(
@@ -33,8 +35,8 @@ def verified_loop(
     temperature: float | None = None,
     vote: str = "answer",
     max_tokens: int | None = None,
-) -> StateGraph:
-    graph = StateGraph(RunState, context_schema=RunContext)
+) -> Blueprint:
+    graph = Blueprint(RunState)
     graph.add_node("generator", make_generator(mode=mode, style=style, history_policy=history, wrap=wrap,
                                                temperature=temperature, max_tokens=max_tokens))  # fmt: skip
     graph.add_node("verifier", make_sound_verifier(policy=policy, rounds=rounds, level=level))
@@ -59,8 +61,8 @@ def critic_loop(
     history: str = "full",
     wrap: Callable[[Instance, str], str] | None = None,
     handback: Callable[[str], str] = lambda critique: critique,
-) -> StateGraph:
-    graph = StateGraph(RunState, context_schema=RunContext)
+) -> Blueprint:
+    graph = Blueprint(RunState)
     graph.add_node("generator", make_generator(style=style, history_policy=history, wrap=wrap, then="critic"))
     graph.add_node(
         "critic",

@@ -12,9 +12,9 @@ from typing import Any
 
 from critiquebench.domains.base import FeedbackLevel
 from critiquebench.graphs.cost import Calls
+from critiquebench.graphs.direct import Blueprint
 from critiquebench.graphs.loops import raw_turn, verified_loop
 from critiquebench.graphs.params import feedback, history, reply_cap, rounds, style
-from langgraph.graph import StateGraph
 
 # The study's code generates with max_new_tokens=5000 (model_manager.py), so that is refine's cap, not the
 # study-wide 512 (which other papers' schemes keep).
@@ -23,7 +23,7 @@ PARAMS = (rounds(4), feedback("request"), history(), style("refine"), reply_cap(
 
 
 def build(*, rounds: int, feedback: FeedbackLevel, history: str, style: str | None, max_tokens: int | None
-          ) -> StateGraph:  # fmt: skip
+          ) -> Blueprint:  # fmt: skip
     return verified_loop(rounds=rounds, level=feedback, history=history, style=style, wrap=raw_turn,
                          max_tokens=max_tokens)  # fmt: skip
 

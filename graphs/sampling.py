@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from critiquebench.graphs.cost import Calls
+from critiquebench.graphs.direct import Blueprint
 from critiquebench.graphs.loops import verified_loop
 from critiquebench.graphs.params import samples, style, temperature
-from langgraph.graph import StateGraph
 
 PARAMS = (samples(15), style(), temperature())
 
 
-def build(*, k: int, style: str | None, temperature: float | None) -> StateGraph:
+def build(*, k: int, style: str | None, temperature: float | None) -> Blueprint:
     return verified_loop(rounds=k, mode="sample", style=style, temperature=temperature)
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from critiquebench.graphs.cost import Calls
+from critiquebench.graphs.direct import Blueprint
 from critiquebench.graphs.loops import verified_loop
 from critiquebench.graphs.params import Param, samples, style, temperature
 from critiquebench.nodes.voting import VOTE_ON
-from langgraph.graph import StateGraph
 
 PARAMS = (
     samples(15), style(), temperature(),
@@ -22,7 +22,7 @@ PARAMS = (
 )  # fmt: skip
 
 
-def build(*, k: int, style: str | None, temperature: float | None, vote: str) -> StateGraph:
+def build(*, k: int, style: str | None, temperature: float | None, vote: str) -> Blueprint:
     return verified_loop(rounds=k, mode="sample", policy="collect", style=style, temperature=temperature, vote=vote)
 
 

@@ -8,14 +8,14 @@ from typing import Any
 
 from critiquebench.domains.base import FeedbackLevel
 from critiquebench.graphs.cost import Calls
+from critiquebench.graphs.direct import Blueprint
 from critiquebench.graphs.loops import verified_loop
 from critiquebench.graphs.params import feedback, history, rounds, style
-from langgraph.graph import StateGraph
 
 PARAMS = (rounds(15), feedback("binary"), history(), style())  # sound-first / sound-all change `feedback`
 
 
-def build(*, rounds: int, feedback: FeedbackLevel, history: str, style: str | None) -> StateGraph:
+def build(*, rounds: int, feedback: FeedbackLevel, history: str, style: str | None) -> Blueprint:
     return verified_loop(rounds=rounds, level=feedback, history=history, style=style)
 
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from critiquebench.graphs.cost import Calls
+from critiquebench.graphs.direct import Blueprint
 from critiquebench.graphs.loops import verified_loop
 from critiquebench.graphs.params import reply_cap, style
-from langgraph.graph import StateGraph
 
 PARAMS = (style(), reply_cap())
 
 
-def build(*, style: str | None, max_tokens: int | None) -> StateGraph:
+def build(*, style: str | None, max_tokens: int | None) -> Blueprint:
     return verified_loop(rounds=1, style=style, max_tokens=max_tokens)
 
 

@@ -18,8 +18,8 @@ from typing import Annotated, Any, Protocol, TypedDict
 
 from critiquebench.domains import call_options
 from critiquebench.domains.base import Domain, Instance
-from langgraph.channels.delta import DeltaChannel
 
+END = "__end__"  # LangGraph's name of a graph's end (langgraph.graph.END), where a node that decides ends a run
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "llm_calls", "cache_hits")
 PAST_KEYS = ("round", "answer", "canonical", "feedback")  # what later rounds read of a finished round
 
@@ -34,6 +34,14 @@ def merge_past(left: list[dict[str, Any]] | None, right: list[dict[str, Any]] | 
 def _fold_past(state: list[dict[str, Any]] | None, writes: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """The reducer of `past` over a batch of writes (the same result however the writes are batched)."""
     return merge_past(state, [entry for write in writes for entry in write or ()])
+
+
+def DeltaChannel(reducer: Callable[..., Any]) -> Any:  # noqa: N802 - the name RunState's annotation gives
+    """LangGraph's DeltaChannel over `reducer`, imported when a StateGraph reads RunState's annotations (they are
+    strings until then): importing the nodes does not import LangGraph (see `graphs.direct`)."""
+    from langgraph.channels.delta import DeltaChannel as channel
+
+    return channel(reducer)
 
 
 class RunState(TypedDict, total=False):

@@ -11,13 +11,15 @@ sampling at temperature > 0 answers it anew (PlanBench's windowed backprompting 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from critiquebench.domains.base import Instance
 from critiquebench.domains.contract import Transcribed
 from critiquebench.nodes.context import ContextOverflow, RunContext, RunState, add_usage, history
 from critiquebench.nodes.sound_verifier import finish
-from langgraph.runtime import Runtime
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
 
 Mode = Literal["iterate", "sample"]
 HISTORY_POLICIES = ("full", "last")

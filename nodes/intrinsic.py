@@ -15,15 +15,16 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from critiquebench.domains.contract import LLMVerdict, Prompted, SelfCritiqued
 from critiquebench.domains.prompts import DEFAULT, Prompts
-from critiquebench.nodes.context import PAST_KEYS, RunContext, RunState, add_usage, past_entry, rounds_before
+from critiquebench.nodes.context import END, PAST_KEYS, RunContext, RunState, add_usage, past_entry, rounds_before
 from critiquebench.nodes.sound_verifier import finish, sound_fields
 from critiquebench.nodes.voting import pick_consistent
-from langgraph.graph import END
-from langgraph.runtime import Runtime
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
 
 CHARS_PER_TOKEN = 4  # a model-independent estimate, so a run needs no tokenizer to honour `context_limit`
 

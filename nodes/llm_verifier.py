@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from critiquebench.nodes.context import RunContext, RunState, add_usage, past_entry
 from critiquebench.nodes.critics import make_critic
 from critiquebench.nodes.sound_verifier import finish, sound_fields
-from langgraph.runtime import Runtime
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
 
 
 def make_critic_node(

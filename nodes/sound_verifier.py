@@ -10,12 +10,13 @@ Policies
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from critiquebench.domains.contract import FEEDBACK_LEVELS, FeedbackLevel
-from critiquebench.nodes.context import RunContext, RunState, past_entry
-from langgraph.graph import END
-from langgraph.runtime import Runtime
+from critiquebench.nodes.context import END, RunContext, RunState, past_entry
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
 
 Policy = Literal["stop_on_valid", "collect"]
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from critiquebench.domains import call_options
 from critiquebench.domains.base import Instance, LLMVerdict
-from critiquebench.nodes.context import RunContext, RunState, rounds_before
+from critiquebench.nodes.context import END, RunContext, RunState, rounds_before
 from critiquebench.nodes.sound_verifier import finish
-from langgraph.graph import END
-from langgraph.runtime import Runtime
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
 
 
 def majority(critic: Callable[..., LLMVerdict], instance: Instance, answer: str, n: int) -> LLMVerdict:

@@ -191,6 +191,16 @@ def run_status(db: sqlite_utils.Database, thread_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def has_checkpoint(db: Any, thread_id: str) -> bool:
+    """Whether the run has a LangGraph checkpoint (false before the saver made its table)."""
+    try:
+        return db.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1", [thread_id]).fetchone() is not None
+    except Exception:  # noqa: BLE001 - no saver table yet: sqlite3's or psycopg's error
+        if not isinstance(db, sqlite_utils.Database):
+            db.execute("ROLLBACK")  # a failed statement aborts a Postgres transaction
+        return False
+
+
 def run_row(db: sqlite_utils.Database, thread_id: str) -> dict[str, Any] | None:
     """A run's `runs` row, or None."""
     rows = resolve_rows(db, list(db.query("SELECT * FROM runs WHERE thread_id = ?", [thread_id])), RUN_TEXTS)

@@ -32,11 +32,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from critiquebench.llm.budget import UNCAPPED_REPLY_TOKENS, Budget, TokenBudget
-from critiquebench.llm.deadline import ReplyDeadline, deadline_client
 from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMCallError, LLMError, ReplayMiss
 from critiquebench.llm.urls import (
     API_KEY_ENV,
@@ -369,6 +367,8 @@ class LLMClient:
     def _transient(self, exc: BaseException) -> bool:
         """Worth retrying: 408/409/429/5xx, timeouts, dropped connections, a garbled response body. Not: other
         statuses, any other error, or a refused connection to an endpoint that never answered."""
+        import openai  # with the endpoint's first error: a replay never imports the SDK (about 1 s of CPU)
+
         if isinstance(exc, openai.APIStatusError):
             return exc.status_code in _RETRY_STATUS or exc.status_code >= 500
         if isinstance(exc, openai.APIConnectionError):  # timeouts are APIConnectionErrors too
@@ -380,6 +380,8 @@ class LLMClient:
 
     def _retry_wait(self, state: RetryCallState) -> float:
         """The server's Retry-After when it sent one, else exponential backoff with jitter."""
+        import openai
+
         exc = state.outcome.exception() if state.outcome is not None else None
         if isinstance(exc, openai.APIStatusError):
             retry_after = _retry_after(exc.response.headers)
@@ -398,6 +400,8 @@ class LLMClient:
         )  # fmt: skip
 
     def _describe(self, exc: BaseException) -> str:
+        from critiquebench.llm.deadline import ReplyDeadline
+
         late = _cause(exc, ReplyDeadline)  # the SDK says only "Request timed out."
         return redact_text(f"{type(exc).__name__}: {late or exc}")[:1000]
 
@@ -495,6 +499,8 @@ def _is_openai(base_url: str) -> bool:
 def _overrides(params: Mapping[str, Any], default: Mapping[str, Any], is_openai: bool) -> dict[str, Any]:
     """The request arguments that change `default` sampling parameters into `params` for one call. No cap
     leaves the length field out of the request (the endpoint's own limit), rather than sending null."""
+    import openai
+
     out: dict[str, Any] = {}
     if params["temperature"] != default["temperature"]:
         out["temperature"] = params["temperature"]
@@ -523,6 +529,8 @@ def _say_once(message: str) -> None:
 def chat_model(settings: LLMSettings, base_url: str) -> Any:
     """The ChatOpenAI that `LLMClient` calls for `settings` (benchmarks time it bare, without the client)."""
     from langchain_openai import ChatOpenAI
+
+    from critiquebench.llm.deadline import deadline_client
 
     # ChatOpenAI sends `max_completion_tokens`, which llama.cpp-style servers ignore; they read `max_tokens`.
     is_openai = _is_openai(base_url)

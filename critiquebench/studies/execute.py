@@ -14,24 +14,27 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlite_utils
 
 from critiquebench.domains.base import Domain, Instance
 from critiquebench.domains.planning.strips import PlanningError
-from critiquebench.graphs import Spec, compiled, parse_spec
+from critiquebench.graphs import Spec, compiled, direct, parse_spec
+from critiquebench.graphs.direct import DirectGraph
 from critiquebench.graphs.state import initial_state, recursion_limit
-from critiquebench.llm.client import BudgetExceeded, EndpointUnreachable, LLMError
+from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMError
 from critiquebench.nodes.context import PAST_KEYS, USAGE_KEYS, ChatLLM, RunContext
-from critiquebench.store.checkpoints import open_saver
 from critiquebench.store.claims import holder, leases_for
-from critiquebench.store.db import connect, full_store
+from critiquebench.store.db import connect, full_store, transaction
 from critiquebench.store.memo import remember
+from critiquebench.store.postgres import is_postgres
 from critiquebench.store.results import (
     attempts,
     ensure_schema,
+    has_checkpoint,
     load_study,
     run_row,
     run_status,
@@ -61,6 +64,7 @@ class RunOutcome:
     resumed: bool = False  # continued from an earlier checkpoint
     skipped: bool = False  # already done before this call; nothing ran
     error: str | None = None
+    row: dict[str, Any] | None = field(default=None, compare=False, repr=False)  # its `runs` row as stored
 
 
 def execute_run(
@@ -86,9 +90,11 @@ def execute_run(
     parsed = parse_spec(spec)  # once per run (and cached per spec string)
     label = parsed.label
     tid = thread_id_for(study, domain.name, label, instance.id, trial)
-    db = connect(store_path)
+    kept = _kept_connection(store_path) if replaying(llm) else None
+    db = kept or connect(store_path)
     try:
-        ensure_schema(db)
+        if kept is None:
+            ensure_schema(db)
         if run_status(db, tid) == "done":
             return _outcome(db, tid, skipped=True)
         leases = leases_for(str(store_path), lambda: connect(store_path))
@@ -100,7 +106,31 @@ def execute_run(
         finally:
             leases.release(db, tid)
     finally:
-        db.conn.close()
+        if kept is None:
+            db.conn.close()
+
+
+_kept = threading.local()
+
+
+def keep_connections() -> None:
+    """Let this thread keep its connection to a SQLite store from one replayed run to the next: opening one and
+    checking the schema cost about 1 ms a run, as much as a replayed one-shot run's own work. The runner's pool
+    threads call it as they start; their connections close with them, when the study's runs end."""
+    _kept.held = {}
+
+
+def _kept_connection(store_path: str | os.PathLike[str]) -> sqlite_utils.Database | None:
+    """This thread's kept connection to the store at `store_path` (see `keep_connections`), or None: a thread
+    that keeps none, or a Postgres store."""
+    held: dict[str, sqlite_utils.Database] | None = getattr(_kept, "held", None)
+    if held is None or is_postgres(store_path):
+        return None
+    db = held.get(os.fspath(store_path))
+    if db is None:
+        db = held[os.fspath(store_path)] = connect(store_path)
+        ensure_schema(db)
+    return db
 
 
 def _claimed_run(
@@ -123,11 +153,22 @@ def _claimed_run(
     if reuse and copy_finished(db, reuse, tid, dict(study=study, domain=domain.name, scheme=label,
                                                      params=parsed.params, instance_id=instance.id, trial=trial)):
         return _outcome(db, tid)  # an identical run finished before: its rows, no graph steps  # fmt: skip
+    # a run started live resumes from its checkpoint, through LangGraph
+    if replaying(llm) and (stepper := direct(label)) is not None and not has_checkpoint(db, tid):
+        ident = dict(study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
+                     trial=trial)  # fmt: skip
+        ctx = RunContext.create(domain, instance, llm, tid)
+        outcome = _replayed_run(db, stepper, ctx, ident, recursion_limit(parsed.max_rounds))
+        if reuse and outcome.status == "done":
+            remember(db, reuse, tid)
+        return outcome
     # One background thread per run: every scheme's steps hold one node, so LangGraph's per-run pool only writes
     # checkpoints (in order, each waited for); its default of up to cpu+4 threads started and joined per run
     # cost about 0.3 ms of CPU per LLM call in a 32-run study (benchmarks/bench_scale.py).
     config: Any = {"configurable": {"thread_id": tid}, "recursion_limit": recursion_limit(parsed.max_rounds),
                    "max_concurrency": 1}  # fmt: skip
+    from critiquebench.store.checkpoints import open_saver  # LangGraph's saver: only runs stepped by LangGraph
+
     with open_saver(store_path) as saver:
         graph = compiled(label).copy(update={"checkpointer": saver})
         snapshot = graph.get_state(config)
@@ -178,6 +219,47 @@ def _claimed_run(
     if reuse:
         remember(db, reuse, tid)
     return outcome
+
+
+def replaying(llm: Any) -> bool:
+    """Whether every call of `llm` must come from the cache (no endpoint can be asked): a run is then redone
+    from the start at no cost, and needs no checkpoints."""
+    return bool(getattr(getattr(llm, "settings", None), "replay", False))
+
+
+def _replayed_run(
+    db: sqlite_utils.Database, stepper: DirectGraph, ctx: RunContext, ident: dict[str, Any], limit: int
+) -> RunOutcome:
+    """A run whose every call comes from the cache, stepped without LangGraph or checkpoints (`graphs.direct`),
+    its rows written in one transaction at its end: a replay interrupted midway has stored nothing of the
+    runs it was stepping, which the next resume steps again from the cache, and everything of those it
+    finished. A run that fails (a call missing from the cache, bad input) is recorded failed with the rounds
+    it made, as through LangGraph (`limit`: its step limit)."""
+    tid = ctx.thread_id
+    steps: list[tuple[str, Any, list[str]]] = []
+    error: str | None = None
+    status = "failed"
+    try:
+        for node, update in stepper.stream(initial_state(ctx.instance.id), ctx, limit):
+            steps.append((node, update, ctx.llm.take_keys()))
+    except EndpointUnreachable:  # cannot happen in a replay (no endpoint); kept for the caller's contract
+        raise
+    except BudgetExceeded as exc:
+        error, status = str(exc), "pending"
+    except (LLMError, PlanningError) as exc:
+        if isinstance(exc, PlanningError):
+            log.warning("run %s failed: %s", tid, exc)
+        error = f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
+        log.exception("run %s failed", tid)
+        error = f"{type(exc).__name__}: {exc}"
+    with transaction(db):
+        for node, update, keys in steps:
+            if isinstance(update, dict):
+                _record(db, tid, update.get("attempt"), None, node, keys)
+        if error is None:
+            return _finish(db, tid, ident, resumed=False)
+        return _fail(db, tid, ident, error, False, status=status)
 
 
 def _record(
@@ -252,4 +334,5 @@ def _outcome(db: sqlite_utils.Database, tid: str, resumed: bool = False, skipped
         resumed=resumed,
         skipped=skipped,
         error=row["error"],
+        row=row,
     )

@@ -77,8 +77,7 @@ def _identity_hash(
     files = {}
     if isinstance(domain, FromFolder):  # a PDDL folder domain: its files are part of what it computes
         for name in ("domain.pddl", "config.yaml"):
-            path = Path(domain.folder) / name
-            files[name] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+            files[name] = _file_digest(Path(domain.folder) / name)
     identity = {
         "code": code_fingerprint(),
         "study": {k: v for k, v in study_config.items() if k not in _NOT_IDENTITY},
@@ -91,6 +90,21 @@ def _identity_hash(
     }
     text = json.dumps(identity, sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _file_digest(path: Path) -> str | None:
+    """The SHA-256 of the file at `path` (None: no such file), hashed again only when its size or time change:
+    every run of a study asks for the same two files of its domain."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _digest_of(str(path), stat.st_mtime_ns, stat.st_size) if path.is_file() else None
+
+
+@lru_cache(maxsize=256)
+def _digest_of(path: str, mtime_ns: int, size: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def copy_finished(db: Store, key: str, thread_id: str, ident: dict[str, Any]) -> bool:

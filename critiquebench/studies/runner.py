@@ -231,6 +231,7 @@ def run_study(
     reuse = execute is None  # a stand-in executor (tests) sees every run
     if execute is None:
         from critiquebench.studies.execute import execute_run as execute
+        from critiquebench.studies.execute import keep_connections
     stop = stop or threading.Event()
     tasks = load_matrix(config) if tasks is None else tasks
     status = _finished(store_path, config.name)
@@ -276,7 +277,7 @@ def run_study(
                     progress[task.spec].running -= 1
                     deferred.append((time.monotonic() + CLAIM_POLL_S, task))
                 return
-            row = _row_by_id(store_path, outcome.thread_id) or {}
+            row = getattr(outcome, "row", None) or _row_by_id(store_path, outcome.thread_id) or {}
         except (EndpointUnreachable, StudyHalted) as exc:  # retrying or starting more runs cannot help: stop
             outcome = None
             halt(str(exc))
@@ -302,7 +303,8 @@ def run_study(
             _count(summary, prog, row, "/".join(map(str, task.key)))
 
     queue = iter(pending)
-    pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="run")
+    pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="run",
+                              initializer=keep_connections if reuse else None)  # fmt: skip
     running: set[Future[None]] = set()
     try:
         while True:
