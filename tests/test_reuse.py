@@ -29,7 +29,7 @@ def rows(store: Path, study: str, table: str) -> list[tuple[Any, ...]]:
         f"SELECT * FROM {table} WHERE substr(thread_id, 1, ?) = ? ORDER BY {key}", [len(study) + 1, f"{study}/"]
     )
     names = [d[0] for d in found.description]
-    drop = {"thread_id", "study", "updated_at", "cache_hits"}
+    drop = {"thread_id", "study", "updated_at", "started_at", "cache_hits"}  # times differ by run
     return [tuple(v for n, v in zip(names, row, strict=True) if n not in drop) for row in found.fetchall()]
 
 

@@ -155,8 +155,9 @@ def _claimed_run(
         return _outcome(db, tid)  # an identical run finished before: its rows, no graph steps  # fmt: skip
     # a run started live resumes from its checkpoint, through LangGraph
     if replaying(llm) and (stepper := direct(label)) is not None and not has_checkpoint(db, tid):
+        # its provenance rides on the one row written at its end (no "running" row: nothing is written before)
         ident = dict(study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
-                     trial=trial)  # fmt: skip
+                     trial=trial, **run_provenance(llm, defined))  # fmt: skip
         ctx = RunContext.create(domain, instance, llm, tid)
         outcome = _replayed_run(db, stepper, ctx, ident, recursion_limit(parsed.max_rounds))
         if reuse and outcome.status == "done":
