@@ -14,7 +14,6 @@ Definitions (also printed in report headers):
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter, defaultdict
@@ -27,6 +26,7 @@ import sqlite_utils
 from critiquebench.store.reads import study_names, study_rounds, study_runs
 from critiquebench.store.results import ensure_schema, load_study
 from critiquebench.studies.guards import SMALL_N
+from critiquebench.studies.threads import spec_of
 
 Z95 = 1.959963984540054
 NON_ITERATIVE = frozenset({"standard", "self-consistency"})
@@ -170,19 +170,6 @@ def study_config(db: sqlite_utils.Database, study: str) -> dict[str, Any]:
         hint = f"; known studies: {', '.join(known)}" if known else "; the store has no studies"
         raise ReportError(f"no study named {study!r} in this store{hint}")
     return config
-
-
-def spec_of(row: dict[str, Any]) -> str:
-    """The scheme spec a run was started with, read back from its thread id
-    (f"{study}/{domain}/{spec}/{instance_id}/{trial}"), else rebuilt from scheme + params."""
-    tid = row["thread_id"]
-    prefix, suffix = f"{row['study']}/{row['domain']}/", f"/{row['instance_id']}/{row['trial']}"
-    if tid.startswith(prefix) and tid.endswith(suffix) and len(tid) > len(prefix) + len(suffix):
-        return tid[len(prefix) : -len(suffix)]
-    params = json.loads(row.get("params") or "{}")
-    if ":" in row["scheme"] or not params:
-        return row["scheme"]
-    return row["scheme"] + ":" + ",".join(f"{k}={v}" for k, v in sorted(params.items()))
 
 
 def ordered_keys(keys: Iterable[tuple[str, str]], config: dict[str, Any]) -> list[tuple[str, str]]:

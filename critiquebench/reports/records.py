@@ -211,7 +211,7 @@ class _Study:
 
 def _identity(row: Mapping[str, Any]) -> dict[str, Any]:
     """The identity columns of a run's (or its round's) row."""
-    from critiquebench.reports.metrics import spec_of
+    from critiquebench.studies.threads import spec_of
 
     return {
         "study": row["study"],
