@@ -16,8 +16,9 @@ from dataclasses import replace
 
 import sqlite_utils
 
-from critiquebench.reports.metrics import BudgetPoint, Table1Row, budget_curve, study_config, table1, table2
+from critiquebench.reports.metrics import BudgetPoint, Table1Row, budget_curve, table1, table2
 from critiquebench.reports.tables import Grid, flagged, pct
+from critiquebench.studies.define import study_config
 from critiquebench.studies.guards import ONE_CLASS_NOTE, SMALL_N
 
 

@@ -23,17 +23,13 @@ from typing import Any
 
 import sqlite_utils
 
-from critiquebench.store.reads import study_names, study_rounds, study_runs
-from critiquebench.store.results import ensure_schema, load_study
+from critiquebench.store.reads import study_rounds, study_runs
+from critiquebench.studies.define import study_config
 from critiquebench.studies.guards import SMALL_N
 from critiquebench.studies.threads import spec_of
 
 Z95 = 1.959963984540054
 NON_ITERATIVE = frozenset({"standard", "self-consistency"})
-
-
-class ReportError(LookupError):
-    """The study to report does not exist (message names the known studies)."""
 
 
 def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -160,16 +156,6 @@ class BudgetPoint:
 def row_dict(row: Any) -> dict[str, Any]:
     """A report row as JSON-ready data (NaN becomes None)."""
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(row).items()}
-
-
-def study_config(db: sqlite_utils.Database, study: str) -> dict[str, Any]:
-    ensure_schema(db)
-    config = load_study(db, study)
-    if config is None:
-        known = study_names(db)
-        hint = f"; known studies: {', '.join(known)}" if known else "; the store has no studies"
-        raise ReportError(f"no study named {study!r} in this store{hint}")
-    return config
 
 
 def ordered_keys(keys: Iterable[tuple[str, str]], config: dict[str, Any]) -> list[tuple[str, str]]:
