@@ -23,9 +23,9 @@ from typing import Any
 
 import sqlite_utils
 
+from critiquebench.reports.guards import SMALL_N
 from critiquebench.store.reads import study_rounds, study_runs
 from critiquebench.studies.define import study_config
-from critiquebench.studies.guards import SMALL_N
 from critiquebench.studies.threads import spec_of
 
 Z95 = 1.959963984540054
@@ -73,7 +73,7 @@ class Table1Row:
     cache_hits: int
     failed: int
     unfinished: int
-    small_n: bool = False  # fewer finished runs than studies.guards.SMALL_N: a smoke test, not a finding
+    small_n: bool = False  # fewer finished runs than reports.guards.SMALL_N: a smoke test, not a finding
     table: str = "1"
     # the half-width of the Wald interval, z * sqrt(p(1-p)/n), beside our Wilson interval: the form of most "±" the
     # intrinsic self-critique paper prints (Tables 1, 2, 4-6 at n = 600 or 1000, a few 0.1 off), not of its
@@ -107,7 +107,7 @@ class Confusion:
     @property
     def one_class(self) -> bool:
         """Every judged answer was sound-valid, or every one invalid: accuracy then only counts how often the
-        LLM said that one class (studies.guards)."""
+        LLM said that one class (reports.guards)."""
         return self.n > 0 and (self.tp + self.fn == 0 or self.fp + self.tn == 0)
 
     def rates(self) -> tuple[float | None, float | None, float | None, float | None]:
@@ -137,7 +137,7 @@ class Table2Row:
     false_neg: int
     sound_valid: int
     fnr: float | None
-    one_class: bool = False  # every judged answer was sound-valid, or every one invalid (studies.guards)
+    one_class: bool = False  # every judged answer was sound-valid, or every one invalid (reports.guards)
     table: str = "2"
 
 
