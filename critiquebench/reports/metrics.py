@@ -29,7 +29,6 @@ from critiquebench.studies.define import study_config
 from critiquebench.studies.threads import spec_of
 
 Z95 = 1.959963984540054
-NON_ITERATIVE = frozenset({"standard", "self-consistency"})
 
 
 def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -272,13 +271,25 @@ def table2(db: sqlite_utils.Database, study: str) -> list[Table2Row]:
     return out
 
 
+def iterative(scheme: str) -> bool:
+    """Whether Figure 2 shows `scheme` at each round budget: at its defaults it may make more than one round and
+    stop after any (`Calls.rounds`, `Calls.stops`), unlike `standard` (one round) or `self-consistency` (every
+    sample drawn, then the vote). A name no scheme has (say, a recorded run's) counts as iterative."""
+    from critiquebench.graphs import SCHEMES
+
+    if scheme not in SCHEMES:
+        return True
+    calls = SCHEMES[scheme].calls({})
+    return calls.stops and calls.rounds > 1
+
+
 def budget_curve(db: sqlite_utils.Database, study: str) -> list[BudgetPoint]:
     """Accuracy against round budget n = 1..max rounds, for each iterative scheme (Figure 2)."""
     config = study_config(db, study)
     runs = [
         r
         for r in _runs(db, study)
-        if r["status"] == "done" and r["spec"].partition(":")[0] not in NON_ITERATIVE
+        if r["status"] == "done" and iterative(r["spec"].partition(":")[0])
     ]
     rounds: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
     for row in study_rounds(db, study):

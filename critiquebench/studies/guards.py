@@ -1,6 +1,7 @@
 """Methodology guards of a study's settings: a setting that invites a wrong conclusion, named before it runs.
 
-- `temperature_warnings(schemes, temperature)`: `sampling` and `self-consistency` at temperature 0 draw one
+- `temperature_warnings(schemes, temperature)`: a sampling scheme (`Calls.samples`: `sampling`,
+  `self-consistency`) at temperature 0 draws one
   answer k times (a deterministic server returns the same text for the same prompt), so they measure nothing
   beyond `standard`. The self-verification paper sampled at t=1 (`000:244`); its study file
   (studies/self_verification_loops.toml) sets `temperature=1.0` on those schemes.
@@ -13,8 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-SAMPLING_SCHEMES = ("sampling", "self-consistency")
-
 
 def temperature_warnings(schemes: Iterable[str], temperature: float) -> list[str]:
     """One line per sampling scheme of `schemes` that would draw its samples at temperature 0."""
@@ -23,7 +22,7 @@ def temperature_warnings(schemes: Iterable[str], temperature: float) -> list[str
     out = []
     for spec in schemes:
         parsed = parse_spec(spec)
-        if parsed.name not in SAMPLING_SCHEMES:
+        if not parsed.calls.samples:  # a scheme whose rounds re-ask the first prompt as samples (graphs/cost.py)
             continue
         params = parsed.params
         own = params.get("temperature")
