@@ -214,10 +214,9 @@ def resume(
 def resumable(path: Path | str, name: str, *, base_url: str | None = None, **operational: Any) -> StudyConfig:
     """The stored loop study `name` with new operational settings and, when given, a new endpoint (how `resume`
     and `critiquebench resume` read it). Raises StudyError."""
-    from critiquebench.reports.metrics import ReportError
     from critiquebench.store.db import StoreError, opened
     from critiquebench.studies.config import ConfigError, validate
-    from critiquebench.studies.define import stored_study
+    from critiquebench.studies.define import ReportError, stored_study
 
     try:
         with opened(path, readonly=True) as db:
@@ -233,9 +232,9 @@ def resumable(path: Path | str, name: str, *, base_url: str | None = None, **ope
 def _frame(name: str, store: Store, table: str) -> pandas.DataFrame:
     import pandas as pd
 
-    from critiquebench.reports.metrics import ReportError
     from critiquebench.reports.records import COLUMNS, records
     from critiquebench.store.db import StoreError, opened
+    from critiquebench.studies.define import ReportError
 
     try:
         with opened(_store(store), readonly=True) as db:
@@ -273,9 +272,9 @@ def report(name: str, *, store: Store = None, table: str = "1", fmt: str = "md",
     """A study's table as `critiquebench report NAME --table TABLE --format FMT` prints it (fmt: table, md, csv,
     json); `compare`: a second study, side by side."""
     from critiquebench.reports.catalog import report_rows
-    from critiquebench.reports.metrics import ReportError
     from critiquebench.reports.tables import FORMATS, render
     from critiquebench.store.db import StoreError, opened
+    from critiquebench.studies.define import ReportError
 
     if fmt not in FORMATS:
         raise StudyError(f"fmt must be one of {', '.join(FORMATS)}, not {fmt!r}")

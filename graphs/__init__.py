@@ -247,7 +247,7 @@ def build_graph(spec: str) -> StateGraph:
 
 def needs(spec: str) -> tuple[Need, ...]:
     """What scheme `spec` needs of a domain beyond the core contract, as alternatives (one is enough): its
-    critic's needs (`nodes.critics.NEEDS`); nothing for schemes without a critic."""
+    critic's needs (its `nodes.critics.CRITICS` row); nothing for schemes without a critic."""
     from critiquebench.nodes.critics import critic_needs
 
     parsed = parse_spec(spec)

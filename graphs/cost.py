@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-SOUND_CRITICS = frozenset({"sound"})  # critics that judge with the sound verifier: no LLM call
+from critiquebench.nodes.critics import makes_llm_calls
 
 
 @dataclass(frozen=True)
@@ -47,4 +47,5 @@ class Calls:
 
 def critic_calls(params: Mapping[str, Any]) -> int:
     """LLM calls a scheme's critic makes per round: its votes, none for a sound critic."""
-    return 0 if params.get("critic") in SOUND_CRITICS else int(params.get("votes", 1))
+    critic = params.get("critic")
+    return int(params.get("votes", 1)) if critic is None or makes_llm_calls(str(critic)) else 0

@@ -10,7 +10,7 @@ built-in table, then the entry-point group `critiquebench.critics`, so a package
 
 and a scheme selects it as `llm-llm:critic=partial` (extra factory arguments as `critic_<name>=value`).
 
-What a critic needs of a domain is declared (`NEEDS`; a plug-in factory may carry a `needs` attribute): a
+What a critic needs of a domain is declared (its `CRITICS` row; a plug-in factory may carry a `needs` attribute): a
 study compares it with the domain's capabilities (`domains.contract`) before anything runs, and leaves the
 scheme out of a domain that lacks them, with the domain's reason.
 """
@@ -104,28 +104,35 @@ def make_intrinsic_critic(
     return critic
 
 
-BUILTIN_CRITICS: dict[str, CriticFactory] = {
-    "llm": make_llm_critic,
-    "intrinsic": make_intrinsic_critic,
-    "llm-cot": make_llm_cot_critic,
-    "sound": make_sound_critic,
-}
+@dataclass(frozen=True)
+class CriticEntry:
+    """One built-in critic: its factory, what it needs of a domain (one of these; none: nothing beyond the core
+    contract), and whether each judgement is an LLM call (the sound critic's are not, so the dry run counts none)."""
+
+    factory: CriticFactory
+    needs: tuple[Need, ...] = ()
+    llm_calls: bool = True
 
 
-# What each built-in critic needs of a domain: one of these (none: nothing beyond the core contract).
-NEEDS: dict[str, tuple[Need, ...]] = {
-    "llm": (Need(Judged, "critique"),),
-    "llm-cot": (Need(Judged, "critique-cot"),),
-    "intrinsic": (Need(SelfCritiqued), Need(Judged, "critique")),
-    "sound": (),
+# The built-in critics, one row each.
+CRITICS: dict[str, CriticEntry] = {
+    "llm": CriticEntry(make_llm_critic, (Need(Judged, "critique"),)),
+    "intrinsic": CriticEntry(make_intrinsic_critic, (Need(SelfCritiqued), Need(Judged, "critique"))),
+    "llm-cot": CriticEntry(make_llm_cot_critic, (Need(Judged, "critique-cot"),)),
+    "sound": CriticEntry(make_sound_critic, llm_calls=False),
 }
 
 
 def critic_needs(name: str) -> tuple[Need, ...]:
     """What critic `name` needs of a domain (a plug-in's factory may declare `needs`; else nothing known)."""
-    if name in NEEDS:
-        return NEEDS[name]
+    if name in CRITICS:
+        return CRITICS[name].needs
     return tuple(getattr(get_critic_factory(name), "needs", ()))
+
+
+def makes_llm_calls(name: str) -> bool:
+    """Whether each judgement of critic `name` is an LLM call (a plug-in's is assumed to be)."""
+    return CRITICS[name].llm_calls if name in CRITICS else True
 
 
 @dataclass(frozen=True)
@@ -141,10 +148,10 @@ def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
 
 def available_critics() -> list[CriticInfo]:
     """Built-in critics, then plug-ins (a plug-in with a built-in's name is shadowed, and says so)."""
-    infos = [CriticInfo(name, "built-in", _first_line(f.__doc__)) for name, f in BUILTIN_CRITICS.items()]
+    infos = [CriticInfo(name, "built-in", _first_line(e.factory.__doc__)) for name, e in CRITICS.items()]
     for name, ep in sorted(_entry_points().items()):
         dist = ep.dist.name if ep.dist is not None else "?"
-        shadowed = " (shadowed by the built-in)" if name in BUILTIN_CRITICS else ""
+        shadowed = " (shadowed by the built-in)" if name in CRITICS else ""
         infos.append(CriticInfo(name, f"{ep.value} ({dist}){shadowed}", _plugin_doc(ep)))
     return infos
 
@@ -156,13 +163,13 @@ _LOADED: dict[str, CriticFactory] = {}
 
 
 def get_critic_factory(name: str) -> CriticFactory:
-    if name in BUILTIN_CRITICS:
-        return BUILTIN_CRITICS[name]
+    if name in CRITICS:
+        return CRITICS[name].factory
     if name in _LOADED:
         return _LOADED[name]
     eps = _entry_points()
     if name not in eps:
-        known = ", ".join([*BUILTIN_CRITICS, *sorted(eps)])
+        known = ", ".join([*CRITICS, *sorted(eps)])
         raise ValueError(f"unknown critic {name!r}; available: {known}")
     try:
         factory = eps[name].load()

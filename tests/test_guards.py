@@ -12,8 +12,9 @@ import pytest
 from critiquebench.store.db import opened
 
 from critiquebench.reports.findings import findings_grid
+from critiquebench.reports.guards import SMALL_N
 from critiquebench.studies.config import read_toml
-from critiquebench.studies.guards import SMALL_N, temperature_warnings
+from critiquebench.studies.guards import temperature_warnings
 from critiquebench.viewer.data import study as viewer_study
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import invoke

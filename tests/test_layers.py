@@ -62,8 +62,30 @@ def test_layers_import_one_way(folder: str) -> None:
     assert wrong_way(folder) == []
 
 
+# Rooms of the app layer that import one way too: reports read what studies ran (a study's definition, its spec
+# read back from a thread id), so studies/ never imports reports/ and the two cannot tie into a cycle.
+ONE_WAY_ROOMS = [("studies", "reports")]
+
+
+def room_imports(room: str, other: str) -> list[str]:
+    """Every import of critiquebench.<other> in critiquebench/<room>/ (module level or inside a function)."""
+    bad = []
+    for path in sorted((ROOT / "critiquebench" / room).rglob("*.py")):
+        package = PREFIX + ".".join(path.relative_to(ROOT).with_suffix("").parts[1:-1])
+        for line, name in imports_of(path, package):
+            if name == f"{PREFIX}{other}" or name.startswith(f"{PREFIX}{other}."):
+                bad.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    return bad
+
+
+@pytest.mark.parametrize(("room", "other"), ONE_WAY_ROOMS)
+def test_studies_never_import_reports(room: str, other: str) -> None:
+    assert room_imports(room, other) == []
+
+
 def test_the_check_catches_a_wrong_way_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from critiquebench.store.results import upsert_attempt\n")
     assert imports_of(bad, "critiquebench.nodes") == [(2, "critiquebench.store.results")]
     assert layer_of("critiquebench.store.results") == "store" and layer_of("critiquebench.llm.client") == "app"
+    assert room_imports("reports", "studies")  # the other way is allowed, and found

@@ -14,8 +14,9 @@ from critiquebench.store.db import connect
 from critiquebench.store.results import ensure_schema, save_study, upsert_attempt, upsert_run
 
 from critiquebench.reports.figures import budget_figure
-from critiquebench.reports.metrics import ReportError, budget_curve, compare, table1, table2, wilson
+from critiquebench.reports.metrics import budget_curve, compare, table1, table2, wilson
 from critiquebench.reports.tables import render
+from critiquebench.studies.define import ReportError
 
 CLI = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "critiquebench"
 TABLE1_KEYS = {"domain", "scheme", "correct", "total", "accuracy", "ci_low", "ci_high", "mean_rounds",

@@ -180,9 +180,10 @@ def execute_study(
 ) -> None:
     """Run (or resume) a stored study, print Table 1; exit 1 if runs failed, 3 if the token budget stopped runs,
     130 if interrupted."""
-    from critiquebench.reports.metrics import ReportError, table1, table2
+    from critiquebench.reports.metrics import table1, table2
     from critiquebench.reports.tables import render
     from critiquebench.store.db import opened
+    from critiquebench.studies.define import ReportError
     from critiquebench.studies.runner import planned_runs
     from critiquebench.studies.session import exit_code
 
@@ -418,10 +419,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Tables (and Figure 2) of a study, computed from the store alone."""
         from critiquebench.reports.catalog import TABLES, report_rows
-        from critiquebench.reports.metrics import ReportError
         from critiquebench.reports.tables import FORMATS, render
         from critiquebench.store.db import StoreError
-        from critiquebench.studies.define import reading
+        from critiquebench.studies.define import ReportError, reading
 
         if fmt not in FORMATS:
             raise _fail(f"--format must be one of {', '.join(FORMATS)}")
@@ -493,9 +493,8 @@ def register(app: typer.Typer) -> None:
         store: StoreOpt = None,
     ) -> None:
         """Delete a study with its runs, rounds and checkpoints; the shared LLM call cache stays."""
-        from critiquebench.reports.metrics import ReportError
         from critiquebench.store.db import StoreError
-        from critiquebench.studies.define import StudyRunning, delete_study
+        from critiquebench.studies.define import ReportError, StudyRunning, delete_study
 
         path = _store(store)
         try:
@@ -531,10 +530,9 @@ def register(app: typer.Typer) -> None:
         temperature and scheme parameters each run was made with on every row (or, with --features, the attempt
         dataset). Columns: docs/reports.md, "Export columns"."""
         from critiquebench.outputs import OutputError
-        from critiquebench.reports.metrics import ReportError, study_config
         from critiquebench.reports.records import COLUMNS, ExportError, check_format, format_for, records, write_records
         from critiquebench.store.db import StoreError
-        from critiquebench.studies.define import reading
+        from critiquebench.studies.define import ReportError, reading, study_config
 
         located = _store(store)
         _check_outputs(located, output, None)

@@ -172,9 +172,10 @@ def _close_runs(rows: list[dict[str, Any]], outcome: dict[str, bool]) -> list[di
 
 def study_rows(db: sqlite_utils.Database, study: str) -> list[dict[str, Any]]:
     """Rows for every finished run of `study` in a planning domain (other domains are left out)."""
-    from critiquebench.reports.metrics import spec_of, study_config
     from critiquebench.studies.config import StudyConfig
+    from critiquebench.studies.define import study_config
     from critiquebench.studies.runner import RunnerError, load_matrix
+    from critiquebench.studies.threads import spec_of
 
     config = StudyConfig.from_dict(study_config(db, study))
     if config.kind != "loop":
@@ -270,8 +271,8 @@ def load_rows(source: str, store: Path | None = None) -> list[dict[str, Any]]:
         return planbench_rows(path)
     if path.suffix.lower() in (".jsonl", ".csv") and path.is_file():
         return read_rows(path)
-    from critiquebench.reports.metrics import ReportError
     from critiquebench.store.db import default_store_path, opened
+    from critiquebench.studies.define import ReportError
 
     store = store or default_store_path()
     if not Path(store).exists():

@@ -26,8 +26,9 @@ class Table:
 
 
 def _table1(db: Any, study: str) -> Rows:
-    from critiquebench.reports.metrics import study_config, table1
+    from critiquebench.reports.metrics import table1
     from critiquebench.reports.planbench import is_task_study, task_rows
+    from critiquebench.studies.define import study_config
     from critiquebench.studies.runner import planned_runs
 
     return task_rows(db, study) if is_task_study(study_config(db, study)) else table1(db, study, planned_runs)
@@ -36,8 +37,9 @@ def _table1(db: Any, study: str) -> Rows:
 def _table2(db: Any, study: str) -> Rows:
     """Every round an LLM verifier judged; of a PlanBench plan-verification (t3) study, where the model under
     test is the verifier, its verdicts against the truth (accuracy, FPR, FNR at PlanBench's levels)."""
-    from critiquebench.reports.metrics import study_config, table2
+    from critiquebench.reports.metrics import table2
     from critiquebench.reports.planbench import is_task_study, task_rows
+    from critiquebench.studies.define import study_config
 
     if is_task_study(study_config(db, study)) and (verifier := [r for r in task_rows(db, study) if r.level]):
         return verifier
@@ -101,7 +103,7 @@ HELP = "; ".join(f"{t.name} ({t.help})" for t in TABLES.values()) + "."
 def report_rows(db: Any, study: str, table: str = "1", compare_to: str | None = None) -> Rows:
     """The rows of `table` for `study` (or, with `compare_to`, the two studies side by side). Raises ReportError
     for an unknown study or a table its kind of study does not have."""
-    from critiquebench.reports.metrics import ReportError, study_config  # not at import: the CLI's help reads TABLES
+    from critiquebench.studies.define import ReportError, study_config  # not at import: the CLI's help reads TABLES
 
     if table not in TABLES:
         raise ReportError(f"--table must be one of {', '.join(TABLES)}")

@@ -16,9 +16,10 @@ from dataclasses import replace
 
 import sqlite_utils
 
-from critiquebench.reports.metrics import BudgetPoint, Table1Row, budget_curve, study_config, table1, table2
+from critiquebench.reports.guards import ONE_CLASS_NOTE, SMALL_N
+from critiquebench.reports.metrics import BudgetPoint, Table1Row, budget_curve, table1, table2
 from critiquebench.reports.tables import Grid, flagged, pct
-from critiquebench.studies.guards import ONE_CLASS_NOTE, SMALL_N
+from critiquebench.studies.define import study_config
 
 
 def _family(spec: str) -> str:

@@ -31,16 +31,11 @@ import sqlite_utils
 from critiquebench.graphs import SCHEMES, parse_spec
 from critiquebench.graphs import intrinsic as intrinsic_graph
 from critiquebench.nodes.voting import pick_consistent
-from critiquebench.reports.metrics import (
-    ordered_keys,
-    ratio,
-    spec_of,
-    study_config,
-    table1,
-    wald_half_width,
-)
+from critiquebench.reports.metrics import ordered_keys, ratio, table1, wald_half_width
 from critiquebench.reports.tables import GRIDS, Grid, pct
 from critiquebench.store.reads import study_rounds
+from critiquebench.studies.define import study_config
+from critiquebench.studies.threads import spec_of
 
 SCHEME = "intrinsic"
 NO_CRITIQUE = "No-Critique"

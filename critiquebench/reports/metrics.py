@@ -14,7 +14,6 @@ Definitions (also printed in report headers):
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter, defaultdict
@@ -24,16 +23,12 @@ from typing import Any
 
 import sqlite_utils
 
-from critiquebench.store.reads import study_names, study_rounds, study_runs
-from critiquebench.store.results import ensure_schema, load_study
-from critiquebench.studies.guards import SMALL_N
+from critiquebench.reports.guards import SMALL_N
+from critiquebench.store.reads import study_rounds, study_runs
+from critiquebench.studies.define import study_config
+from critiquebench.studies.threads import spec_of
 
 Z95 = 1.959963984540054
-NON_ITERATIVE = frozenset({"standard", "self-consistency"})
-
-
-class ReportError(LookupError):
-    """The study to report does not exist (message names the known studies)."""
 
 
 def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -77,7 +72,7 @@ class Table1Row:
     cache_hits: int
     failed: int
     unfinished: int
-    small_n: bool = False  # fewer finished runs than studies.guards.SMALL_N: a smoke test, not a finding
+    small_n: bool = False  # fewer finished runs than reports.guards.SMALL_N: a smoke test, not a finding
     table: str = "1"
     # the half-width of the Wald interval, z * sqrt(p(1-p)/n), beside our Wilson interval: the form of most "±" the
     # intrinsic self-critique paper prints (Tables 1, 2, 4-6 at n = 600 or 1000, a few 0.1 off), not of its
@@ -111,7 +106,7 @@ class Confusion:
     @property
     def one_class(self) -> bool:
         """Every judged answer was sound-valid, or every one invalid: accuracy then only counts how often the
-        LLM said that one class (studies.guards)."""
+        LLM said that one class (reports.guards)."""
         return self.n > 0 and (self.tp + self.fn == 0 or self.fp + self.tn == 0)
 
     def rates(self) -> tuple[float | None, float | None, float | None, float | None]:
@@ -141,7 +136,7 @@ class Table2Row:
     false_neg: int
     sound_valid: int
     fnr: float | None
-    one_class: bool = False  # every judged answer was sound-valid, or every one invalid (studies.guards)
+    one_class: bool = False  # every judged answer was sound-valid, or every one invalid (reports.guards)
     table: str = "2"
 
 
@@ -160,29 +155,6 @@ class BudgetPoint:
 def row_dict(row: Any) -> dict[str, Any]:
     """A report row as JSON-ready data (NaN becomes None)."""
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(row).items()}
-
-
-def study_config(db: sqlite_utils.Database, study: str) -> dict[str, Any]:
-    ensure_schema(db)
-    config = load_study(db, study)
-    if config is None:
-        known = study_names(db)
-        hint = f"; known studies: {', '.join(known)}" if known else "; the store has no studies"
-        raise ReportError(f"no study named {study!r} in this store{hint}")
-    return config
-
-
-def spec_of(row: dict[str, Any]) -> str:
-    """The scheme spec a run was started with, read back from its thread id
-    (f"{study}/{domain}/{spec}/{instance_id}/{trial}"), else rebuilt from scheme + params."""
-    tid = row["thread_id"]
-    prefix, suffix = f"{row['study']}/{row['domain']}/", f"/{row['instance_id']}/{row['trial']}"
-    if tid.startswith(prefix) and tid.endswith(suffix) and len(tid) > len(prefix) + len(suffix):
-        return tid[len(prefix) : -len(suffix)]
-    params = json.loads(row.get("params") or "{}")
-    if ":" in row["scheme"] or not params:
-        return row["scheme"]
-    return row["scheme"] + ":" + ",".join(f"{k}={v}" for k, v in sorted(params.items()))
 
 
 def ordered_keys(keys: Iterable[tuple[str, str]], config: dict[str, Any]) -> list[tuple[str, str]]:
@@ -299,13 +271,25 @@ def table2(db: sqlite_utils.Database, study: str) -> list[Table2Row]:
     return out
 
 
+def iterative(scheme: str) -> bool:
+    """Whether Figure 2 shows `scheme` at each round budget: at its defaults it may make more than one round and
+    stop after any (`Calls.rounds`, `Calls.stops`), unlike `standard` (one round) or `self-consistency` (every
+    sample drawn, then the vote). A name no scheme has (say, a recorded run's) counts as iterative."""
+    from critiquebench.graphs import SCHEMES
+
+    if scheme not in SCHEMES:
+        return True
+    calls = SCHEMES[scheme].calls({})
+    return calls.stops and calls.rounds > 1
+
+
 def budget_curve(db: sqlite_utils.Database, study: str) -> list[BudgetPoint]:
     """Accuracy against round budget n = 1..max rounds, for each iterative scheme (Figure 2)."""
     config = study_config(db, study)
     runs = [
         r
         for r in _runs(db, study)
-        if r["status"] == "done" and r["spec"].partition(":")[0] not in NON_ITERATIVE
+        if r["status"] == "done" and iterative(r["spec"].partition(":")[0])
     ]
     rounds: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
     for row in study_rounds(db, study):

@@ -20,9 +20,11 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from critiquebench.graphs import parse_spec
-from critiquebench.reports.metrics import Confusion, ordered_keys, spec_of, study_config, table1
+from critiquebench.reports.metrics import Confusion, ordered_keys, table1
 from critiquebench.reports.tables import GRIDS, Grid, pct
 from critiquebench.store.reads import final_judged_rounds
+from critiquebench.studies.define import study_config
+from critiquebench.studies.threads import spec_of
 
 FEEDBACK_OF = {
     "standard": "no feedback",

@@ -15,9 +15,10 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.domains.planning.tasks import TASKS
-from critiquebench.reports.metrics import ratio, study_config, wilson
+from critiquebench.reports.metrics import ratio, wilson
 from critiquebench.reports.tables import GRIDS, Grid, pct
 from critiquebench.store.reads import study_rounds, study_runs
+from critiquebench.studies.define import study_config
 
 LEVELS = ("binary", "type", "explanation")
 

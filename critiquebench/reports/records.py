@@ -160,8 +160,8 @@ class _Study:
 
     @classmethod
     def read(cls, db: Any, study: str) -> _Study:
-        from critiquebench.reports.metrics import study_config
         from critiquebench.store.reads import call_facts, study_steps
+        from critiquebench.studies.define import study_config
 
         config = study_config(db, study)
         steps: dict[str, dict[int, list[tuple[str, list[str], str | None]]]] = {}
@@ -211,7 +211,7 @@ class _Study:
 
 def _identity(row: Mapping[str, Any]) -> dict[str, Any]:
     """The identity columns of a run's (or its round's) row."""
-    from critiquebench.reports.metrics import spec_of
+    from critiquebench.studies.threads import spec_of
 
     return {
         "study": row["study"],

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from critiquebench.reports.metrics import Z95, ReportError, study_config, wilson
+from critiquebench.reports.metrics import Z95, wilson
 from critiquebench.reports.tables import GRIDS, Grid, pct
+from critiquebench.studies.define import ReportError, study_config
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ def _num(value: float | None, fmt: str = "{:.1f}") -> str:
 
 
 def flagged(text: str, flag: bool, mark: str) -> str:
-    """A cell with its guard mark (studies.guards) when the flag is set."""
+    """A cell with its guard mark (reports.guards) when the flag is set."""
     return f"{text} {mark}" if flag else text
 
 
@@ -72,7 +72,7 @@ def _notes(note: str, *extra: tuple[bool, str]) -> str:
 
 
 def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
-    from critiquebench.studies.guards import SMALL_N_NOTE
+    from critiquebench.reports.guards import SMALL_N_NOTE
 
     domains = list(dict.fromkeys(r.domain for r in rows))
     schemes = list(dict.fromkeys(r.scheme for r in rows))
@@ -128,7 +128,7 @@ def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
 
 
 def table2_grids(rows: Sequence[Table2Row]) -> list[Grid]:
-    from critiquebench.studies.guards import ONE_CLASS_NOTE
+    from critiquebench.reports.guards import ONE_CLASS_NOTE
 
     body = [
         [

@@ -6,7 +6,7 @@ judged answer of every kind (correct, ablated, random, LLM-produced, ...), so th
 verifications = answers judged, FPR over the sound-invalid ones, FNR over the sound-valid ones.
 Per kind (Tables A2-A3 style): accuracy = LLM verdict agrees with the sound verdict; FPR = LLM said valid
 among sound-invalid answers; FNR = LLM said invalid among sound-valid answers. Critique quality (Table A4
-style): among answers the LLM rejected, how its critiques classify (see critique_quality).
+style): among answers the LLM rejected, how its critiques classify (see studies/critique_quality.py).
 """
 
 from __future__ import annotations
@@ -222,7 +222,7 @@ def plan_critique_rows(study: str, config: dict[str, Any], rows: Sequence[dict[s
 
     from critiquebench.domains import get_domain, load_instances
     from critiquebench.domains.planning import PlanningDomain
-    from critiquebench.reports.critique_quality import plan_critique_scores
+    from critiquebench.studies.critique_quality import plan_critique_scores
 
     counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     domains: dict[str, Any] = {}

@@ -3,7 +3,7 @@
 `study_for_run` is `critiquebench run NAME [--config FILE] [flags]`: a new study, the stored one again (the same
 definition resumes it; plain `run NAME` too), or an error when the definition differs. `stored_study` is
 `resume NAME`. Operational settings (concurrency, timeout, token budget) may change between sessions; identity
-settings may not.
+settings may not. `study_config` is a stored study's definition, or ReportError naming the known ones.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 
 from critiquebench.store import results
 from critiquebench.store.db import Locator, Store, opened
+from critiquebench.store.reads import study_names
 from critiquebench.store.results import StudyRunning as StudyRunning  # re-exported: delete_study raises it
 from critiquebench.store.results import ensure_schema, has_runs, load_study
 from critiquebench.studies.config import ConfigError, StudyConfig, build_config, read_toml
@@ -24,6 +25,21 @@ from critiquebench.studies.main_job import Recorded, generated_fallback, missing
 IDENTITY_FLAGS = ("domains", "instances", "schemes", "model", "base_url", "dataset", "trials", "temperature",
                   "max_tokens", "prompts", "domain_option")  # fmt: skip
 OPERATIONAL_FLAGS = ("concurrency", "timeout", "budget_tokens")
+
+
+class ReportError(LookupError):
+    """The study asked for does not exist (message names the known studies), or a report of it cannot be made."""
+
+
+def study_config(db: Any, study: str) -> dict[str, Any]:
+    """The stored definition of `study`; ReportError naming the known studies when there is none."""
+    ensure_schema(db)
+    config = load_study(db, study)
+    if config is None:
+        known = study_names(db)
+        hint = f"; known studies: {', '.join(known)}" if known else "; the store has no studies"
+        raise ReportError(f"no study named {study!r} in this store{hint}")
+    return config
 
 
 @dataclass
@@ -67,8 +83,6 @@ def study_for_run(db: Any, name: str, config: Path | None, flags: Mapping[str, A
 def stored_study(db: Any, name: str, **flags: Any) -> StudyConfig:
     """The stored loop study `name` with the operational settings in `flags` (None: unchanged).
     Raises ReportError when there is no such study, ConfigError for a verification-only one."""
-    from critiquebench.reports.metrics import study_config
-
     study = operational(StudyConfig.from_dict(study_config(db, name)), flags)
     if study.kind == "verify":
         raise ConfigError(f"{name} is a verification-only study: run `critiquebench verify-study {name}` again")
@@ -87,8 +101,6 @@ def reading(store: Locator) -> Iterator[Store]:
 def delete_study(store: Locator, name: str) -> dict[str, int]:
     """Delete study `name` with its runs, rounds, checkpoints and budget (the call cache stays); rows removed
     per table. ReportError (naming the known studies) when there is no such study."""
-    from critiquebench.reports.metrics import study_config
-
     with reading(store) as db:
         study_config(db, name)
     with opened(store) as db:

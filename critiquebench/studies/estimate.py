@@ -158,7 +158,7 @@ def estimate_study(config: Any, store: Path, stop_rate: float = DEFAULT_STOP_RAT
 
 def finished_per_cell(runs: Iterable[Mapping[str, Any]], trials: int) -> Counter[tuple[str, str, str]]:
     """Finished runs per (domain, spec, instance) among trials 0..trials-1 (from a study's `runs` rows)."""
-    from critiquebench.reports.metrics import spec_of
+    from critiquebench.studies.threads import spec_of
 
     return Counter((r["domain"], spec_of(r), r["instance_id"]) for r in runs
                    if r["status"] == "done" and r["trial"] < trials)  # fmt: skip

@@ -31,11 +31,11 @@ import sqlite_utils
 
 from critiquebench.domains.base import Domain, Instance
 from critiquebench.llm.errors import EndpointUnreachable
-from critiquebench.reports.metrics import spec_of
 from critiquebench.store.db import connect, full_store, store_name
 from critiquebench.store.reads import study_runs
 from critiquebench.store.results import ensure_schema, run_row, upsert_run
 from critiquebench.studies.config import StudyConfig
+from critiquebench.studies.threads import spec_of
 
 log = logging.getLogger(__name__)
 

@@ -35,12 +35,12 @@ from critiquebench.domains.base import (
 )
 from critiquebench.domains.datasets import default_root
 from critiquebench.domains.study_files import candidates
-from critiquebench.reports.critique_quality import classify_critique
 from critiquebench.store.db import Store, connect, is_readonly, table_names
 from critiquebench.store.reads import study_rounds
 from critiquebench.store.results import load_study, save_study
 from critiquebench.store.verify import ensure_verify_schema, judged_keys, save_verify_result
 from critiquebench.studies.config import VERIFY, ConfigError, StudyConfig, split_list
+from critiquebench.studies.critique_quality import classify_critique
 from critiquebench.studies.estimate import Estimate, estimate_calls
 
 log = logging.getLogger(__name__)

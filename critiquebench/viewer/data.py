@@ -24,7 +24,7 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.reports.export import list_studies
-from critiquebench.reports.metrics import budget_curve, row_dict, spec_of, study_config, table1, table2
+from critiquebench.reports.metrics import budget_curve, row_dict, table1, table2
 from critiquebench.reports.planbench import is_task_study, task_rows
 from critiquebench.store.db import query_only, table_names
 from critiquebench.store.reads import (
@@ -42,6 +42,8 @@ from critiquebench.store.reads import (
     study_rounds,
 )
 from critiquebench.studies.config import NAME_RE
+from critiquebench.studies.define import study_config
+from critiquebench.studies.threads import spec_of
 from critiquebench.viewer import filters
 
 FLAGS = ("fp", "fn", "worse", "critic")

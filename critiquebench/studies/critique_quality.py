@@ -13,6 +13,9 @@ of them; "wrong" when it names none. The self-verification paper's Tables A5-A6 
 verification as binary verification / type identified / critique generation (`plan_critique_scores`): from the
 JSON the format-based prompts ask for when there is one, else from the free-text labels.
 
+It lives in studies/ because a verification-only study classifies each critique when it judges it
+(studies/verification.py); reports/verification.py reads the labels and scores Tables A5-A6 with it.
+
 Critique text is untrusted: it is only matched with bounded regular expressions, never evaluated.
 """
 
