@@ -14,7 +14,12 @@ with "(Follow each of:" ... "and (Set ...)" ... ")" around several conditions, a
 before the goal's. Our validator is not VAL (no durative actions, no numeric fluents), so these are VAL's words
 for the failures our STRIPS simulation finds, not VAL's output byte for byte.
 
-Used by: the refinement study's request reason (`requests`: what its code, Singh8899/LLM-Planning-Leonardo
+`read_val` reads the raw reply as VAL reads a plan file (the study's code hands VAL the reply as it is, its
+`formatter` commented out): every parenthesised action, code fences and all; a parenthesis left open (a reply
+cut off mid-action) leaves no plan (VAL's parser fails: "Bad plan description!", `applications/Validate/src/
+main.cpp:132-140`); on an untyped domain a step naming an object the problem lacks is executed and fails there.
+
+Used by: the refinement study's verdict and request reason (`requests`: what its code, Singh8899/LLM-Planning-Leonardo
 `generate_with_validation`, extracts from VAL's output run without `-v`), its meta-network features
 (`critiquebench.confidence.features`, read from `VAL -v` by its `dataset_generator.py`), and the intrinsic
 self-critique paper's oracle, whose critique is the validator's feedback (`001:142`).
@@ -22,6 +27,7 @@ self-critique paper's oracle, whose critique is the validator's feedback (`001:1
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -48,6 +54,39 @@ class ValRun:
     @property
     def valid(self) -> bool:
         return self.failure is None
+
+
+def typed(task: Task) -> bool:
+    """Whether VAL would type-check a plan for this domain (it declares types for some action's parameters)."""
+    return any(kind is not None for schema in task.domain.schemas.values() for kind in schema.param_types)
+
+
+_ATOM = re.compile(r"\(([^()]*)\)")
+
+
+def val_steps(text: str) -> list[Step] | None:
+    """The plan VAL reads from the raw reply file: every parenthesised action, whatever surrounds it (the study's
+    replies in code fences were read so). None when no line starts with "(" (a plan in English: the study never
+    had one, and our reader's reading stands in); [] when a parenthesis is left open (a reply cut off
+    mid-action: VAL cannot parse the file)."""
+    if not any(line.strip().startswith("(") for line in text.splitlines()):
+        return None
+    if text.count("(") != text.count(")"):
+        return []
+    return [
+        (words[0].lower(), tuple(w.lower() for w in words[1:])) for m in _ATOM.findall(text) if (words := m.split())
+    ]
+
+
+def read_val(task: Task, text: str, known_actions: Sequence[str]) -> tuple[list[Step], ValRun] | None:
+    """VAL's run over the raw reply `text` (see the module doc) with the steps it read; None for a reply with no
+    PDDL line (English), which VAL's reading says nothing about."""
+    steps = val_steps(text or "")
+    if steps is None:
+        return None
+    if not steps:  # VAL cannot build a plan from the file
+        return steps, ValRun(0, 0, "bad-plan")
+    return steps, run_val(task, steps, known_actions, any_objects=not typed(task))
 
 
 def atom(name: str, args: Sequence[str]) -> str:
