@@ -191,3 +191,16 @@ def test_other_schemes_keep_their_reader(
     scripted_server.reply = f"{SOLUTION}\n(celebrate a)"
     out = execute_run(tmp_path / "store.sqlite", "other", domain, instance, "sound-first", 0, scripted_llm)
     assert (out.status, out.rounds, out.correct) == ("done", 1, True)
+
+
+def test_val_reads_the_plan_up_to_the_first_word_outside_an_action(
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    """VAL's parser builds the plan from the steps before the first token that cannot continue it and reads no
+    further (KCL-Planning/VAL libraries/VAL/src/Parser/pddl+.y:1549-1587): the study's
+    generated_plans/plans/model_outputs_llama_blocksword/blocksworld/pddl_4_12_temp2.txt, a solution followed by
+    "is not a valid plan.", repeats and a cut-off action, ended its loop as valid (pddl_4_12_plan.txt: "Generated
+    in 3 iterations"; model_manager.py:285-286 breaks only on a valid plan)."""
+    reply = f"```\n{SOLUTION}\n```\nis not a valid plan.\n\nA valid plan is:\n(unstack a b)\n(put"
+    (_, _, out), rows = run(tmp_path, scripted_server, scripted_llm, [reply], trial=5)
+    assert (out.status, out.rounds, out.correct) == ("done", 1, True)

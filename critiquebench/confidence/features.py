@@ -20,9 +20,10 @@ stored planning study qualifies, whatever scheme or feedback produced it), as th
 - `success`: the sound verdict of this attempt, as VAL reads the answer;
 
 The plan is what VAL reads from the raw reply file, as the study's code ran it (`formatter` commented out):
-every parenthesised action (`domains/planning/val_words.read_val`, which the `refine` loop's verdict also reads
-with); on an untyped domain an object the problem lacks is executed as one of
-which nothing holds. A line naming an action the domain lacks, or a parenthesis left open (a reply cut off),
+the parenthesised actions up to the first word outside them, code fences' backticks skipped
+(`domains/planning/val_words.read_val`, which the `refine` loop's verdict also reads with); on an untyped domain
+an object the problem lacks is executed as one of which nothing holds.
+A line naming an action the domain lacks, or a parenthesis left open (a reply cut off),
 makes the whole answer unreadable: VAL builds the plan before checking it and an undefined action throws out
 of the run (`Plan.cpp:1899-1904`), so nothing is checked: share, prefix and violations are 0 and the attempt
 fails, whatever the other lines do. A reply with no line starting with "(" (English) is read by our reader.
