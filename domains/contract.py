@@ -17,6 +17,7 @@ engines declare `supports(...)` through mixins):
 - `PaperLevels`: feedback levels its paper did not have (`unsupported_levels`, with why), left out of studies.
 - `ValidatorAdvice`: a validator's repair advice as a critique (intrinsic self-critique's oracle, planning).
 - `CallOptions`: options every LLM call made for it carries (a study's stop sequences, `get_domain(stop=...)`).
+- `ValRead`: the verdict and request VAL gives on the raw reply as a plan file (the refinement study's loop).
 
 A scheme says what it needs as `Need`s (`graphs.unsupported` compares them with the domain), so a study leaves
 a scheme out of a domain with the domain's own reason before anything runs.
@@ -79,8 +80,9 @@ class Verdict:
     when nothing could be parsed). `unread` lists (position, line) of answer lines that looked like part of the
     answer but could not be read (planning: an action the problem does not have), for feedback that names them.
     `final` ends a feedback loop at this answer whatever its rounds left (PlanBench's replay protocol stops
-    where its reader failed). `sent` is the feedback a recorded run sent after this answer, handed back as it
-    is instead of the domain's own (a replayed run whose feedback wording is not published).
+    where its reader failed). `sent` is the feedback handed back after this answer as it is instead of the
+    domain's own by level: a recorded run's (a replayed run whose feedback wording is not published), or the
+    request VAL's reading gives (`ValRead`).
     """
 
     status: Status
@@ -246,6 +248,16 @@ class CallOptions(Protocol):
     call_options: Mapping[str, Any]
 
 
+@runtime_checkable
+class ValRead(Protocol):
+    """Capability: the sound verdict on a raw reply read as VAL reads a plan file, the refinement study's
+    (Merola et al.) verifier; its `sent` is the request the study's code sends after it. A domain without it
+    is judged by `assess` (`refine` asks it)."""
+
+    def assess_val(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
+        ...
+
+
 @dataclass(frozen=True)
 class Need:
     """What a scheme needs of a domain: a capability, and for `Judged` the purpose it asks."""
@@ -272,6 +284,7 @@ _WHAT = {
     PaperLevels: "feedback levels left out by its paper",
     ValidatorAdvice: "a validator's repair advice",
     CallOptions: "options for every call",
+    ValRead: "VAL's reading of a reply",
 }
 
 

@@ -19,7 +19,7 @@ from critiquebench.graphs.state import RunState, route
 from critiquebench.nodes.context import END
 from critiquebench.nodes.generator import Mode, make_generator
 from critiquebench.nodes.llm_verifier import make_critic_node
-from critiquebench.nodes.sound_verifier import Policy, make_sound_verifier
+from critiquebench.nodes.sound_verifier import Policy, Reader, make_sound_verifier
 from critiquebench.nodes.voting import make_consistency_vote
 
 
@@ -35,11 +35,12 @@ def verified_loop(
     temperature: float | None = None,
     vote: str = "answer",
     max_tokens: int | None = None,
+    reader: Reader = "domain",
 ) -> Blueprint:
     graph = Blueprint(RunState)
     graph.add_node("generator", make_generator(mode=mode, style=style, history_policy=history, wrap=wrap,
                                                temperature=temperature, max_tokens=max_tokens))  # fmt: skip
-    graph.add_node("verifier", make_sound_verifier(policy=policy, rounds=rounds, level=level))
+    graph.add_node("verifier", make_sound_verifier(policy=policy, rounds=rounds, level=level, reader=reader))
     graph.add_edge(START, "generator")
     graph.add_edge("generator", "verifier")
     targets: dict[str, str] = {END: END} if rounds == 1 else {"generator": "generator", END: END}

@@ -4,7 +4,9 @@ the conversation and the validator's first error goes back as VAL's one line ins
 (`feedback=request`: "The plan you provided is invalid. Plan failed to execute. Please provide a corrected
 plan."); at most 4 rounds, stopping at the first valid plan; each reply capped at 5000 tokens, the study's
 `max_new_tokens=5000` (Singh8899/LLM-Planning-Leonardo, `model_manager.py` `generate_with_validation`).
-`refine:feedback=all,style=nl` is the earlier variant (PlanBench's prompt, all errors)."""
+With the study's request each reply is judged as VAL reads the raw reply file (`ValRead`: an undefined action
+anywhere fails the plan, a reply cut off mid-action is no plan). `refine:feedback=all,style=nl` is the earlier
+variant (PlanBench's prompt, all errors, our reader)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ PARAMS = (rounds(4), feedback("request"), history(), style("refine"), reply_cap(
 def build(*, rounds: int, feedback: FeedbackLevel, history: str, style: str | None, max_tokens: int | None
           ) -> Blueprint:  # fmt: skip
     return verified_loop(rounds=rounds, level=feedback, history=history, style=style, wrap=raw_turn,
-                         max_tokens=max_tokens)  # fmt: skip
+                         max_tokens=max_tokens, reader="val" if feedback == "request" else "domain")  # fmt: skip
 
 
 def calls(params: dict[str, Any]) -> Calls:

@@ -5,6 +5,8 @@ Policies
   the current answer; otherwise the feedback at `level` goes back to the generator.
 - `collect` (self-consistency): record, then generate again until the limit, then vote.
 (The critic loop judges soundly inside its critic node: one step per round.)
+
+`reader="val"` (refine) judges with the domain's VAL reading of the raw reply (`ValRead`) where it has one.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from critiquebench.domains.contract import FEEDBACK_LEVELS, FeedbackLevel
+from critiquebench.domains.contract import FEEDBACK_LEVELS, FeedbackLevel, ValRead
 from critiquebench.nodes.context import END, RunContext, RunState, past_entry
 
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
 Policy = Literal["stop_on_valid", "collect"]
+Reader = Literal["domain", "val"]
 
 
 def sound_fields(ctx: RunContext, answer: str, level: FeedbackLevel | None) -> dict[str, Any]:
@@ -27,9 +30,14 @@ def sound_fields(ctx: RunContext, answer: str, level: FeedbackLevel | None) -> d
     return judge(ctx, answer, level)[0]
 
 
-def judge(ctx: RunContext, answer: str, level: FeedbackLevel | None) -> tuple[dict[str, Any], bool]:
+def judge(ctx: RunContext, answer: str, level: FeedbackLevel | None, reader: Reader = "domain"
+          ) -> tuple[dict[str, Any], bool]:  # fmt: skip
     """`sound_fields`, and whether the verdict ends the loop whatever its rounds left (`Verdict.final`)."""
-    verdict, canonical = ctx.domain.assess(ctx.instance, answer)
+    domain = ctx.domain
+    if reader == "val" and isinstance(domain, ValRead):
+        verdict, canonical = domain.assess_val(ctx.instance, answer)
+    else:
+        verdict, canonical = domain.assess(ctx.instance, answer)
     fields: dict[str, Any] = {
         "canonical": canonical,
         "sound_status": verdict.status,
@@ -54,6 +62,7 @@ def make_sound_verifier(
     rounds: int = 1,
     level: FeedbackLevel | None = "binary",
     collector: str = "vote",
+    reader: Reader = "domain",
 ) -> Callable[[RunState, Runtime[RunContext]], dict[str, Any]]:
     """A node that judges the current attempt soundly and routes (see the module doc).
 
@@ -67,7 +76,7 @@ def make_sound_verifier(
             return {}
         ctx = runtime.context
         round_, attempt = state["round"], state["attempt"]
-        fields, final = judge(ctx, attempt["answer"], level if policy == "stop_on_valid" else None)
+        fields, final = judge(ctx, attempt["answer"], level if policy == "stop_on_valid" else None, reader)
         if policy == "stop_on_valid" and (fields["sound_valid"] or round_ >= rounds or final):
             return finish(round_, attempt, **fields)
         merged = {**attempt, **fields, "round": round_}

@@ -11,6 +11,7 @@ from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.planning.prompts import REFINE_SYSTEM, strip_comments
 from critiquebench.domains.planning.requests import refinement_request
 from critiquebench.store.db import connect
+from critiquebench.store.reads import round_calls
 from critiquebench.store.results import attempts
 
 from critiquebench.llm.client import LLMClient
@@ -135,3 +136,71 @@ def test_an_undefined_action_gets_what_val_without_v_leads_the_code_to_send() ->
         domain = get_domain(name)
         (instance,) = load_instances(domain, "gen:1:1")
         assert refinement_request(domain.task(instance), [], [(1, "(fly a b)")]) == request(reason), name
+
+
+# The study's code hands VAL the raw reply file (model_manager.py:270, `formatter` commented out; :282
+# validate_plan) and cuts the request's reason from VAL's output: "Plan failed" (model_manager.py:300-303),
+# "Bad plan" (:304-307), else "Plan invalid" (:312-313), inside the frame of model_manager.py:316.
+def test_an_undefined_action_beside_a_plan_that_reaches_the_goal_fails_the_plan(
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    """VAL builds the whole plan before it runs it; an undefined action throws out of the run (KCL-Planning/VAL
+    Plan.cpp:1899-1904), whatever the other lines do: not valid, and the code's fallback "Plan invalid"
+    (model_manager.py:312-313; Blocksworld is untyped)."""
+    fenced = f"```pddl\n{SOLUTION}\n(celebrate a)\n```"
+    (_, _, out), rows = run(tmp_path, scripted_server, scripted_llm, [fenced, SOLUTION], trial=2)
+    assert (out.status, out.rounds, out.correct) == ("done", 2, True)
+    assert rows[0]["sound_valid"] == 0 and rows[0]["feedback"] == request("Plan invalid")
+    assert scripted_server.calls[1][0][-1] == {"role": "user", "content": request("Plan invalid")}
+
+
+def test_an_unknown_object_on_an_untyped_domain_fails_at_its_step(
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    """On an untyped domain VAL executes a step naming an object the problem lacks: nothing holds of it, so the
+    step fails its preconditions there, "Plan failed to execute" (KCL-Planning/VAL
+    applications/Validate/src/main.cpp:315; model_manager.py:300-303), not "Bad plan description!"."""
+    answer = "(unstack a b)\n(put-down a)\n(pick-up btable)"
+    (_, _, out), rows = run(tmp_path, scripted_server, scripted_llm, [answer, SOLUTION], trial=3)
+    assert (out.rounds, out.correct) == (2, True)
+    assert rows[0]["feedback"] == request("Plan failed to execute")
+    reasons = [reason for round_, _, _, reason in round_calls(connect(tmp_path / "store.sqlite"), out.thread_id)
+               if round_ == 1 and reason]  # fmt: skip
+    assert reasons[0].startswith("(pick-up btable) has an unsatisfied precondition at time 3")
+
+
+def test_a_reply_cut_off_mid_action_is_no_plan(
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    """A reply cut at the length cap leaves a parenthesis open: VAL's parser builds no plan and prints "Bad plan
+    description!" (KCL-Planning/VAL applications/Validate/src/main.cpp:132-140), which the code keeps
+    (model_manager.py:304-307)."""
+    cut = "(unstack a b)\n(put-down a)\n(unst"  # not an action named "unst": the file does not parse
+    (_, _, out), rows = run(tmp_path, scripted_server, scripted_llm, [cut, SOLUTION], trial=4)
+    assert (out.rounds, out.correct) == (2, True)
+    assert rows[0]["sound_valid"] == 0 and rows[0]["feedback"] == request("Bad plan description!")
+
+
+def test_other_schemes_keep_their_reader(
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    """Only refine's request reads as VAL: sound-first still reads the plan with our reader (the undefined line
+    is skipped, the plan reaches the goal)."""
+    domain = get_domain("blocksworld")
+    (instance,) = load_instances(domain, "2", DATASETS / "planbench" / "blocksworld")
+    scripted_server.reply = f"{SOLUTION}\n(celebrate a)"
+    out = execute_run(tmp_path / "store.sqlite", "other", domain, instance, "sound-first", 0, scripted_llm)
+    assert (out.status, out.rounds, out.correct) == ("done", 1, True)
+
+
+def test_val_reads_the_plan_up_to_the_first_word_outside_an_action(
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    """VAL's parser builds the plan from the steps before the first token that cannot continue it and reads no
+    further (KCL-Planning/VAL libraries/VAL/src/Parser/pddl+.y:1549-1587): the study's
+    generated_plans/plans/model_outputs_llama_blocksword/blocksworld/pddl_4_12_temp2.txt, a solution followed by
+    "is not a valid plan.", repeats and a cut-off action, ended its loop as valid (pddl_4_12_plan.txt: "Generated
+    in 3 iterations"; model_manager.py:285-286 breaks only on a valid plan)."""
+    reply = f"```\n{SOLUTION}\n```\nis not a valid plan.\n\nA valid plan is:\n(unstack a b)\n(put"
+    (_, _, out), rows = run(tmp_path, scripted_server, scripted_llm, [reply], trial=5)
+    assert (out.status, out.rounds, out.correct) == ("done", 1, True)

@@ -20,8 +20,10 @@ stored planning study qualifies, whatever scheme or feedback produced it), as th
 - `success`: the sound verdict of this attempt, as VAL reads the answer;
 
 The plan is what VAL reads from the raw reply file, as the study's code ran it (`formatter` commented out):
-every parenthesised action (`val_steps`); on an untyped domain an object the problem lacks is executed as one of
-which nothing holds. A line naming an action the domain lacks, or a parenthesis left open (a reply cut off),
+the parenthesised actions up to the first word outside them, code fences' backticks skipped
+(`domains/planning/val_words.read_val`, which the `refine` loop's verdict also reads with); on an untyped domain
+an object the problem lacks is executed as one of which nothing holds.
+A line naming an action the domain lacks, or a parenthesis left open (a reply cut off),
 makes the whole answer unreadable: VAL builds the plan before checking it and an undefined action throws out
 of the run (`Plan.cpp:1899-1904`), so nothing is checked: share, prefix and violations are 0 and the attempt
 fails, whatever the other lines do. A reply with no line starting with "(" (English) is read by our reader.
@@ -93,40 +95,21 @@ def study_plan_length(text: str, steps: int) -> int:
     return lines or steps
 
 
-_ATOM = re.compile(r"\(([^()]*)\)")
-Step = tuple[str, tuple[str, ...]]
-
-
-def val_steps(text: str) -> list[Step] | None:
-    """The plan VAL reads from the raw reply file: every parenthesised action, whatever surrounds it (the study's
-    replies in code fences were read so). None when no line starts with "(" (a plan in English: the study never
-    had one, and our reader's reading stands in) or when a parenthesis is left open (a reply cut off mid-action:
-    VAL cannot parse the file)."""
-    if not any(line.strip().startswith("(") for line in text.splitlines()):
-        return None
-    if text.count("(") != text.count(")"):
-        return []
-    return [
-        (words[0].lower(), tuple(w.lower() for w in words[1:])) for m in _ATOM.findall(text) if (words := m.split())
-    ]
-
-
 def measure(domain: PlanningDomain, instance: Instance, text: str) -> Attempt:
     """Features of answer `text` for `instance` of a planning domain (never raises on bad text)."""
-    from critiquebench.domains.planning.requests import typed
-    from critiquebench.domains.planning.val_words import ValRun, run_val
+    from critiquebench.domains.planning.val_words import read_val, run_val
 
     text = text or ""
     task = domain.task(instance)
     known = tuple(domain.model.schemas)
-    steps = val_steps(text)
-    if steps is None:  # no PDDL lines: our reader's plan, judged by the domain
+    read = read_val(task, text, known)
+    if read is None:  # no PDDL lines: our reader's plan, judged by the domain
         parsed = domain.read(instance, text)
         steps = list(parsed.steps) if parsed is not None else []
         val, unreadable = run_val(task, steps, known), False
         success = domain.assess(instance, text)[0].valid
     else:
-        val = run_val(task, steps, known, any_objects=not typed(task)) if steps else ValRun(0, 0, "bad-plan")
+        steps, val = read
         unreadable = val.failure in ("no-action", "bad-plan")  # VAL cannot build the plan: nothing is checked
         success = val.valid
     size = 0 if unreadable else len(steps)

@@ -39,10 +39,11 @@ from critiquebench.domains.planning.instances import (
 from critiquebench.domains.planning.parser import ActionReader, ParsedPlan
 from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_problem_text
 from critiquebench.domains.planning.planner import find_plan, optimal_plan
-from critiquebench.domains.planning.requests import refinement_request
+from critiquebench.domains.planning.requests import refinement_request, run_request
 from critiquebench.domains.planning.strips import DomainModel, PlanningError, Task
 from critiquebench.domains.planning.styles import NL_STYLES, PDDL_STYLES, STYLES
 from critiquebench.domains.planning.templates import NL_SOURCES, NLConfig, find_nl_config
+from critiquebench.domains.planning.val_words import read_val, repair_advice
 from critiquebench.domains.planning.validator import (
     check_plan,
     error_sentences,
@@ -302,6 +303,23 @@ class PlanningDomain:
         canonical = None if parsed is None else "\n".join(pddl_line(s) for s in parsed.steps)
         return self._verdict(instance, parsed), canonical
 
+    def assess_val(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
+        """The verdict VAL gives on the raw reply `text` as a plan file (`val_words.read_val`), as the refinement
+        study's code runs it: an undefined action anywhere fails the whole plan, an unknown object on an untyped
+        domain fails its step, a reply cut off mid-action is no plan. Its `sent` is the study's request for it
+        (`requests.run_request`). A reply with no PDDL line (English) is judged by `assess`."""
+        task = self.task(instance)
+        read = read_val(task, text, tuple(self.model.schemas))
+        if read is None:
+            return self.assess(instance, text)
+        steps, run = read
+        plan = [pddl_line(s) for s in steps]
+        if run.valid:
+            return Verdict("valid", (), plan), "\n".join(plan)
+        status = "malformed" if not steps else "invalid"
+        request = run_request(task, run, self.prompts)
+        return Verdict(status, (repair_advice(run),), plan or None, sent=request), "\n".join(plan) or None
+
     def _verdict(self, instance: Instance, parsed: ParsedPlan | None) -> Verdict:
         task = self.task(instance)
         if parsed is None:
@@ -316,7 +334,7 @@ class PlanningDomain:
         return Verdict("valid" if check.valid else "invalid", errors, answer, parsed.unread)
 
     def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
-        if verdict.sent is not None:  # a recorded run's feedback, as it was sent
+        if verdict.sent is not None:  # a recorded run's feedback as it was sent, or VAL's request (`assess_val`)
             return verdict.sent
         if level == "request":  # the refinement paper's request, worded per error class (`requests`)
             if verdict.valid:
@@ -425,7 +443,6 @@ class PlanningDomain:
         """VAL's repair advice for the first failure of answer `text` ("" when valid), in the PDDL names of the
         problem: the intrinsic self-critique paper's oracle critique (001:142: the validator's feedback)."""
         from critiquebench.domains.planning.requests import first_failure
-        from critiquebench.domains.planning.val_words import repair_advice
 
         parsed = self.read(instance, text)
         steps = list(parsed.steps) if parsed is not None else []

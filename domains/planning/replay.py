@@ -152,6 +152,10 @@ class ReplayedPlanning(PlanningDomain):
             verdict = self._recorded(instance, text, verdict)
         return verdict, canonical
 
+    def assess_val(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
+        """A recorded run is judged by its own reading and feedback, whatever scheme replays it."""
+        return self.assess(instance, text)
+
     def _recorded(self, instance: Instance, text: str, verdict: Verdict) -> Verdict:
         """`verdict` (ours) with the feedback PlanBench's recorded run sent after this answer; where that run
         ended at the answer and we judge it invalid, the loop ends here too (there is nothing recorded to send)."""

@@ -19,6 +19,9 @@ domains/prompts/validator_refinement.toml):
 - a step whose preconditions do not hold: "Plan failed to execute";
 - a plan that executes but misses its goal (an empty plan too): "Plan invalid".
 
+The refine scheme reads the answer as VAL reads the raw reply (`val_words.read_val`) and sends `run_request`
+for VAL's run; `refinement_request` words the failure of a plan our reader read (other schemes' `request`).
+
 The paper's own example, "Plan failed due to precondition violation at step 3" (`004:88`), paraphrases this.
 """
 
@@ -27,18 +30,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from critiquebench.domains.planning.strips import Task
-from critiquebench.domains.planning.val_words import ValRun, run_val
+from critiquebench.domains.planning.val_words import ValRun, run_val, typed
 from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
 
 Step = tuple[str, tuple[str, ...]]
 
 SET = "validator_refinement"  # the texts (`request`, `reason.*`): domains/prompts/validator_refinement.toml
 REASON_KEYS = {"bad-plan": "reason.bad-plan", "precondition": "reason.plan-failed", "goal": "reason.plan-invalid"}
-
-
-def typed(task: Task) -> bool:
-    """Whether VAL would type-check a plan for this domain (it declares types for some action's parameters)."""
-    return any(kind is not None for schema in task.domain.schemas.values() for kind in schema.param_types)
 
 
 def reason_key(task: Task, run: ValRun) -> str:
@@ -70,17 +68,23 @@ def refinement_reason(
     texts: PromptSet | None = None,
 ) -> str | None:
     """Why the plan fails, as the `reason` of the `request`; None when the plan is valid."""
-    texts = texts or DEFAULT[SET]
-    run = first_failure(task, steps, unread, known_actions)
-    if run.failure is None:
-        return None
-    return texts.render(reason_key(task, run), action=run.action)
+    return run_reason(task, first_failure(task, steps, unread, known_actions), texts or DEFAULT[SET])
+
+
+def run_reason(task: Task, run: ValRun, texts: PromptSet) -> str | None:
+    """The `reason` the study's code cuts from VAL's output for `run`; None when the plan is valid."""
+    return None if run.failure is None else texts.render(reason_key(task, run), action=run.action)
+
+
+def run_request(task: Task, run: ValRun, prompts: Prompts = DEFAULT) -> str:
+    """The user turn the study's code sends after VAL's `run` ("" for a valid plan)."""
+    texts = prompts[SET]
+    reason = run_reason(task, run, texts)
+    return "" if reason is None else texts.render("request", reason=reason)
 
 
 def refinement_request(
     task: Task, steps: Sequence[Step] | None, unread: Sequence[tuple[int, str]] = (), prompts: Prompts = DEFAULT
 ) -> str:
     """The user turn that hands the failure back ("" for a valid plan); the domain's actions are the task's."""
-    texts = prompts[SET]
-    reason = refinement_reason(task, steps, unread, tuple(task.domain.schemas), texts)
-    return "" if reason is None else texts.render("request", reason=reason)
+    return run_request(task, first_failure(task, steps, unread, tuple(task.domain.schemas)), prompts)

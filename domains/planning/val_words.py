@@ -14,7 +14,13 @@ with "(Follow each of:" ... "and (Set ...)" ... ")" around several conditions, a
 before the goal's. Our validator is not VAL (no durative actions, no numeric fluents), so these are VAL's words
 for the failures our STRIPS simulation finds, not VAL's output byte for byte.
 
-Used by: the refinement study's request reason (`requests`: what its code, Singh8899/LLM-Planning-Leonardo
+`read_val` reads the raw reply as VAL reads a plan file (the study's code hands VAL the reply as it is, its
+`formatter` commented out): the parenthesised actions up to the first word outside them (code fences' backticks
+are skipped by VAL's lexer); a step left open (a reply cut off mid-action) leaves no plan (VAL's parser fails:
+"Bad plan description!", `applications/Validate/src/main.cpp:132-140`); on an untyped domain a step naming an
+object the problem lacks is executed and fails there.
+
+Used by: the refinement study's verdict and request reason (`requests`: what its code, Singh8899/LLM-Planning-Leonardo
 `generate_with_validation`, extracts from VAL's output run without `-v`), its meta-network features
 (`critiquebench.confidence.features`, read from `VAL -v` by its `dataset_generator.py`), and the intrinsic
 self-critique paper's oracle, whose critique is the validator's feedback (`001:142`).
@@ -22,6 +28,7 @@ self-critique paper's oracle, whose critique is the validator's feedback (`001:1
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -48,6 +55,61 @@ class ValRun:
     @property
     def valid(self) -> bool:
         return self.failure is None
+
+
+def typed(task: Task) -> bool:
+    """Whether VAL would type-check a plan for this domain (it declares types for some action's parameters)."""
+    return any(kind is not None for schema in task.domain.schemas.values() for kind in schema.param_types)
+
+
+# VAL's lexer (`libraries/VAL/src/Parser/pddl+.l`) has a token for these characters (and for names and numbers);
+# any other character it echoes and skips, so code fences' backticks and commas vanish.
+_TOKEN_CHARS = frozenset("()[]=+-*/<>?.:_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def val_steps(text: str) -> tuple[list[Step], bool] | None:
+    """The plan VAL reads from the raw reply file, and whether it reads one at all. VAL's plan grammar
+    (`pddl+.y:1549-1587`) is a run of "(name args)" steps: its parser builds the plan from the steps read before
+    the first token that cannot continue it (a word, a number, a full stop) and stops there, so what follows is
+    not read (the study's pddl_4_12_temp2.txt, a solution followed by prose, repeats and a cut-off action, ended
+    its loop as valid). A step left open or holding no name (a reply cut off mid-action, "(put") builds nothing:
+    (steps, False). None when no line starts with "(" (a plan in English: the study never had one, and our
+    reader's reading stands in)."""
+    if not any(line.strip().startswith("(") for line in text.splitlines()):
+        return None
+    steps: list[Step] = []
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char == ";":  # a comment, to the end of the line
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        if char.isspace() or char not in _TOKEN_CHARS:
+            i += 1
+            continue
+        if char != "(":
+            return steps, True
+        close = text.find(")", i)
+        words = "".join(c if c in _TOKEN_CHARS else " " for c in text[i + 1 : close]).split() if close > 0 else []
+        if not words or not all(_NAME.fullmatch(w) for w in words):
+            return [], False
+        steps.append((words[0].lower(), tuple(w.lower() for w in words[1:])))
+        i = close + 1
+    return steps, True
+
+
+def read_val(task: Task, text: str, known_actions: Sequence[str]) -> tuple[list[Step], ValRun] | None:
+    """VAL's run over the raw reply `text` (see the module doc) with the steps it read; None for a reply with no
+    PDDL line (English), which VAL's reading says nothing about."""
+    read = val_steps(text or "")
+    if read is None:
+        return None
+    steps, parsed = read
+    if not parsed:  # VAL cannot build a plan from the file
+        return steps, ValRun(0, 0, "bad-plan")
+    return steps, run_val(task, steps, known_actions, any_objects=not typed(task))
 
 
 def atom(name: str, args: Sequence[str]) -> str:
