@@ -284,8 +284,8 @@ _CLASS_VERDICT = {  # each class of disagreement (critiquebench/reports/recorded
     "PlanBench reads prose": "ours, because an explanation is no plan: our reader takes the plan an answer "
     'commits to, PlanBench\'s takes any line with a verb and as many objects; `reading = "planbench-whole"` '
     "sends PlanBench's feedback",
-    "ours reads prose": 'our bug: a verb quoted in an explanation (`the "feast" action require ...`) is read as '
-    "an action (not fixed yet: see below)",
+    "ours reads prose": "our bug: a verb in an explanation read as an action (a verb quoted alone, "
+    '`the "feast" action require ...`, no longer is: see below)',
 }
 
 

@@ -592,7 +592,7 @@ def _plan_generation_options(
             for inst in run.source.instances
             if "raw_translation" not in inst.fields  # a GPT-4o translation, not a reader, made those plans
         }
-        found, share = producing_reader(base, options, dataset, answers)
+        found, share = producing_reader(base, options, dataset, answers, kind_of(run.source).name == "conversation")
         if found is not None:
             options["reading"] = found
         elif share < UNREAD_BY_RULES and len(answers) >= MIN_STORED and run.kind == "one_shot" and not _gpt4_era(run):
