@@ -14,7 +14,7 @@ totals the issue's acceptance counts: files imported, replayed fully offline (ev
 >= 98% agreement.
 
 The label of an instance is `act_correct` (backprompting), `llm_correct_binary` (t3), `llm_correct`, or
-`correct` (older GPT-4 files), as `critiquebench.importers.planbench_file.label` reads it.
+`correct` (older GPT-4 files), as `critiquebench.importers.planbench.file.label` reads it.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 from critiquebench.domains import Instance, get_domain
 
 from critiquebench.importers.planbench import history_window, import_file
-from critiquebench.importers.planbench_file import ImportError_, label, load_json
+from critiquebench.importers.planbench.file import ImportError_, label, load_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.results import add_json_option, record  # noqa: E402

@@ -443,7 +443,7 @@ def planbench_styles(_: str | None = None) -> str:
 
 
 def planbench_kinds(_: str | None = None) -> str:
-    """The shapes of PlanBench results file the importer reads (critiquebench/importers/planbench.py KINDS)."""
+    """The shapes of PlanBench results file the importer reads (critiquebench/importers/planbench/kinds.py KINDS)."""
     from critiquebench.importers.planbench import KINDS
 
     return table(("kind", "the file", "replayed by"), [(k.name, k.description, f"`{k.scheme(None)}`") for k in KINDS])

@@ -17,7 +17,7 @@ from typing import Any
 from critiquebench.domains.planning.replay import view
 from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.domains.planning.styles import HISTORY, ONE_SHOT_STYLES, recognised
-from critiquebench.importers.planbench_file import ImportError_
+from critiquebench.importers.planbench.file import ImportError_
 
 PROBE = 3  # instances a candidate style must rebuild before it is checked on all of them
 
@@ -31,7 +31,7 @@ def _built(base: str) -> Any:
 
 def file_domain(base: str, **options: Any) -> Any:
     """The planning domain `base` under `options`: built once (a file's domain is a shipped one or a folder laid
-    out once per content, `planbench_checkout.write_folder`), each option set a view of it (`replay.view`) that
+    out once per content, `planbench.checkout.write_folder`), each option set a view of it (`replay.view`) that
     shares its parsed problems, rather than a new domain per candidate style, reader or example."""
     try:
         domain = _built(base)

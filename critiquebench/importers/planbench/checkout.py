@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from critiquebench.importers.planbench_file import ImportError_
+from critiquebench.importers.planbench.file import ImportError_
 
 LAYOUTS = ("llm_planning_analysis", "plan-bench")
 # Names PlanBench's results files use for a config of another name.
@@ -187,3 +187,11 @@ def _files(source: Source) -> dict[str, Path]:
     if source.instance_dir.name == "generated_basic" and info.is_file():
         files["optimal_plans.json"] = info
     return files
+
+
+def domains_folder(store: Path | str) -> Path:
+    """Where domain folders laid out from a PlanBench checkout live: beside a store file, else in the working
+    directory (a Postgres store)."""
+    text = str(store)
+    base = Path.cwd() if "://" in text else Path(text).expanduser().resolve().parent
+    return base / "planbench-domains"
