@@ -459,6 +459,13 @@ def planbench_readers(_: str | None = None) -> str:
     return table(("reading", "PlanBench's code", "what it reads"), rows)
 
 
+def planbench_reader_rules(_: str | None = None) -> str:
+    """How the importer picks a file's reader (critiquebench/importers/planbench/readers.py READER_RULES)."""
+    from critiquebench.importers.planbench.readers import READER_RULES
+
+    return table(("rule", "applies to, and the reader"), [(r.name, r.description) for r in READER_RULES])
+
+
 GENERATORS: dict[str, Callable[[str | None], str]] = {
     "paper-sets": paper_sets,
     "capabilities": capabilities,
@@ -478,6 +485,7 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "planbench-styles": planbench_styles,
     "planbench-kinds": planbench_kinds,
     "planbench-readers": planbench_readers,
+    "planbench-reader-rules": planbench_reader_rules,
 }
 
 

@@ -39,11 +39,13 @@ from critiquebench.importers.planbench.kinds import (
     read_planbench,
     sent_query,
 )
+from critiquebench.importers.planbench.readers import READER_RULES
 
 __all__ = [
     "FALLBACKS",
     "KINDS",
     "PLANBENCH_SYSTEM",
+    "READER_RULES",
     "RECORDED_ENDPOINT",
     "FileKind",
     "ImportError_",
