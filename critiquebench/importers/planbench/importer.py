@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from critiquebench.domains.planning import DATA_DIR
 from critiquebench.domains.planning.tasks import TASKS
 from critiquebench.importers.planbench.checkout import (
     checkout_above,
@@ -14,6 +15,7 @@ from critiquebench.importers.planbench.checkout import (
     find_source,
     materialize,
     planbench_name,
+    with_problems,
 )
 from critiquebench.importers.planbench.fallbacks import from_prompts
 from critiquebench.importers.planbench.file import ImportError_
@@ -117,11 +119,18 @@ def import_file(
             # a t1 file's problems are its dataset, as are a set's that does not ship (blocksworld_3):
             # --instances DIR names them as it does for the other tasks
             variant = planbench_name(run.source.domain) != run.domain
+            base = run.domain
             if instances is not None and (run.task == "t1" or variant):
                 dataset = Path(instances)
+                if variant:
+                    # the PDDL and English the shipped domain is built from, as before (`--dataset` gives problems)
+                    shipped = DATA_DIR / run.domain
+                    name = planbench_name(run.source.domain)
+                    folder = with_problems(shipped, name, dataset, domains_folder(store))
+                    if folder is not None:  # its own domain, named as PlanBench names the set
+                        dataset, base = folder, str(folder)
             elif dataset is None:
                 dataset = dataset_folder(path, run.domain, planbench_name(run.source.domain), instances)
-            base = run.domain
         options: dict[str, Any] = {}
         if run.task == "t1":
             options = plan_generation_options(run, Path(path), base, Path(dataset), reading)
