@@ -20,7 +20,7 @@ code of commit REF (a temporary `git worktree`, `benchmarks/baseline_ref.py`); t
 time for every file estimated from it (the whole baseline would take half an hour).
 
 The label of an instance is `act_correct` (backprompting), `llm_correct_binary` (t3), `llm_correct`, or
-`correct` (older GPT-4 files), as `critiquebench.importers.planbench_file.label` reads it.
+`correct` (older GPT-4 files), as `critiquebench.importers.planbench.file.label` reads it.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from typing import Any
 from critiquebench.domains import Instance, get_domain
 
 from critiquebench.importers.planbench import history_window, import_file
-from critiquebench.importers.planbench_file import ImportError_, label, load_json
+from critiquebench.importers.planbench.file import ImportError_, label, load_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.baseline_ref import ref_command, ref_tree  # noqa: E402

@@ -284,8 +284,8 @@ _CLASS_VERDICT = {  # each class of disagreement (critiquebench/reports/recorded
     "PlanBench reads prose": "ours, because an explanation is no plan: our reader takes the plan an answer "
     'commits to, PlanBench\'s takes any line with a verb and as many objects; `reading = "planbench-whole"` '
     "sends PlanBench's feedback",
-    "ours reads prose": 'our bug: a verb quoted in an explanation (`the "feast" action require ...`) is read as '
-    "an action (not fixed yet: see below)",
+    "ours reads prose": "our bug: a verb in an explanation read as an action (a verb quoted alone, "
+    '`the "feast" action require ...`, no longer is: see below)',
 }
 
 
@@ -443,7 +443,7 @@ def planbench_styles(_: str | None = None) -> str:
 
 
 def planbench_kinds(_: str | None = None) -> str:
-    """The shapes of PlanBench results file the importer reads (critiquebench/importers/planbench.py KINDS)."""
+    """The shapes of PlanBench results file the importer reads (critiquebench/importers/planbench/kinds.py KINDS)."""
     from critiquebench.importers.planbench import KINDS
 
     return table(("kind", "the file", "replayed by"), [(k.name, k.description, f"`{k.scheme(None)}`") for k in KINDS])
@@ -457,6 +457,13 @@ def planbench_readers(_: str | None = None) -> str:
             "read once")
     rows = [ours, *((f"`{r.name}`", r.code, r.reads) for r in READERS)]
     return table(("reading", "PlanBench's code", "what it reads"), rows)
+
+
+def planbench_reader_rules(_: str | None = None) -> str:
+    """How the importer picks a file's reader (critiquebench/importers/planbench/readers.py READER_RULES)."""
+    from critiquebench.importers.planbench.readers import READER_RULES
+
+    return table(("rule", "applies to, and the reader"), [(r.name, r.description) for r in READER_RULES])
 
 
 GENERATORS: dict[str, Callable[[str | None], str]] = {
@@ -478,6 +485,7 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "planbench-styles": planbench_styles,
     "planbench-kinds": planbench_kinds,
     "planbench-readers": planbench_readers,
+    "planbench-reader-rules": planbench_reader_rules,
 }
 
 

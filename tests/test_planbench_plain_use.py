@@ -43,6 +43,9 @@ def test_blocksworld_3_with_instances_imports_and_replays_planbench_labels(tmp_p
     got = {row["instance"]: bool(row["sound_valid"]) for row in rows}
     recorded = json.loads(BLOCKSWORLD_3.read_text())["instances"]
     assert got == {str(i["instance_id"]): i["correct"] for i in recorded}
+    # the set is named as PlanBench names it, not as the shipped Blocksworld whose PDDL and English it shares
+    shown = invoke("report", "s", "--store", str(store)).output
+    assert "blocksworld_3 " in shown and "blocksworld " not in shown
 
 
 def test_blocksworld_3_without_its_problems_asks_for_them_once(tmp_path: Path) -> None:

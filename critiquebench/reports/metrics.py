@@ -185,7 +185,7 @@ def _runs(db: sqlite_utils.Database, study: str) -> list[dict[str, Any]]:
 
 
 # A PlanBench config laid out from a checkout by `import planbench` is a folder (and so a domain) named
-# NAME-<its content's short id> (`planbench_checkout.write_folder`), one per distinct content.
+# NAME-<its content's short id> (`planbench.checkout.write_folder`), one per distinct content.
 _LAID_OUT = re.compile(r"(?P<name>.+)-[0-9a-f]{12}")
 
 

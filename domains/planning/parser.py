@@ -31,6 +31,8 @@ _STEP_REFERENCE = re.compile(r"^\s*[-*+\u2022]\s*step\s*\d")
 # words of prose before an action in such a line that make it commentary, not the step itself
 _PROSE_WORDS = 2
 _PDDL_ATOM = re.compile(r"\(\s*([a-z][\w-]*)((?:\s+[\w-]+)*)\s*\)")
+# quote marks around a verb alone (`the "feast" action requires ...`): the verb is named, not done
+_QUOTES = "\"'\u201c\u201d\u2018\u2019"
 _RETRACT = re.compile(
     r"\b(?:is|was|would be|seems)\s+(?:not\s+(?:correct|valid|possible|allowed|right|executable)|wrong|"
     r"incorrect|invalid|a mistake|impossible)\b|\b(?:can(?:no|')t|cannot) be (?:done|executed|performed)\b"
@@ -130,7 +132,7 @@ class ActionReader:
         body = raw[number_match.end() :] if number_match else raw
         pddl = self._pddl_clauses(body)
         found = pddl if any(step for _s, _e, step in pddl) else self._english_or_template(body)
-        has_verb = bool(found) or bool(self._verb_re.search(body))
+        has_verb = bool(found) or bool(self._verbs_in(body))
         if number is not None and _STEP_REFERENCE.match(raw):
             # "- **Step 2:** With ..., you perform the Overcome action to have c overcome d": a bullet of an
             # explanation naming a step; its action, deep in prose, restates the plan and must not replace item 2
@@ -189,8 +191,14 @@ class ActionReader:
                 out.append((start, end, step))
         return out
 
+    def _verbs_in(self, body: str) -> list[re.Match[str]]:
+        """The verbs of `body` that may start an action: a verb quoted alone names the action in an explanation
+        (GPT-4's Mystery answer: `the "feast" action require both ...`), which PlanBench's reader, splitting on
+        spaces, never takes for its verb either."""
+        return [m for m in self._verb_re.finditer(body) if not _quoted(body, m.start(), m.end())]
+
     def _english_clauses(self, body: str) -> list[tuple[int, int, Step | None]]:
-        verbs = list(self._verb_re.finditer(body))
+        verbs = self._verbs_in(body)
         out: list[tuple[int, int, Step | None]] = []
         for i, m in enumerate(verbs):
             end = verbs[i + 1].start() if i + 1 < len(verbs) else len(body)
@@ -237,6 +245,10 @@ class ActionReader:
         for obj, slot in zip(mentioned, order, strict=True):
             args[slot] = obj
         return tuple(args)
+
+
+def _quoted(text: str, start: int, end: int) -> bool:
+    return 0 < start and end < len(text) and text[start - 1] in _QUOTES and text[end] in _QUOTES
 
 
 def _verb_words(template: str) -> str:

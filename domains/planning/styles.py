@@ -5,7 +5,7 @@ English), whether it shows one solved example, whether it needs English template
 own prompt (sent after PlanBench's system message), and, for the importer, the text a recorded PlanBench query
 is recognised by, the intros worth trying and whether PlanBench's older pipeline's trailing newline applies.
 `PlanningDomain.prompt` is `STYLES[style].build(...)`; `import planbench` tries the rows whose `recognised` holds
-for a recorded query (`critiquebench.importers.planbench_styles`); docs/planbench.md's style table is generated
+for a recorded query (`critiquebench.importers.planbench.styles`); docs/planbench.md's style table is generated
 from the rows (docs/generate.py).
 """
 

@@ -17,7 +17,7 @@ from typing import Any
 from critiquebench.domains.planning.replay import view
 from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.domains.planning.styles import HISTORY, ONE_SHOT_STYLES, recognised
-from critiquebench.importers.planbench_file import ImportError_
+from critiquebench.importers.planbench.file import ImportError_
 
 PROBE = 3  # instances a candidate style must rebuild before it is checked on all of them
 
@@ -31,7 +31,7 @@ def _built(base: str) -> Any:
 
 def file_domain(base: str, **options: Any) -> Any:
     """The planning domain `base` under `options`: built once (a file's domain is a shipped one or a folder laid
-    out once per content, `planbench_checkout.write_folder`), each option set a view of it (`replay.view`) that
+    out once per content, `planbench.checkout.write_folder`), each option set a view of it (`replay.view`) that
     shares its parsed problems, rather than a new domain per candidate style, reader or example."""
     try:
         domain = _built(base)
@@ -257,13 +257,23 @@ def recorded_example_plans(
 
 
 def producing_reader(
-    base: str, options: Mapping[str, Any], dataset: Path, answers: Mapping[int, tuple[str, Any]]
+    base: str,
+    options: Mapping[str, Any],
+    dataset: Path,
+    answers: Mapping[int, tuple[str, Any]],
+    conversation: bool = False,
 ) -> tuple[str | None, float]:
     """The plan reader that produced a file's labels: the one whose plans equal the plans PlanBench stored
-    (`extracted_llm_plan`) on the most answers; our sound reader (None) unless a PlanBench reader does strictly
-    better; with the share of stored plans the best reader reproduces. `answers` maps instance id -> (answer,
-    stored plan). PlanBench's labels were made by several reader
-    versions (`../shared/audits/planbench_breadth.md`, class 4); the stored plan says which."""
+    (`extracted_llm_plan`) on the most answers; with the share of stored plans the best reader reproduces.
+    `answers` maps instance id -> (answer, stored plan). PlanBench's labels were made by several reader
+    versions (`../shared/audits/planbench_breadth.md`, class 4); the stored plan says which.
+
+    On a tie with our sound reader (None): a one-shot file keeps ours, as its replay reads only the answers whose
+    plans were stored. A `conversation` (backprompting) file takes PlanBench's: its stored plan is the last
+    answer's only, while every earlier answer's recorded feedback came from PlanBench's reader, so a tie on the
+    last answers says nothing about the others, and only PlanBench's reader sends the recorded feedback there
+    (GPT-4's Mystery run, instances 39 and 48: PlanBench read an action out of prose; see
+    docs/papers/self-verification.md)."""
     from critiquebench.domains.planning.planbench_reading import BLOCKSWORLD_READINGS
 
     stored = {i: _plan_lines(plan) for i, (_, plan) in answers.items() if _plan_lines(plan) is not None}
@@ -283,6 +293,9 @@ def producing_reader(
         scores[reading] = score
     best = max(scores.items(), key=lambda kv: kv[1], default=(None, 0))
     share = best[1] / len(stored)
+    if conversation:
+        theirs = max(((r, n) for r, n in scores.items() if r is not None), key=lambda kv: kv[1], default=best)
+        return (theirs[0] if theirs[1] >= scores.get(None, 0) else None), share
     return (best[0] if best[1] > scores.get(None, 0) else None), share
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from critiquebench.importers.planbench_file import ImportError_
+from critiquebench.importers.planbench.file import ImportError_
 
 LAYOUTS = ("llm_planning_analysis", "plan-bench")
 # Names PlanBench's results files use for a config of another name.
@@ -187,3 +187,26 @@ def _files(source: Source) -> dict[str, Path]:
     if source.instance_dir.name == "generated_basic" and info.is_file():
         files["optimal_plans.json"] = info
     return files
+
+
+def domains_folder(store: Path | str) -> Path:
+    """Where domain folders laid out from a PlanBench checkout live: beside a store file, else in the working
+    directory (a Postgres store)."""
+    text = str(store)
+    base = Path.cwd() if "://" in text else Path(text).expanduser().resolve().parent
+    return base / "planbench-domains"
+
+
+def with_problems(shipped: Path, name: str, problems: Path, into: Path) -> Path | None:
+    """A PlanBench set that does not ship (`blocksworld_3`) as the domain folder `into/NAME-DIGEST`: the shipped
+    domain's PDDL and English config with the problems of `problems` (--instances DIR), laid out as a checkout's
+    config is, so reports name the set (`reports.metrics.shown_domains`) rather than the shipped domain. None
+    where `problems` holds no PDDL problem (the import then names that folder in its error)."""
+    found = sorted(Path(problems).glob("*.pddl"))
+    if not found:
+        return None
+    files: dict[str, str | bytes] = {
+        rel: (shipped / rel).read_bytes() for rel in ("domain.pddl", "config.yaml") if (shipped / rel).is_file()
+    }
+    files.update({f"instances/{p.name}": p.read_bytes() for p in found})
+    return write_folder(name, files, into, {"shipped": str(shipped), "instances": str(problems)})

@@ -8,7 +8,7 @@ the domain once (its per-prompt names kept as the `domain_names` option), each p
 builder re-wraps into exactly the recorded text. PlanBench's 2023 GPT-4 Logistics PDDL runs were sent an older
 domain file than any commit holds (a line of one space where the repository's has none): `with_recorded_domain`
 keeps the checkout's problems with the domain text the prompts show. Every rebuilt prompt is checked against the
-recorded one by the importer (`planbench_styles.recognise`), so nothing is imported that does not replay byte
+recorded one by the importer (`planbench.styles.recognise`), so nothing is imported that does not replay byte
 for byte.
 """
 
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from critiquebench.domains.planning import planbench_prompts as pp
-from critiquebench.importers.planbench_checkout import write_folder
-from critiquebench.importers.planbench_file import ImportError_
+from critiquebench.importers.planbench.checkout import write_folder
+from critiquebench.importers.planbench.file import ImportError_
 
 _NAME = re.compile(r"\(define\s*\(domain\s+([^\s()]+)")
 _END = "\n\n[PLAN]"

@@ -1,0 +1,201 @@
+"""`import planbench`: a results file's calls into the store's cache, and the study replaying them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from critiquebench.domains.planning import DATA_DIR
+from critiquebench.domains.planning.tasks import TASKS
+from critiquebench.importers.planbench.checkout import (
+    checkout_above,
+    domains_folder,
+    find_source,
+    materialize,
+    planbench_name,
+    with_problems,
+)
+from critiquebench.importers.planbench.fallbacks import from_prompts
+from critiquebench.importers.planbench.file import ImportError_
+from critiquebench.importers.planbench.kinds import PlanBenchRun, first_queries, read_planbench
+from critiquebench.importers.planbench.readers import plan_generation_options
+from critiquebench.store.cache import CallCache, sampling_params
+from critiquebench.store.db import opened
+from critiquebench.store.results import ensure_schema, load_study, save_study
+from critiquebench.studies.config import StudyConfig, validate
+from critiquebench.studies.provenance import SAMPLING
+
+RECORDED_ENDPOINT = "recorded:planbench"
+
+
+def dataset_folder(path: Path, domain: str, planbench: str | None = None, instances: Path | None = None) -> Path:
+    """The folder of `domain`'s problems (DOMAIN/instances/) nearest above the results file, else the
+    default dataset of the domain. `planbench` is the file's PlanBench domain name where it is not `domain`
+    ("blocksworld_3", whose 3-block problems do not ship): its problems are `instances` (--instances DIR), the
+    dataset only the shipped one's."""
+    variant = planbench is not None and planbench != domain
+    for parent in Path(path).resolve().parents:
+        if (parent / domain / "instances").is_dir() and not variant:
+            return parent / domain
+    if variant and instances is None:
+        raise ImportError_(
+            f"{path}: PlanBench's {planbench!r} problems do not ship with critiquebench (its {domain!r} ones are "
+            "another set): pass --instances DIR (the checkout's instances/ folder of that set) or --planbench ROOT"
+        )
+    from critiquebench.domains.datasets import DatasetNotFound, resolve_data_path
+
+    try:
+        return resolve_data_path(domain, None)
+    except DatasetNotFound as exc:
+        ask = "pass --dataset DIR" if instances is not None else "pass --instances DIR"
+        raise ImportError_(f"{path}: no dataset folder for domain {domain!r}: {ask} ({exc})") from None
+
+
+def _shipped(path: Path, run: PlanBenchRun) -> bool:
+    """Whether the file's problems are found without a checkout (above the file, or in the datasets root)."""
+    assert run.source is not None
+    try:
+        dataset_folder(path, run.domain, planbench_name(run.source.domain))
+    except ImportError_:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What `import_file` did: the study, calls newly recorded, instances skipped for want of an answer, and
+    the prompt style and reader recognised (t1 and backprompting files)."""
+
+    config: StudyConfig
+    added: int
+    unanswered: tuple[int, ...]
+    options: Mapping[str, Any]
+    rebuilt: bool = False  # problems or domain text read back from the recorded PDDL prompts (`planbench.recorded`)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.config, self.added))
+
+
+def import_planbench(*args: Any, **kwargs: Any) -> Imported:
+    """`import_file`; the result also unpacks as (study, calls newly recorded)."""
+    return import_file(*args, **kwargs)
+
+
+def import_file(
+    path: Path,
+    store: Path,
+    study: str,
+    dataset: Path | None = None,
+    temperature: float = 0.0,
+    max_tokens: int = 512,
+    instances: Path | None = None,
+    planbench: Path | None = None,
+    reading: str | None = None,
+) -> Imported:
+    """Record the file's calls in the store's cache and define (or extend) `study` over the same instances.
+
+    Newly recorded calls are 0 on a repeated import. `planbench` is a
+    PlanBench checkout: the file's domain config, instances and example plans are taken from it
+    (`planbench.checkout`), laid out as a PDDL domain folder beside the store. Without it, `dataset` is the
+    PlanBench domain folder with instances/ (default: found above the file, else the shipped dataset);
+    `instances` the folder of the problems a task file's ids refer to (default: the task's folder in the
+    dataset, `generated/` for t5). `reading` overrides the plan reader. Nothing is stored unless the whole file
+    imports.
+    """
+    run = read_planbench(path)
+    assert run.source is not None
+    rebuilt = False
+    laid_out: Path | None = None  # the checkout's domain folder, once laid out
+    if planbench is None and dataset is None and instances is None and not _shipped(path, run):
+        planbench = checkout_above(Path(path))  # a file in a checkout, whose problems do not ship: its checkout's
+    try:
+        if planbench is not None:
+            source = find_source(Path(planbench), Path(path), run.source.domain)
+            dataset = laid_out = materialize(source, domains_folder(store))
+            base = str(dataset)
+        else:
+            # a t1 file's problems are its dataset, as are a set's that does not ship (blocksworld_3):
+            # --instances DIR names them as it does for the other tasks
+            variant = planbench_name(run.source.domain) != run.domain
+            base = run.domain
+            if instances is not None and (run.task == "t1" or variant):
+                dataset = Path(instances)
+                if variant:
+                    # the PDDL and English the shipped domain is built from, as before (`--dataset` gives problems)
+                    shipped = DATA_DIR / run.domain
+                    name = planbench_name(run.source.domain)
+                    folder = with_problems(shipped, name, dataset, domains_folder(store))
+                    if folder is not None:  # its own domain, named as PlanBench names the set
+                        dataset, base = folder, str(folder)
+            elif dataset is None:
+                dataset = dataset_folder(path, run.domain, planbench_name(run.source.domain), instances)
+        options: dict[str, Any] = {}
+        if run.task == "t1":
+            options = plan_generation_options(run, Path(path), base, Path(dataset), reading)
+    except ImportError_ as exc:
+        queries = dict(zip(run.instance_ids, first_queries(run), strict=True))
+        if run.task != "t1":
+            raise
+        dataset, base, options = from_prompts(run, Path(path), queries, laid_out, store, reading, exc)
+        rebuilt = True
+    if run.task == "t1":
+        if run.windowed is not None:
+            options["recorded_feedback"] = {k: dict(v) for k, v in run.windowed.sent.items()}
+            if not run.windowed.system:
+                options["system"] = False
+    else:
+        folder = Path(instances) if instances else Path(dataset) / TASKS[run.task].folder
+        if not folder.is_dir():
+            folder = Path(dataset)
+        options.update(recorded=str(Path(path).resolve()), instances=str(folder.resolve()))
+    key = base if run.task == "t1" else f"{base}:{run.task}"
+    config = StudyConfig(
+        name=study,
+        domains=(key,),
+        instances={key: ",".join(str(i) for i in run.instance_ids)},
+        schemes=(run.scheme,),
+        dataset=str(Path(dataset).resolve()),
+        model=run.model,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        domain_options={key: options},
+        endpoint_id=RECORDED_ENDPOINT,
+        replay=True,
+        unrecorded=SAMPLING,  # the file records neither: `temperature` and `max_tokens` only label the cache keys
+    )
+    validate(config)
+    with opened(store) as db:
+        ensure_schema(db)
+        existing = load_study(db, study)
+        if existing is not None:
+            config = _merged(StudyConfig.from_dict(existing), config)
+        cache = CallCache(db)
+        params = sampling_params(temperature=temperature, max_tokens=max_tokens)
+        before = cache.count()
+        for call in run.calls:
+            cache.put_recorded(
+                run.model, RECORDED_ENDPOINT, call.messages, call.response, sample=call.sample, params=params
+            )
+        added = cache.count() - before
+        save_study(db, study, config.to_dict())
+    return Imported(config, added, run.unanswered, options, rebuilt)
+
+
+def _merged(existing: StudyConfig, new: StudyConfig) -> StudyConfig:
+    """`existing` with `new`'s domain added (another task of a recorded study), or an error saying why not."""
+    if not existing.differences(new):
+        return existing
+    [key] = new.domains
+    clash = "already exists with another definition; choose another name"
+    same_run = {k: v for k, v in existing.identity().items() if k not in ("domains", "instances", "domain_options")}
+    theirs = {k: v for k, v in new.identity().items() if k not in ("domains", "instances", "domain_options")}
+    if same_run != theirs or key in existing.domains:
+        raise ImportError_(f"study {existing.name!r} {clash}")
+    return replace(
+        existing,
+        domains=(*existing.domains, key),
+        instances={**existing.instances, **new.instances},
+        domain_options={**existing.domain_options, **new.domain_options},
+    )
