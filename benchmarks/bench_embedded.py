@@ -16,11 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from critiquebench.store.cache import CallCache  # noqa: E402
-
 from benchmarks.results import add_json_option, record, row  # noqa: E402
 from critiquebench.llm.client import LLMClient, LLMSettings  # noqa: E402
 from critiquebench.llm.embedded import EmbeddedServer, find_gguf, server_threads  # noqa: E402
+from critiquebench.store.cache import CallCache  # noqa: E402
 
 PROMPTS = [
     "Explain in two sentences why the sky is blue.",

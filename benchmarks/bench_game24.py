@@ -17,8 +17,9 @@ import time
 from pathlib import Path
 
 import sympy
+
 from critiquebench.domains import get_domain, load_instances
-from critiquebench.domains.base import Instance
+from critiquebench.domains.contract import Instance
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.results import add_json_option, record, row  # noqa: E402

@@ -69,9 +69,8 @@ def plain_loop(domain: Any, instance: Any, llm: Any, rounds: int, level: str) ->
 def measure(base_url: str, tmp: Path, n_instances: int, rounds: int, reps: int = 3) -> dict[str, dict[str, float]]:
     """CPU and wall seconds per round of each scheme and of its plain loop, best of `reps` alternated reps."""
     from critiquebench.domains import get_domain, load_instances
-    from critiquebench.store.cache import CallCache
-
     from critiquebench.llm.client import LLMClient, LLMSettings
+    from critiquebench.store.cache import CallCache
     from critiquebench.studies.execute import execute_run
 
     domain = get_domain("game24")
@@ -185,13 +184,12 @@ class _Answerer:
 
 
 def breakdown(tmp: Path, n_instances: int, rounds: int, reps: int) -> list[dict]:
+    from benchmarks.results import row
     from critiquebench.domains import get_domain, load_instances
     from critiquebench.graphs import compiled, parse_spec
     from critiquebench.graphs.state import initial_state, recursion_limit
     from critiquebench.nodes.context import RunContext
     from critiquebench.store.checkpoints import open_saver
-
-    from benchmarks.results import row
     from critiquebench.studies.execute import DURABILITY, execute_run
 
     domain = get_domain("game24")
@@ -246,12 +244,11 @@ def breakdown(tmp: Path, n_instances: int, rounds: int, reps: int) -> list[dict]
 
 
 def growth(base_url: str, tmp: Path) -> list[dict]:
+    from benchmarks.results import row
     from critiquebench.domains import get_domain, load_instances
+    from critiquebench.llm.client import LLMClient, LLMSettings
     from critiquebench.store.cache import CallCache
     from critiquebench.store.checkpoints import checkpoint_bytes
-
-    from benchmarks.results import row
-    from critiquebench.llm.client import LLMClient, LLMSettings
     from critiquebench.studies.execute import execute_run
 
     domain = get_domain("game24")

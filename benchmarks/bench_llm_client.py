@@ -29,10 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
-from critiquebench.store.cache import CallCache  # noqa: E402
 
 from benchmarks.results import add_json_option, record, row  # noqa: E402
 from critiquebench.llm.client import LLMClient, LLMSettings, chat_model  # noqa: E402
+from critiquebench.store.cache import CallCache  # noqa: E402
 from tests.scripted_server import serve_in_subprocess  # noqa: E402
 
 Call = Callable[[int], object]

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from critiquebench.domains import get_domain
-from critiquebench.domains.base import Instance
+from critiquebench.domains.contract import Instance
 from critiquebench.domains.planning.generators import PAPER_SIZES, sized_problem
 from critiquebench.domains.planning.planner import _bfs, _Space, find_plan, optimal_plan
 from critiquebench.domains.planning.validator import check_plan

@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains import Instance, get_domain
-
 from critiquebench.importers.planbench import history_window, import_file
 from critiquebench.importers.planbench.file import ImportError_, label, load_json
 

@@ -38,11 +38,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from critiquebench.store.cache import CallCache  # noqa: E402
-
 from benchmarks.results import add_json_option, record, row  # noqa: E402
 from critiquebench.llm.client import LLMClient, LLMSettings, chat_model  # noqa: E402
 from critiquebench.scale.ray_executor import RayExecutor  # noqa: E402
+from critiquebench.store.cache import CallCache  # noqa: E402
 from critiquebench.studies.config import build_config  # noqa: E402
 from critiquebench.studies.runner import load_matrix, run_study  # noqa: E402
 from tests.scripted_server import serve_in_subprocess  # noqa: E402

@@ -24,7 +24,6 @@ from pathlib import Path
 
 from critiquebench.store.db import connect
 from critiquebench.store.results import ensure_schema, save_study
-
 from critiquebench.viewer.site import ViewerServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

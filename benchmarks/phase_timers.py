@@ -27,12 +27,12 @@ class PhaseTimers:
 
     def install(self) -> PhaseTimers:
         import langgraph.pregel.main as pregel
-        from critiquebench.store.cache import CallCache
         from langchain_openai import ChatOpenAI
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         import critiquebench.studies.execute as execute
         from critiquebench.llm.client import LLMClient
+        from critiquebench.store.cache import CallCache
 
         self._wrap(execute, "execute_run", "run set-up and finish (connections, claim, state, runs row)")
         self._wrap(LLMClient, "complete", "LLM client: critiquebench's code (key, flight, budget)")

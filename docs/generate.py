@@ -268,7 +268,6 @@ def _param_type(param: Any) -> str:
 def published(paper: str | None) -> str:
     """`critiquebench report --published` as Markdown (the papers' numbers beside what the recorded data gives)."""
     from critiquebench.domains.datasets import default_root
-
     from critiquebench.reports.published import published_rows
     from critiquebench.reports.tables import render as render_rows
 
@@ -293,7 +292,6 @@ def recorded_feedback(_: str | None = None) -> str:
     """GPT-4's recorded Mystery first-error run: every answer whose first-error feedback from our reader differs
     from the recorded one, by instance, with why (critiquebench/reports/recorded_feedback.py)."""
     from critiquebench.domains.datasets import default_root
-
     from critiquebench.reports.recorded_feedback import feedback_disagreements
 
     root = default_root()

@@ -15,14 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains.backprompt import FORMS, Backprompt, study_answer, study_transcript
-from critiquebench.domains.base import (
-    FeedbackLevel,
-    Instance,
-    LLMVerdict,
-    Verdict,
-    VerifyVariant,
-    leveled_feedback,
-)
+from critiquebench.domains.base import leveled_feedback
 from critiquebench.domains.coloring_graphs import (
     DEFAULT_VERTICES,
     col_files,
@@ -30,7 +23,18 @@ from critiquebench.domains.coloring_graphs import (
     generate_planar,
     read_col,
 )
-from critiquebench.domains.contract import PURPOSES, Judgement, Messages, Unsupported, verify_variant
+from critiquebench.domains.contract import (
+    PURPOSES,
+    FeedbackLevel,
+    Instance,
+    Judgement,
+    LLMVerdict,
+    Messages,
+    Unsupported,
+    Verdict,
+    VerifyVariant,
+    verify_variant,
+)
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
 from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
 from critiquebench.domains.study_verdicts import VERDICTS, coloring_verdict

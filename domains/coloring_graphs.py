@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-from critiquebench.domains.base import Instance
+
+from critiquebench.domains.contract import Instance
 
 CHROMATIC_KEY = "OPTIMAL CHROMATIC NUMBER ==="
 EDGE_P = 0.4

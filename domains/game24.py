@@ -18,16 +18,18 @@ from typing import Any
 
 from critiquebench.domains import arith
 from critiquebench.domains.backprompt import FORMS, Backprompt, study_answer, study_transcript
-from critiquebench.domains.base import (
+from critiquebench.domains.base import leveled_feedback
+from critiquebench.domains.contract import (
+    PURPOSES,
     FeedbackLevel,
     Instance,
     Judgement,
     LLMVerdict,
+    Messages,
     Verdict,
     VerifyVariant,
-    leveled_feedback,
+    verify_variant,
 )
-from critiquebench.domains.contract import PURPOSES, Messages, verify_variant
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
 from critiquebench.domains.llm_json import json_objects
 from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet

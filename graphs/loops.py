@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from critiquebench.domains.base import FeedbackLevel, Instance
+from critiquebench.domains.contract import FeedbackLevel, Instance
 from critiquebench.graphs.direct import START, Blueprint
 from critiquebench.graphs.state import RunState, route
 from critiquebench.nodes.context import END

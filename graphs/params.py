@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from critiquebench.domains.base import FEEDBACK_LEVELS, PROMPT_STYLES
+from critiquebench.domains.contract import FEEDBACK_LEVELS, PROMPT_STYLES
 from critiquebench.nodes.generator import HISTORY_POLICIES
 
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")

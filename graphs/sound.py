@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from critiquebench.domains.base import FeedbackLevel
+from critiquebench.domains.contract import FeedbackLevel
 from critiquebench.graphs.cost import Calls
 from critiquebench.graphs.direct import Blueprint
 from critiquebench.graphs.loops import verified_loop

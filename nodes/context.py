@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Protocol, TypedDict
 
 from critiquebench.domains import call_options
-from critiquebench.domains.base import Domain, Instance
+from critiquebench.domains.contract import Domain, Instance
 
 END = "__end__"  # LangGraph's name of a graph's end (langgraph.graph.END), where a node that decides ends a run
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "llm_calls", "cache_hits")

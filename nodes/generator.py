@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from critiquebench.domains.base import Instance
-from critiquebench.domains.contract import Transcribed
+from critiquebench.domains.contract import Instance, Transcribed
 from critiquebench.nodes.context import ContextOverflow, RunContext, RunState, add_usage, history
 from critiquebench.nodes.sound_verifier import finish
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from critiquebench.domains import call_options
-from critiquebench.domains.base import Instance, LLMVerdict
+from critiquebench.domains.contract import Instance, LLMVerdict
 from critiquebench.nodes.context import END, RunContext, RunState, rounds_before
 from critiquebench.nodes.sound_verifier import finish
 

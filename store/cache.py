@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import IO, Any
 
 import sqlite_utils
+
 from critiquebench.store.claims import CLAIM_SCHEMA, drop_lease, process_owner, take_lease
 from critiquebench.store.db import connect, ensure_tables, table_names
 from critiquebench.store.postgres import is_postgres

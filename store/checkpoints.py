@@ -14,10 +14,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from langgraph.checkpoint.sqlite import SqliteSaver
+
 from critiquebench.store.db import connect_raw
 from critiquebench.store.postgres import is_postgres, open_connection
 from critiquebench.store.texts import TEXTS_SCHEMA, TextDedupSerializer
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 _SETUP_LOCK = 0x63626368  # any fixed number: the advisory lock our processes take around the saver's setup
 _CONCURRENTLY = re.compile(r"\bCONCURRENTLY\s+", re.IGNORECASE)

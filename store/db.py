@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 import sqlite_utils
+
 from critiquebench.store.postgres import PgDatabase, StoreUnavailable, is_postgres, redact
 
 Locator = str | os.PathLike[str]  # a SQLite file path, or a postgresql:// URL

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import sqlite_utils
+
 from critiquebench.store.claims import CLAIM_SCHEMA, live_holders
 from critiquebench.store.db import ensure_tables, is_readonly, table_names
 from critiquebench.store.texts import TEXTS_SCHEMA, resolve_rows, stored

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from critiquebench.store.cache import CallCache
 
 from critiquebench.llm.client import LLMClient, LLMSettings
+from critiquebench.store.cache import CallCache
 from tests.scripted_server import ScriptedServer
 
 DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"

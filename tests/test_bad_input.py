@@ -11,13 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+from critiquebench.cli import app
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.store.cache import CallCache
 from critiquebench.store.db import connect
 from critiquebench.store.results import ensure_schema, save_study, upsert_run
-from typer.testing import CliRunner
-
-from critiquebench.cli import app
 from tests.scripted_server import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,10 +8,10 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from critiquebench.store.checkpoints import open_saver
 from typer.testing import CliRunner
 
 from critiquebench.cli import app
+from critiquebench.store.checkpoints import open_saver
 from tests.scripted_server import ScriptedServer
 from tests.test_scale_claims import numbers
 

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from critiquebench.store.cache import CallCache, CallRecord, cache_key, sampling_params
 from typer.testing import CliRunner
 
 from critiquebench.cli import app
 from critiquebench.llm.client import LLMClient, LLMSettings
+from critiquebench.store.cache import CallCache, CallRecord, cache_key, sampling_params
 
 MESSAGES = [{"role": "user", "content": "Plan: stack A on B"}]
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from critiquebench.store.cache import CallCache
-from critiquebench.store.db import connect
 
 from critiquebench.llm.client import LLMCallError, LLMClient, LLMSettings
+from critiquebench.store.cache import CallCache
+from critiquebench.store.db import connect
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import CLI, ROOT, game24_reply, invoke, report, run_args

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
+
 from critiquebench.domains import get_domain, load_instances
-from critiquebench.domains.base import Domain, Instance
 from critiquebench.domains.coloring_graphs import color_graph, read_col
+from critiquebench.domains.contract import Domain, Instance
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 END = (

@@ -63,7 +63,6 @@ def test_an_undefined_action_makes_the_plan_unreadable_as_val_reads_it(
     (KCL-Planning/VAL Plan.cpp:1899-1904): nothing is checked and the plan fails, however good its other lines.
     The study's code runs VAL on the raw reply file; its plan_len counts every line starting with "("."""
     from critiquebench.domains import get_domain, load_instances
-
     from critiquebench.studies.execute import execute_run
 
     domain = get_domain("blocksworld")

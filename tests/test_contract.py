@@ -11,7 +11,6 @@ from typing import Any
 from critiquebench.domains import get_domain
 from critiquebench.domains.contract import Candidates, Domain, Judged, Prompted, SelfCritiqued
 from critiquebench.graphs import unsupported
-
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import invoke, report
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from critiquebench.domains import DOMAIN_NAMES, get_domain, load_instances
 from critiquebench.domains.planning import BUILTIN_PLANNING, PAPER_PLANNING
 from critiquebench.domains.registry import BUILTIN, PLANNING, BuiltinDomain

@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from critiquebench.store.db import connect
 
+from critiquebench.store.db import connect
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import DATASETS, ROOT, game24_reply, invoke, run_args
 

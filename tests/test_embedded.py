@@ -7,9 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from critiquebench.store.cache import CallCache
 
 from critiquebench.llm.client import LLMSettings, open_llm
+from critiquebench.store.cache import CallCache
 
 
 def _embedded_children() -> set[int]:

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from critiquebench.domains import get_domain
 from critiquebench.graphs import SCHEMES, unsupported
-
 from tests.scripted_server import ScriptedServer
 from tests.test_dry_run import numbers
 from tests.test_study_cli import game24_reply, invoke, run_args

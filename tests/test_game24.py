@@ -6,9 +6,10 @@ import random
 from pathlib import Path
 
 import pytest
+
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.arith import MalformedExpression, evaluate, parse_expression, solve
-from critiquebench.domains.base import Domain, Instance
+from critiquebench.domains.contract import Domain, Instance
 from critiquebench.domains.datasets import DatasetNotFound, parse_selection
 
 PROJECT = Path(__file__).resolve().parents[1]

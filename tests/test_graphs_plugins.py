@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from critiquebench.domains import get_domain, load_instances
+from critiquebench.llm.client import LLMClient
 from critiquebench.nodes.critics import available_critics, make_critic
 from critiquebench.store.db import connect
 from critiquebench.store.results import attempts
-
-from critiquebench.llm.client import LLMClient
 from critiquebench.studies.execute import execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer

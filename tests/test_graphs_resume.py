@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from critiquebench.domains import get_domain, load_instances
+from critiquebench.llm.client import LLMClient, LLMSettings
 from critiquebench.store.cache import CallCache
 from critiquebench.store.checkpoints import open_saver
 from critiquebench.store.db import connect, connect_raw
-
-from critiquebench.llm.client import LLMClient, LLMSettings
 from critiquebench.studies.execute import execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer

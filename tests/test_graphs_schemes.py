@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from critiquebench.domains import get_domain, load_instances
-from critiquebench.domains.base import Domain, Instance
+from critiquebench.domains.contract import Domain, Instance
+from critiquebench.llm.client import LLMClient
 from critiquebench.store.checkpoints import checkpoint_bytes
 from critiquebench.store.db import connect
 from critiquebench.store.results import attempts
-
-from critiquebench.llm.client import LLMClient
 from critiquebench.studies.execute import RunOutcome, execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from critiquebench.graphs import SCHEMES, format_spec, normalize_spec, parse_spec
-from critiquebench.store.db import connect
 from typer.testing import CliRunner
 
 from critiquebench.cli import app
+from critiquebench.graphs import SCHEMES, format_spec, normalize_spec, parse_spec
+from critiquebench.store.db import connect
 from critiquebench.studies.execute import thread_id_for
 
 

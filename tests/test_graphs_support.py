@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from critiquebench.domains.base import Domain, Instance
+from critiquebench.domains.contract import Domain, Instance
 
 Critic = Callable[[bool, int], bool]  # (answer is correct, how often this critic prompt was asked) -> says valid
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from critiquebench.store.db import opened
 
 from critiquebench.reports.findings import findings_grid
 from critiquebench.reports.guards import SMALL_N
+from critiquebench.store.db import opened
 from critiquebench.studies.config import read_toml
 from critiquebench.studies.guards import temperature_warnings
 from critiquebench.viewer.data import study as viewer_study

@@ -18,15 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains import get_domain, load_instances
-from critiquebench.domains.base import Instance
+from critiquebench.domains.contract import Instance
 from critiquebench.domains.planning import PlanningDomain
 from critiquebench.domains.planning.critique import parse_critic_verdict
 from critiquebench.graphs import SCHEMES
+from critiquebench.llm.client import LLMClient
 from critiquebench.store.cache import CallCache
 from critiquebench.store.db import connect
 from critiquebench.store.results import attempts
-
-from critiquebench.llm.client import LLMClient
 from critiquebench.studies.execute import execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer

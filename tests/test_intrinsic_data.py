@@ -10,11 +10,11 @@ import re
 from pathlib import Path
 
 import pytest
+
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.planning import PlanningDomain
 from critiquebench.domains.planning.generators import PAPER_SIZES, generate_problems, problem_key
 from critiquebench.domains.planning.strips import PlanningError
-
 from critiquebench.reports.metrics import wald_half_width, wilson
 from tests.conftest import DATASETS
 
@@ -102,10 +102,9 @@ def test_published_says_which_of_the_papers_plus_minus_are_wald() -> None:
 
 
 def test_report_prints_the_wald_half_width_beside_wilson(tmp_path: Path) -> None:
+    from critiquebench.reports.metrics import table1
     from critiquebench.store.db import connect
     from critiquebench.store.results import ensure_schema, save_study, upsert_run
-
-    from critiquebench.reports.metrics import table1
 
     db = connect(tmp_path / "s.sqlite")
     ensure_schema(db)

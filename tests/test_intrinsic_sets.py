@@ -15,11 +15,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from critiquebench.domains import get_domain
-from critiquebench.domains.planning.generators import PAPER_SIZES, problem_key
 from typer.testing import CliRunner
 
 from critiquebench.cli import app
+from critiquebench.domains import get_domain
+from critiquebench.domains.planning.generators import PAPER_SIZES, problem_key
 from tests.test_intrinsic import paper
 
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 import yaml
+
 from critiquebench.domains import get_domain, load_instances
+from critiquebench.llm.client import LLMClient
 from critiquebench.store.db import connect
 from critiquebench.store.results import attempts
-
-from critiquebench.llm.client import LLMClient
 from critiquebench.studies.execute import execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer

@@ -15,10 +15,9 @@ from typing import Any
 
 from critiquebench.domains import get_domain
 from critiquebench.domains.planning import PlanningDomain
+from critiquebench.llm.client import LLMClient
 from critiquebench.store.db import connect
 from critiquebench.store.results import attempts
-
-from critiquebench.llm.client import LLMClient
 from critiquebench.studies.execute import execute_run
 from tests.scripted_server import ScriptedServer
 

@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from critiquebench.store.cache import CallCache
 from typer.testing import CliRunner
 
 from critiquebench.cli import app
@@ -24,6 +23,7 @@ from critiquebench.llm.client import (
     endpoint_identity,
 )
 from critiquebench.llm.embedded import embedded_endpoint_id
+from critiquebench.store.cache import CallCache
 from tests.scripted_server import ScriptedServer
 
 MakeLLM = Callable[..., LLMClient]

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from critiquebench.store.db import connect
 from typer.testing import CliRunner
 
 from critiquebench.cli import app
 from critiquebench.llm.client import EndpointUnreachable, LLMCallError, LLMClient
+from critiquebench.store.db import connect
 from tests.scripted_server import ScriptedServer
 
 MakeLLM = Callable[..., LLMClient]

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 import yaml
+
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.base import read_judgement, verification_messages
-
 from tests.scripted_server import ScriptedServer
 from tests.test_planning_verification_prompts import PLANBENCH, SYSTEM, zero_shot
 from tests.test_study_cli import DATASETS, invoke

@@ -14,9 +14,10 @@ import random
 from pathlib import Path
 
 import pytest
-from critiquebench.domains import get_domain, load_instances
-from critiquebench.domains.base import Instance, split_kind, verification_messages
 
+from critiquebench.domains import get_domain, load_instances
+from critiquebench.domains.base import split_kind, verification_messages
+from critiquebench.domains.contract import Instance
 from tests.test_study_cli import DATASETS
 
 RANKS = range(901, 1001)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.planning.parser import ActionReader
-
 from critiquebench.llm.client import LLMClient
 from critiquebench.studies.execute import execute_run
 from tests.conftest import DATASETS

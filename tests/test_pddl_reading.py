@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from pddl.parser.domain import DomainParser
+
 from critiquebench.domains.planning import PlanningError, load_planning_domain
 from critiquebench.domains.planning.instances import read_plan_file
 from critiquebench.domains.planning.pddl_io import normalise, parse_domain_text
 from critiquebench.domains.planning.validator import check_plan
-from pddl.parser.domain import DomainParser
-
 from tests.conftest import DATASETS
 from tests.test_planning_pddl_domains import steps_of
 

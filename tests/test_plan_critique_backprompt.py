@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains import get_domain, load_instances
-from critiquebench.domains.base import Domain, Instance
+from critiquebench.domains.contract import Domain, Instance
+from critiquebench.llm.client import LLMClient
 from critiquebench.store.db import connect
 from critiquebench.store.results import attempts
-
-from critiquebench.llm.client import LLMClient
 from critiquebench.studies.execute import execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from critiquebench.domains import Instance, get_domain
-from critiquebench.domains.planning.strips import PlanningError
 from typer.testing import CliRunner
 
 from critiquebench.cli import app
+from critiquebench.domains import Instance, get_domain
+from critiquebench.domains.planning.strips import PlanningError
 
 FIXTURES = Path(__file__).parent / "data" / "planbench"
 CHECKOUT = FIXTURES / "checkout"

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from critiquebench.domains import get_domain
 
+from critiquebench.domains import get_domain
 from tests.conftest import DATASETS
 
 CASES = json.loads((Path(__file__).parent / "data" / "planbench" / "reader_cases.json").read_text())["cases"]

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from critiquebench.domains.planning import load_planning_domain
 from critiquebench.domains.planning.tasks import TASKS, get_task, task_of
 from critiquebench.domains.planning.tasks.base import plan_block, simulate
 from critiquebench.domains.planning.tasks.domain import TaskDomain
-
 from critiquebench.importers.planbench import sent_query
 from tests.conftest import DATASETS
 from tests.test_replay_planbench import cli as _cli

@@ -7,7 +7,8 @@ import random
 from pathlib import Path
 
 import pytest
-from critiquebench.domains.base import Domain, Instance, Unsupported
+
+from critiquebench.domains.contract import Domain, Instance, Unsupported
 from critiquebench.domains.planning import BUILTIN_PLANNING, PlanningError, load_planning_domain
 from critiquebench.domains.planning.generators import blocksworld_problem, mystery_problem
 from critiquebench.domains.planning.planner import find_plan

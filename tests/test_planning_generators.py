@@ -7,8 +7,9 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from critiquebench.domains import get_domain, load_instances
-from critiquebench.domains.base import Instance
+from critiquebench.domains.contract import Instance
 from critiquebench.domains.planning import PAPER_PLANNING, PlanningDomain
 from critiquebench.domains.planning.generators import PAPER_SIZES, logistics_problem, sized_problem
 from critiquebench.domains.planning.logistics_bound import logistics_bound

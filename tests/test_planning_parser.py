@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 
 import pytest
+
 from critiquebench.domains.planning import load_planning_domain
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.planning import PlanningDomain, PlanningError, load_planning_domain
 from critiquebench.domains.planning.instances import read_plan_file
 from critiquebench.domains.planning.validator import check_plan
-
 from critiquebench.llm.client import LLMClient
 from critiquebench.studies.execute import execute_run
 from tests.conftest import DATASETS

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from critiquebench.domains.planning import BUILTIN_PLANNING, DATA_DIR, load_planning_domain
 from critiquebench.domains.planning.pddl_io import parse_domain_text
 from critiquebench.domains.planning.prompts import SYSTEM_PROMPT

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+import critiquebench as cb
 from critiquebench.domains.planning import PlanningDomain, Replay, ReplayedPlanning, load_planning_domain
 from critiquebench.domains.planning.replay import OPTIONS
 from critiquebench.domains.planning.styles import STYLES
-
-import critiquebench as cb
 from critiquebench.importers.planbench import import_file
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer

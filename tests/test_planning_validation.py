@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+
 from critiquebench.domains.planning import PlanningError, load_planning_domain
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 import yaml
+
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.base import verification_messages
-
 from tests.test_study_cli import DATASETS
 
 PLANBENCH = DATASETS / "planbench"

@@ -7,7 +7,6 @@ from pathlib import Path
 from critiquebench.domains.prompts import builtin
 from critiquebench.store.db import connect
 from critiquebench.store.results import load_study
-
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import DATASETS, NUMBERS, game24_reply, invoke, run_args
 
@@ -99,6 +98,7 @@ def test_an_override_reaches_what_a_scheme_sends(tmp_path: Path) -> None:
 def test_an_override_reaches_every_planbench_task(tmp_path: Path) -> None:
     """PlanBench's task statements (t1-t8) are templates of the planbench set: a user's file changes them all."""
     import yaml
+
     from critiquebench.domains import get_domain
     from critiquebench.domains.planning.tasks import TASKS
 
@@ -127,6 +127,7 @@ def test_an_override_reaches_every_planbench_task(tmp_path: Path) -> None:
 
 def test_an_override_reaches_planbench_s_other_plan_generation_prompts(tmp_path: Path) -> None:
     import yaml
+
     from critiquebench.domains import get_domain
     from critiquebench.domains.planning.planbench_prompts import PLANBENCH_STYLES, state_tracking
 

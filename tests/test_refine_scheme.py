@@ -10,11 +10,10 @@ from typing import Any
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.planning.prompts import REFINE_SYSTEM, strip_comments
 from critiquebench.domains.planning.requests import refinement_request
+from critiquebench.llm.client import LLMClient
 from critiquebench.store.db import connect
 from critiquebench.store.reads import round_calls
 from critiquebench.store.results import attempts
-
-from critiquebench.llm.client import LLMClient
 from critiquebench.studies.execute import execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 from critiquebench.store.db import connect
-
 from tests.scripted_server import ScriptedServer
 from tests.test_replay_planbench import ONE_SHOT, cli, new_calls
 from tests.test_reuse import rows, run

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from critiquebench.store.db import connect
-from critiquebench.store.results import ensure_schema, save_study, upsert_attempt, upsert_run
 
 from critiquebench.reports.figures import budget_figure
 from critiquebench.reports.metrics import budget_curve, compare, table1, table2, wilson
 from critiquebench.reports.tables import render
+from critiquebench.store.db import connect
+from critiquebench.store.results import ensure_schema, save_study, upsert_attempt, upsert_run
 from critiquebench.studies.define import ReportError
 
 CLI = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "critiquebench"

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from critiquebench.domains import get_domain, load_instances
 
+from critiquebench.domains import get_domain, load_instances
 from critiquebench.reports.intrinsic import critic_by_step, shots_sweep, steps_curve
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from critiquebench.store.db import connect
 from typer.testing import CliRunner
 
 from critiquebench.cli import app
+from critiquebench.store.db import connect
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import game24_reply, report, run_args
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from critiquebench.graphs import SCHEMES
 from critiquebench.store.db import connect
-
 from tests.scripted_server import ScriptedServer
 from tests.test_dry_run import numbers
 from tests.test_study_cli import DATASETS, game24_reply, invoke, run_args

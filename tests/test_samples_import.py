@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from critiquebench.domains import BUILTIN, get_domain, load_instances
 from critiquebench.domains.arith import solve
 from critiquebench.nodes.voting import pick_consistent
-
 from tests.test_study_cli import DATASETS, invoke
 
 IDS = [str(i) for i in range(901, 921)]

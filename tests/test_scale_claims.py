@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from critiquebench.store.cache import CallCache
 from critiquebench.store.claims import process_owner, take_lease
 from critiquebench.store.db import connect
-
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import CLI, ROOT, game24_reply, invoke, report, run_args
 

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from critiquebench.store.db import connect
-
 from tests.pg_server import fresh_database
 from tests.scripted_server import ScriptedServer
 from tests.test_scale_claims import numbers

@@ -8,7 +8,6 @@ from typing import Any
 
 from critiquebench.graphs import parse_spec
 from critiquebench.store.db import connect
-
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import invoke, report, run_args
 

@@ -7,9 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from critiquebench.domains import get_domain
-
 from critiquebench.cli.score import score_lines
+from critiquebench.domains import get_domain
 
 PROJECT = Path(__file__).resolve().parents[1]
 DATA = PROJECT.parent / "shared" / "datasets"

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.study_files import CandidateFileError, candidates
 
@@ -142,9 +143,8 @@ def test_report_published_sets_every_checkable_number_beside_the_data() -> None:
 def test_main_job_summary_says_what_the_recorded_backprompting_set_is(tmp_path: Path) -> None:
     """PlanBench ran its first-error backprompting on the first 50 instances GPT-4 failed one-shot; the summary
     says so beside its 41/50, so nobody compares it with the papers' 87% / 88%."""
-    from critiquebench.store.db import connect
-
     from critiquebench.reports.findings import selection_notes
+    from critiquebench.store.db import connect
     from tests.test_study_cli import invoke
 
     store = tmp_path / "s.sqlite"
@@ -163,7 +163,6 @@ def test_mystery_example_plans_are_planbench_s_and_the_recorded_one_shot_run_rep
     """Mystery Blocksworld's example plans are Blocksworld's optimal plans renamed, as in every one of
     PlanBench's 500 recorded Mystery one-shot prompts (byte for byte), so the recorded run replays 500/500."""
     from critiquebench.store.db import connect
-
     from tests.test_study_cli import invoke
 
     mystery = get_domain("mystery_blocksworld")

@@ -10,9 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from critiquebench.store.cache import CallCache
 
 from critiquebench.llm.client import LLMClient, LLMSettings
+from critiquebench.store.cache import CallCache
 from tests.scripted_server import ScriptedServer
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from critiquebench.store.db import opened
 
 from critiquebench.reports.catalog import report_rows
+from critiquebench.store.db import opened
 from critiquebench.studies.config import build_config
 from critiquebench.studies.define import stored_study
 from critiquebench.studies.session import Execution, StudyError, exit_code, run_session

@@ -16,13 +16,13 @@ from typing import Any
 from urllib.request import urlopen
 
 import pytest
+from typer.testing import CliRunner
+
+from critiquebench.cli import app
 from critiquebench.store.cache import CallCache
 from critiquebench.store.db import opened
 from critiquebench.store.reads import runs_with_ids, study_rounds, study_runs
 from critiquebench.store.texts import MIN_CHARS, REF
-from typer.testing import CliRunner
-
-from critiquebench.cli import app
 from critiquebench.viewer import data
 from critiquebench.viewer.site import ViewerServer
 from tests import old_layout_store as old

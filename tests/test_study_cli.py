@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from critiquebench.domains.arith import solve
-from critiquebench.store.db import connect
 from typer.testing import CliRunner
 
 from critiquebench.cli import app
+from critiquebench.domains.arith import solve
+from critiquebench.store.db import connect
 from tests.scripted_server import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,8 +15,9 @@ import re
 from typing import Any
 
 import pytest
+
 from critiquebench.domains import get_domain
-from critiquebench.domains.base import Instance
+from critiquebench.domains.contract import Instance
 
 UNREADABLE = "unreadable"
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from critiquebench.store.db import connect
 from typer.testing import CliRunner
 
 from critiquebench.cli import app
+from critiquebench.store.db import connect
 from tests.scripted_server import ScriptedServer
 
 REPLY = "(1 + 2 + 3) * 4 \ud800 and \x00 cut inside an emoji \udfff"

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.store.db import connect
-
 from critiquebench.studies.critique_quality import claimed_colors, claimed_edges, coloring_hallucinations
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import DATASETS, cli, game24_reply, invoke, run_args

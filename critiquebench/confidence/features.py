@@ -49,7 +49,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import sqlite_utils
 
-from critiquebench.domains.base import Instance
+from critiquebench.domains.contract import Instance
 from critiquebench.outputs import spreadsheet_row
 from critiquebench.store.reads import study_rounds
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from critiquebench.domains import get_domain, load_instances
-from critiquebench.domains.base import Domain, Instance
+from critiquebench.domains.contract import Domain, Instance
 from critiquebench.domains.planning.validator import check_plan
 from critiquebench.domains.study_files import candidates
 from critiquebench.reports.tables import GRIDS, Grid

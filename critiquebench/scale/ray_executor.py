@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from critiquebench.domains.base import Domain, Instance
+from critiquebench.domains.contract import Domain, Instance
 from critiquebench.llm.client import LLMSettings
 from critiquebench.store.db import Locator, store_name
 from critiquebench.store.postgres import is_postgres

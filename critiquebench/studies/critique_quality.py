@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from critiquebench.domains.base import Domain, Instance, Verdict
+from critiquebench.domains.contract import Domain, Instance, Verdict
 
 MAX_CRITIQUE = 20_000  # longer critiques are cut before matching
 _COLOR = r"(colou?r\s*\d+|[a-z]+)"

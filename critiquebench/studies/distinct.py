@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from critiquebench.domains.base import Instance
+from critiquebench.domains.contract import Instance
 from critiquebench.domains.datasets import Generated, parse_selection
 from critiquebench.studies.config import StudyConfig
 

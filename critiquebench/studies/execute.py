@@ -20,7 +20,7 @@ from typing import Any
 
 import sqlite_utils
 
-from critiquebench.domains.base import Domain, Instance
+from critiquebench.domains.contract import Domain, Instance
 from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.graphs import Spec, compiled, direct, parse_spec
 from critiquebench.graphs.direct import DirectGraph

@@ -29,7 +29,7 @@ from typing import Any
 
 import sqlite_utils
 
-from critiquebench.domains.base import Domain, Instance
+from critiquebench.domains.contract import Domain, Instance
 from critiquebench.llm.errors import EndpointUnreachable
 from critiquebench.store.db import connect, full_store, store_name
 from critiquebench.store.reads import study_runs

@@ -25,14 +25,8 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.domains import call_options
-from critiquebench.domains.base import (
-    Domain,
-    Instance,
-    VerifyVariant,
-    read_judgement,
-    split_kind,
-    verification_messages,
-)
+from critiquebench.domains.base import read_judgement, split_kind, verification_messages
+from critiquebench.domains.contract import Domain, Instance, VerifyVariant
 from critiquebench.domains.datasets import default_root
 from critiquebench.domains.study_files import candidates
 from critiquebench.store.db import Store, connect, is_readonly, table_names

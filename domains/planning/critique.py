@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from critiquebench.domains.base import LLMVerdict
+from critiquebench.domains.contract import LLMVerdict
 from critiquebench.domains.planning.prompts import pddl_plan_text, strip_comments
 from critiquebench.domains.planning.strips import Fact, Task
 from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.base import Instance
+from critiquebench.domains.contract import Instance
 from critiquebench.domains.datasets import Generated, parse_selection, pick
 from critiquebench.domains.planning.strips import PlanningError
 

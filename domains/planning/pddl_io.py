@@ -24,13 +24,14 @@ import sys
 import threading
 from typing import Any
 
-from critiquebench.domains.planning.strips import DomainModel, Fact, PlanningError, Schema, Task
 from pddl.core import Domain as PddlDomain
 from pddl.core import Problem as PddlProblem
 from pddl.logic import base, effects, functions, predicates
 from pddl.parser.domain import DomainParser
 from pddl.parser.problem import ProblemParser
 from pddl.requirements import Requirements
+
+from critiquebench.domains.planning.strips import DomainModel, Fact, PlanningError, Schema, Task
 
 COST_FUNCTION = "total-cost"
 # Declared requirements that change what a plan is (time, preferences): refused before parsing.

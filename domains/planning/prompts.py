@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from critiquebench.domains.base import PROMPT_STYLES as PROMPT_STYLES  # re-exported: the styles of this module
+from critiquebench.domains.contract import PROMPT_STYLES as PROMPT_STYLES
 from critiquebench.domains.planning.strips import Task
 from critiquebench.domains.planning.templates import NLConfig
 from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet

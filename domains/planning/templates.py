@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from critiquebench.domains.planning.strips import Fact, PlanningError
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from critiquebench.domains.base import LLMVerdict
+from critiquebench.domains.contract import LLMVerdict
 from critiquebench.domains.llm_json import json_objects, repair_json
 
 _MARKUP = re.compile(r"[*_`#>]+")

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from critiquebench.domains.base import Instance, Verdict
+from critiquebench.domains.contract import Instance, Verdict
 from critiquebench.domains.planning.prompts import PLANBENCH, plan_text
 from critiquebench.domains.planning.prompts import fill_template as fill_template  # the tasks' statements
 from critiquebench.domains.planning.strips import Fact, PlanningError, State, Task

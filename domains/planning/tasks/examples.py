@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from critiquebench.domains.base import Instance
+from critiquebench.domains.contract import Instance
 from critiquebench.domains.planning.tasks.base import Params, Step, pddl, step_of
 
 if TYPE_CHECKING:

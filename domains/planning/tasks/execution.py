@@ -11,7 +11,7 @@ import random
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from critiquebench.domains.base import Instance, Verdict
+from critiquebench.domains.contract import Instance, Verdict
 from critiquebench.domains.planning.tasks.base import (
     Params,
     PlanTask,

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from critiquebench.domains.base import Instance, Verdict
+from critiquebench.domains.contract import Instance, Verdict
 from critiquebench.domains.planning.tasks.base import (
     Params,
     PlanTask,

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from critiquebench.domains.base import Instance, Verdict
+from critiquebench.domains.contract import Instance, Verdict
 from critiquebench.domains.planning.planner import find_plan
 from critiquebench.domains.planning.strips import Fact, PlanningError, Task
 from critiquebench.domains.planning.tasks.base import (
