@@ -42,7 +42,14 @@ def declared(name: str) -> dict[str, Any] | None:
     table = getattr(importlib.import_module(module), "OPTIONS", None)
     if table is not None:
         return {**COMMON, **table}
-    return {**_signature_options(found), **COMMON}
+    options = {**_signature_options(found), **COMMON}
+    if target == PLANNING:
+        # a recorded run's options reach the loader one by one (its `**recorded`), typed by the replay record
+        from critiquebench.domains.planning.replay import Replay
+
+        options.pop("replay", None)
+        options.update(typing.get_type_hints(Replay))
+    return options
 
 
 def _signature_options(factory: Any) -> dict[str, Any]:

@@ -81,9 +81,9 @@ def drive(killer: Killer, server: ScriptedServer, store: Path) -> int:
 
 def snapshot(store: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     db = connect(store)
-    runs = [
-        {k: v for k, v in r.items() if k != "updated_at"} for r in db.query("SELECT * FROM runs ORDER BY 1")
-    ]
+    # when and where each session ran differs (times, the scripted server's port); what it made must not
+    session = {"updated_at", "started_at", "endpoint"}
+    runs = [{k: v for k, v in r.items() if k not in session} for r in db.query("SELECT * FROM runs ORDER BY 1")]
     rows = list(db.query("SELECT * FROM attempts ORDER BY thread_id, round"))
     return runs, rows
 

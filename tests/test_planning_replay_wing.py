@@ -15,7 +15,7 @@ import pytest
 
 import critiquebench as cb
 from critiquebench.domains.planning import PlanningDomain, Replay, ReplayedPlanning, load_planning_domain
-from critiquebench.domains.planning.replay import OPTIONS
+from critiquebench.domains.planning.replay import REPLAY_OPTIONS
 from critiquebench.domains.planning.styles import STYLES
 from critiquebench.importers.planbench import import_file
 from tests.conftest import DATASETS
@@ -62,7 +62,7 @@ def test_importing_a_planbench_run_builds_the_replayed_domain(
 
 def test_the_live_domain_takes_no_replay_option() -> None:
     live = {f.name for f in fields(PlanningDomain) if f.init} - {"name", "folder"}
-    assert len(live) <= 12 and not live & set(OPTIONS)
+    assert len(live) <= 12 and not live & set(REPLAY_OPTIONS)
     with pytest.raises(TypeError):
         PlanningDomain("blocksworld", Path("."), recorded_feedback={})  # type: ignore[call-arg]
 

@@ -15,7 +15,7 @@ from critiquebench.reports.recorded_feedback import (
     feedback_disagreements,
 )
 
-DATASETS = Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "datasets"
+DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 RUN = DATASETS / "planbench" / "reference" / "gpt-4_mystery_backprompting_first_error.json"
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from critiquebench.domains.planning.domain import PlanningDomain
 from critiquebench.domains.planning.prompts import PROMPT_STYLES
-from critiquebench.domains.planning.replay import OPTIONS, Replay, ReplayedPlanning
+from critiquebench.domains.planning.replay import REPLAY_OPTIONS, Replay, ReplayedPlanning
 from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.domains.prompts import DEFAULT, Prompts
 from critiquebench.domains.registry import BUILTIN
@@ -61,9 +61,9 @@ def load_planning_domain(
     number of examples in the pddl style (None: `PAPER_SHOTS` for the intrinsic self-critique paper's generated
     sets, whose No-Critique baseline is the 16-shot planner prompt, else `OTHER_SHOTS`); `intro`, `prompts`,
     `verifier` and `verdict` as in `PlanningDomain`. A recorded run's options (`replay`, or its fields one by one
-    as a study's `domain_options` store them: `replay.OPTIONS`) give a `ReplayedPlanning` that replays it.
+    as a study's `domain_options` store them: `replay.REPLAY_OPTIONS`) give a `ReplayedPlanning` that replays it.
     """
-    unknown = sorted(set(recorded) - set(OPTIONS))
+    unknown = sorted(set(recorded) - set(REPLAY_OPTIONS))
     if unknown:
         raise TypeError(f"load_planning_domain() got unexpected keyword argument(s) {', '.join(unknown)}")
     if recorded:

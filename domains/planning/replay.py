@@ -75,7 +75,8 @@ class Replay:
         return (None if record == cls() else record), rest
 
 
-OPTIONS: tuple[str, ...] = tuple(f.name for f in fields(Replay))
+# not `OPTIONS`: domains/options.py reads a domain module's `OPTIONS` as its table of option types
+REPLAY_OPTIONS: tuple[str, ...] = tuple(f.name for f in fields(Replay))
 
 
 @dataclass
