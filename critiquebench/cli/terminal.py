@@ -98,6 +98,7 @@ def live_progress(enabled: bool, console: Console | None = None, price: Price | 
 
     with bars, logs_through(console):
         yield update
+        bars.refresh()  # rich's Live skips its last redraw in a notebook: the cell would keep a stale bar
 
 
 def _has_widgets() -> bool:
