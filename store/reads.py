@@ -227,16 +227,11 @@ def call_timings(db: Store, keys: Iterable[str]) -> dict[str, tuple[float | None
     """key -> (seconds the call took when it was made, prompt tokens, completion tokens) of the cached calls with
     these keys (a replayed call keeps the seconds of the call that was recorded). Seconds are None where none
     were measured: calls imported from others' records (PlanBench's, recorded samples) are stored with 0."""
-    if "llm_calls" not in table_names(db):
-        return {}
-    wanted, out = list(dict.fromkeys(keys)), {}
-    for i in range(0, len(wanted), _CHUNK):
-        chunk = wanted[i : i + _CHUNK]
-        marks = ", ".join("?" * len(chunk))
-        rows = db.execute(f"SELECT key, latency_s, prompt_tokens, completion_tokens FROM llm_calls "
-                          f"WHERE key IN ({marks})", chunk).fetchall()  # fmt: skip
-        out.update((k, (float(s) if s and s > 0 else None, int(p or 0), int(c or 0))) for k, s, p, c in rows)
-    return out
+    return {
+        key: (float(f["latency_s"]) if f["latency_s"] and f["latency_s"] > 0 else None,
+              int(f["prompt_tokens"] or 0), int(f["completion_tokens"] or 0))
+        for key, f in call_facts(db, keys).items()
+    }  # fmt: skip
 
 
 def study_call_keys(db: Store, study: str) -> dict[str, list[str]]:
