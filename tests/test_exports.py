@@ -59,6 +59,17 @@ def test_every_format_is_really_written_with_the_documented_columns(
         assert frame["round"].min() == 1 and frame["stopped"].sum() == 4
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_the_calls_table_is_written_in_every_format(study: tuple[Path, str], tmp_path: Path, fmt: str) -> None:
+    store, _ = study
+    out = tmp_path / f"calls.{fmt}"
+    invoke("export", "s", "--table", "calls", "--format", fmt, "--output", str(out), "--store", str(store))
+    assert b"sekrit" not in out.read_bytes()
+    frame = READ[fmt](out)
+    assert list(frame.columns) == [c.name for c in COLUMNS["calls"]]
+    assert len(frame) > 0 and (frame["prompt_tokens"] > 0).all()
+
+
 def test_the_format_follows_the_output_suffix(study: tuple[Path, str], tmp_path: Path) -> None:
     store, _ = study
     out = tmp_path / "runs.parquet"

@@ -208,6 +208,8 @@ def test_the_token_budget_is_the_studys_reserved_and_stops_runs_unfinished(tmp_p
         assert row["planned"] == 16  # the report of an unfinished study says how far each cell got
         text = invoke("report", "b", "--store", str(store)).stdout
         assert f"unfinished study: finished runs of those planned per cell: standard on game24 {first}/16" in text
+        for fmt in ("md", "csv"):  # every format of the report reads an unfinished study
+            assert "16" in invoke("report", "b", "--format", fmt, "--store", str(store)).stdout
 
         again = invoke("resume", "b", "--store", str(store), check=3)  # the budget is spent: no new calls
         assert server.answered == first and "stopped by the token budget" in again.stderr
