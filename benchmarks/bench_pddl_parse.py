@@ -1,12 +1,12 @@
-"""PDDL reading: the `pddl` package (through `domains.planning.pddl_io`) vs the hand-written s-expression reader
-it replaced (`benchmarks/baseline_pddl_reader.py`, kept here as the baseline), on every problem of PlanBench's
-domains and of the AutoPlanBench domains (`../shared/datasets`).
+"""PDDL reading: `pddl_io` (plain problems read directly, the rest by the `pddl` package) vs the `pddl` package
+alone and vs the hand-written reader it replaced, on every PlanBench and AutoPlanBench problem.
 
-Both readers parse each domain once and then every problem of it, in the same process; the `pddl` side's
-parsers are built before timing (their grammar takes 0.2 s once per process). Prints the time per problem of
-each and the ratio, and checks that both readers give the same `DomainModel` and the same `Task` for every file.
-A study parses each problem once per process (the domain keeps parsed problems), so the difference is paid
-once per problem per run or replay.
+`pddl_io` reads a problem of the plain shape with `plain_problem.read_plain` and any other with the `pddl`
+package; `plain=False` sends every one to the `pddl` package; the baseline is `benchmarks/baseline_pddl_reader.py`.
+Every reader parses each domain once and then every problem of it, in the same process (the `pddl` parsers are
+built before timing). Prints the time per problem of each and the ratios, and checks that all three give the same
+`DomainModel` and the same `Task` for every file (`../shared/datasets`). A study parses each problem once per
+process (the domain keeps parsed problems), so the difference is paid once per problem per run or replay.
 
     .venv/bin/python benchmarks/bench_pddl_parse.py [--repeat 3] [--data ../shared/datasets]
 """
@@ -14,11 +14,14 @@ once per problem per run or replay.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
+import types
 from pathlib import Path
 
 from critiquebench.domains.planning import pddl_io
+from critiquebench.domains.planning.plain_problem import read_plain
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import baseline_pddl_reader as baseline  # noqa: E402 - the hand-written reader, beside this file
@@ -36,6 +39,13 @@ def corpus(data: Path) -> list[tuple[Path, list[Path]]]:
         problems = sorted(p for p in domain.parent.rglob("*.pddl") if p != domain)
         out.append((domain, problems))
     return out
+
+
+# `pddl_io` with the plain reader off: every problem through the `pddl` package
+PDDL_ONLY = types.SimpleNamespace(
+    parse_domain_text=pddl_io.parse_domain_text,
+    parse_problem_text=functools.partial(pddl_io.parse_problem_text, plain=False),
+)
 
 
 def timed(read: object, files: list[tuple[Path, list[Path]]], texts: dict[Path, str]) -> tuple[float, int, list]:
@@ -58,21 +68,30 @@ def main() -> None:
     texts = {path: path.read_text(encoding="utf-8") for d, ps in files for path in (d, *ps)}
     timed(pddl_io, files[:1], texts)  # builds the `pddl` parsers
     ours = min(timed(pddl_io, files, texts)[0] for _ in range(args.repeat))
+    package = min(timed(PDDL_ONLY, files, texts)[0] for _ in range(args.repeat))
     theirs = min(timed(baseline, files, texts)[0] for _ in range(args.repeat))
     _, problems, new = timed(pddl_io, files, texts)
+    _, _, alone = timed(PDDL_ONLY, files, texts)
     _, _, old = timed(baseline, files, texts)
-    same = sum(a == b for a, b in zip(new, old, strict=True))
-    print(f"{len(files)} domains, {problems} problems; identical models and tasks: {same}/{len(new)}")
-    print(f"pddl package:      {1000 * ours / problems:.2f} ms per problem")
+    same = sum(a == b == c for a, b, c in zip(new, alone, old, strict=True))
+    plain = sum(read_plain(pddl_io.strip_comments(texts[p])) is not None for _, ps in files for p in ps)
+    print(
+        f"{len(files)} domains, {problems} problems ({plain} of the plain shape); identical models and tasks: "
+        f"{same}/{len(new)}"
+    )
+    print(f"pddl_io:           {1000 * ours / problems:.2f} ms per problem")
+    print(f"pddl package only: {1000 * package / problems:.2f} ms per problem ({package / ours:.1f}x pddl_io)")
     print(f"hand-written:      {1000 * theirs / problems:.2f} ms per problem")
-    print(f"ratio pddl / hand: {ours / theirs:.1f}x")
     rows = [
-        row("read time per problem, the pddl package (after pddl_io.normalise)", 1000 * ours / problems,
+        row("read time per problem, pddl_io (plain shape read directly, the rest by the pddl package)",
+            1000 * ours / problems, "ms/problem", baseline=("the pddl package alone", 1000 * package / problems),
+            ratio=package / ours, note=f"{len(files)} domains, {problems} problems, {plain} of the plain shape; "
+            f"best of {args.repeat}; the ratio is pddl alone / pddl_io (a problem is parsed once per process)"),
+        row("read time per problem, the pddl package alone (after pddl_io.normalise)", 1000 * package / problems,
             "ms/problem", baseline=("the hand-written reader it replaced", 1000 * theirs / problems),
-            ratio=ours / theirs, note=f"{len(files)} domains, {problems} problems; best of {args.repeat}; "
-            "the ratio is pddl / hand-written (a problem is parsed once per process)"),
-        row("identical domain models and tasks", same, f"of {len(new)}", target="same models and tasks",
-            met=same == len(new)),
+            ratio=package / theirs, note="the ratio is pddl / hand-written"),
+        row("identical domain models and tasks, all three readers", same, f"of {len(new)}",
+            target="same models and tasks", met=same == len(new)),
     ]  # fmt: skip
     record("bench_pddl_parse", rows, path=args.json)
 

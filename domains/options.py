@@ -40,19 +40,11 @@ def declared(name: str) -> dict[str, Any] | None:
     module, _, factory = target.partition(":")
     found = getattr(importlib.import_module(module), factory)
     table = getattr(importlib.import_module(module), "OPTIONS", None)
-    if table is not None:
-        return {**COMMON, **table}
-    options = {**_signature_options(found), **COMMON}
-    if target == PLANNING:
-        # a recorded run's options reach the loader one by one (its `**recorded`), typed by the replay record
-        from critiquebench.domains.planning.replay import Replay
-
-        options.pop("replay", None)
-        options.update(typing.get_type_hints(Replay))
-    return options
+    return {**signature_options(found), **COMMON} if table is None else {**COMMON, **table}
 
 
-def _signature_options(factory: Any) -> dict[str, Any]:
+def signature_options(factory: Any) -> dict[str, Any]:
+    """Option name -> type of a factory taking the domain's name first: its other named parameters."""
     hints = typing.get_type_hints(factory)
     params = inspect.signature(factory).parameters
     return {

@@ -21,6 +21,7 @@ from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.contract import Instance
 from critiquebench.domains.planning import PlanningDomain
 from critiquebench.domains.planning.critique import parse_critic_verdict
+from critiquebench.domains.planning.instances import training_pool
 from critiquebench.graphs import SCHEMES
 from critiquebench.llm.client import LLMClient
 from critiquebench.store.cache import CallCache
@@ -113,7 +114,7 @@ def expected_planner_prompt(inst: Instance, shots: int) -> str:
     domain, _ = blocksworld()
     shown = "".join(
         f"{B1_EXAMPLE}\n{e['problem'].strip()}\n\n{B1_PLAN}\n" + "\n".join(e["plan"]) + "\n\n\n"
-        for e in inst.data["train"][:shots]
+        for e in training_pool(inst)[:shots]
     )
     return (
         f"{B1_DOMAIN}\n{domain_text(domain)}\n\n{shown}{B1_PROBLEM}\n{inst.data['problem'].strip()}\n\n"
@@ -233,7 +234,7 @@ def test_few_shot_exemplars_are_shaped_like_the_papers_and_agree_with_the_valida
     (message,) = domain.critic_messages(inst, "(pick-up a)", shots=8)
     shown = exemplars_of(message["content"]).split("The problem to solve:\n")[1:]
     assert len(shown) == 8
-    pool = {e["problem"].strip(): e for e in inst.data["train"]}
+    pool = {e["problem"].strip(): e for e in training_pool(inst)}
     endings = []
     for exemplar in shown:
         problem, after = exemplar.split("\n\nThe suggested solution:\n")

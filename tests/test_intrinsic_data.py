@@ -14,6 +14,7 @@ import pytest
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.planning import PlanningDomain
 from critiquebench.domains.planning.generators import PAPER_SIZES, generate_problems, problem_key
+from critiquebench.domains.planning.instances import training_pool
 from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.reports.metrics import wald_half_width, wilson
 from tests.conftest import DATASETS
@@ -47,7 +48,7 @@ def test_folder_datasets_draw_shots_from_the_instances_the_study_leaves_out() ->
     chosen = load_instances(domain, "1-5", DATASETS)
     ids = {i.id for i in chosen}
     for inst in chosen:
-        assert len(inst.data["train"]) == 496 and not ids & {e["id"] for e in inst.data["train"]}
+        assert len(training_pool(inst)) == 496 and not ids & {e["id"] for e in training_pool(inst)}
     (message,) = domain.prompt(chosen[0], "pddl", shots=32)
     texts = {i.data["problem"].strip() for i in chosen}
     assert len(shown_problems(message["content"])) == 32 and not texts & set(shown_problems(message["content"]))

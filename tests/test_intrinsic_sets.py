@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from critiquebench.cli import app
 from critiquebench.domains import get_domain
 from critiquebench.domains.planning.generators import PAPER_SIZES, problem_key
+from critiquebench.domains.planning.instances import training_pool
 from tests.test_intrinsic import paper
 
 
@@ -84,7 +85,7 @@ def test_every_generated_set_of_001_is_its_size_in_distinct_problems_disjoint_fr
     instances = domain.generate(n, 1)
     problems = [i.data["problem"] for i in instances]
     assert len(problems) == n and len({problem_key(p) for p in problems}) == n
-    pool = {problem_key(e["problem"]) for i in instances for e in i.data["train"]}
+    pool = {problem_key(e["problem"]) for i in instances for e in training_pool(i)}
     assert len(pool) == 64 and not pool & {problem_key(p) for p in problems}
     assert [i.data["problem"] for i in domain.generate(5, 1)] == problems[:5]  # gen:5:1 is the set's first five
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from critiquebench.domains.planning import BUILTIN_PLANNING, DATA_DIR, load_planning_domain
+from critiquebench.domains.planning.instances import training_pool
 from critiquebench.domains.planning.pddl_io import parse_domain_text
 from critiquebench.domains.planning.prompts import SYSTEM_PROMPT
 from critiquebench.domains.planning.templates import load_config
@@ -119,7 +120,7 @@ def test_pddl_style_is_a_many_shot_raw_pddl_prompt(blocksworld):
         "text.\nYour plan as plain text without formatting:"
     )
     # a whole folder loaded: each instance's shots are other instances (leave-one-out), in its own fixed order
-    shots = [e["problem"].strip() for e in inst.data["train"][:3]]
+    shots = [e["problem"].strip() for e in training_pool(inst)[:3]]
     assert inst.data["problem"].strip() not in shots
     assert [text.index(s) for s in shots] == sorted(text.index(s) for s in shots)
     assert "(unstack" in text or "(pick-up" in text

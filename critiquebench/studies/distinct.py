@@ -36,7 +36,7 @@ def check_instances(name: str, instances: list[Instance]) -> tuple[bool, str]:
     from critiquebench.domains.planning.generators import check_distinct
 
     if all("problem" in i.data for i in instances):  # planning: the set and its shot pool
-        pool = {e["id"]: e["problem"] for i in instances for e in i.data.get("train", ())}
+        pool = {e["id"]: e["problem"] for i in instances for e in i.data.get("train_pool", i.data.get("train", ()))}
         return check_distinct(name, [i.data["problem"] for i in instances], list(pool.values()))
     keys = [_key(i.data) for i in instances]
     if len(set(keys)) < len(keys):
@@ -45,5 +45,5 @@ def check_instances(name: str, instances: list[Instance]) -> tuple[bool, str]:
 
 
 def _key(data: dict[str, Any]) -> str:
-    kept = {k: v for k, v in data.items() if k not in ("examples", "train", "source")}
+    kept = {k: v for k, v in data.items() if k not in ("examples", "train", "train_pool", "source")}
     return json.dumps(kept, sort_keys=True, default=str)

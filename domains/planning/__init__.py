@@ -7,10 +7,12 @@ folder with a ``domain.pddl`` and its problems (IPC, AutoPlanBench and PlanBench
 
 from __future__ import annotations
 
+import typing
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from critiquebench.domains.options import COMMON, signature_options
 from critiquebench.domains.planning.domain import PlanningDomain
 from critiquebench.domains.planning.prompts import PROMPT_STYLES
 from critiquebench.domains.planning.replay import REPLAY_OPTIONS, Replay, ReplayedPlanning
@@ -103,3 +105,12 @@ def load_planning_domain(
         fewer_shots=shots is None,
         **options,
     )
+
+
+# Option name -> type, as `domains.options` reads a domain module's table (beside the options every domain takes):
+# the loader's own, and a recorded run's one by one (the loader's `**recorded`, gathered into `replay`), typed by
+# the replay record.
+OPTIONS: dict[str, Any] = {
+    **{k: v for k, v in signature_options(load_planning_domain).items() if k not in ("replay", *COMMON)},
+    **typing.get_type_hints(Replay),
+}

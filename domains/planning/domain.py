@@ -13,6 +13,7 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from critiquebench.domains.planning.instances import (
     generated_instances,
     load_instances,
     problem_folder,
+    training_pool,
 )
 from critiquebench.domains.planning.parser import ActionReader, ParsedPlan
 from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_problem_text
@@ -73,9 +75,15 @@ DOMAIN_HEADER = re.compile(r"\(define\s*\(domain\s+([^\s()]+)")
 @dataclass
 class _Problem:
     task: Task
-    reader: ActionReader
+    cfg: NLConfig
     plan: list[Step] | None = None
     unsolvable: bool | None = None  # proven by exhausting the state space; None: not asked yet
+
+    @cached_property
+    def reader(self) -> ActionReader:
+        # built when an answer is first read by our reader (its patterns cost a third of a problem's loading):
+        # a replay or score read by PlanBench's reader never builds one
+        return ActionReader(self.cfg, self.task)
 
 
 # The `intro` option's values and the config key each selects (None: the config's `domain_intro`).
@@ -183,7 +191,7 @@ class PlanningDomain:
             found = self._problems.get(text)
         if found is None:
             task = parse_problem_text(text, self.model, source)
-            found = _Problem(task, ActionReader(self.cfg, task))
+            found = _Problem(task, self.cfg)
             with self._lock:
                 self._problems.setdefault(text, found)
         return found
@@ -420,8 +428,8 @@ class PlanningDomain:
 
     def training_pool(self, instance: Instance) -> list[dict]:
         """The instance's many-shot examples in its own order: its set's training problems, none a test
-        instance (`instances`). Instances made before there was a pool fall back to their neighbours."""
-        return list(instance.data.get("train", instance.data.get("examples", [])))
+        instance (`instances.training_pool`)."""
+        return training_pool(instance)
 
     def critic_plan(self, instance: Instance, text: str) -> str:
         """The plan of answer `text` as the intrinsic self-critique critic sees it (E.1: "extract plan only as

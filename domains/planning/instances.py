@@ -8,11 +8,11 @@ problem (``orig_gold_plans/instance-N_gold_plan.txt``, ``gold_plans/``, ``plans/
 wrapping around for the first one.
 
 Many-shot prompts (the intrinsic self-critique paper's planner, `pddl` style) draw their examples from a training
-pool disjoint from the test instances instead (`train`; 001:130: "randomly sampled from the respective training
+pool disjoint from the test instances instead (`train_pool`; 001:130: "randomly sampled from the respective training
 set in a deterministic manner"): a folder's instances that the selection leaves out, or a generated set's own
 training problems. A selection of a whole folder leaves nothing out: each instance then draws from every other
 instance (leave-one-out, as the paper's 21-problem AutoPlanBench sets force, 001:177), which is not disjoint.
-Each instance sees the pool in its own fixed random order, so k shots are the first k, the
+Each instance sees the pool in its own fixed random order (`training_pool`), so k shots are the first k, the
 same in every ablation and nested across shot counts.
 """
 
@@ -166,12 +166,9 @@ def load_instances(domain: str, path: Path, selection: str | None) -> list[Insta
 
     picked = set(chosen)
     left_out = [e for e in ids if e not in picked]
-
-    def pool(ident: str) -> list[dict[str, Any]]:
-        # the selection's left-out instances; with none left out, every other one (leave-one-out)
-        return [{"id": e, "problem": text(e), "plan": plans.get(e)} for e in (left_out or ids) if e != ident]
-
-    shared = pool("") if left_out else None
+    # one pool for every instance (its entries shared, not copied per instance): the selection's left-out
+    # instances; with none left out, all of them, each instance's own left out when it is used (leave-one-out)
+    pool = [{"id": e, "problem": text(e), "plan": plans.get(e)} for e in (left_out or ids)]
     out = []
     for ident in chosen:
         pos = ids.index(ident)
@@ -180,7 +177,7 @@ def load_instances(domain: str, path: Path, selection: str | None) -> list[Insta
             "source": str(by_id[ident]),
             "problem": text(ident),
             "examples": [{"id": e, "problem": text(e), "plan": plans.get(e)} for e in example_ids],
-            "train": training_order(shared if shared is not None else pool(ident), ident),
+            "train_pool": pool,
         }
         out.append(Instance(domain, ident, data))
     return out
@@ -191,6 +188,16 @@ def training_order(pool: Sequence[dict[str, Any]], ident: str) -> list[dict[str,
     order = list(pool)
     random.Random(f"train:{ident}").shuffle(order)
     return order
+
+
+def training_pool(instance: Instance) -> list[dict[str, Any]]:
+    """The instance's many-shot examples in its own fixed random order: its set's pool without itself, shuffled
+    when asked for (a shuffle of every instance's pool at load time cost a replay of 500 answers half its CPU).
+    Instances of older checkpoints carry the ordered `train` list itself; older still, their neighbours."""
+    data = instance.data
+    if "train_pool" in data:
+        return training_order([e for e in data["train_pool"] if e["id"] != instance.id], instance.id)
+    return list(data.get("train", data.get("examples", [])))
 
 
 def generated_instances(domain: str, problems: list[str], seed: int, train: Sequence[str] = ()) -> list[Instance]:
@@ -204,7 +211,7 @@ def generated_instances(domain: str, problems: list[str], seed: int, train: Sequ
             "source": f"generated (seed {seed})",
             "problem": problems[i],
             "examples": [{"id": f"gen-{seed}-{e}", "problem": problems[e], "plan": None} for e in example_ids],
-            "train": training_order(pool, f"gen-{seed}-{i}"),
+            "train_pool": pool,
         }
         out.append(Instance(domain, f"gen-{seed}-{i}", data))
     return out

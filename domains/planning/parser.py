@@ -109,8 +109,16 @@ class ActionReader:
 
     def read(self, text: str) -> ParsedPlan | None:
         """The committed plan, or None when the text holds no action at all."""
-        region_text = region(flatten(text), self._line_has_action)
-        lines = [self._line(raw) for raw in region_text.splitlines() if raw.strip()]
+        seen: dict[str, Line] = {}  # the region's lines were read while finding it: each is read once
+
+        def line(raw: str) -> Line:
+            found = seen.get(raw)
+            if found is None:
+                found = seen[raw] = self._line(raw)
+            return found
+
+        region_text = region(flatten(text), lambda part: any(line(r).actions for r in part.splitlines() if r.strip()))
+        lines = [line(raw) for raw in region_text.splitlines() if raw.strip()]
         if not any(line.actions for line in lines):
             return None
         skipped = tuple(line.text.strip() for line in lines if line.has_verb and not line.actions)
@@ -121,9 +129,6 @@ class ActionReader:
             elif line.has_verb or _PDDL_ATOM.search(line.text.lower()):
                 unread.append((position, line.text.strip()))
         return ParsedPlan(assemble(lines), skipped, tuple(unread))
-
-    def _line_has_action(self, text: str) -> bool:
-        return any(self._line(raw).actions for raw in text.splitlines() if raw.strip())
 
     def _line(self, raw: str) -> Line:
         number_match = _NUMBER.match(raw)

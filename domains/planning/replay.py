@@ -106,7 +106,8 @@ class ReplayedPlanning(PlanningDomain):
         wanted = self.replay.example
         if wanted is None:
             return super().example_of(instance)
-        for known in (*instance.data.get("examples", []), *instance.data.get("train", [])):
+        pool = instance.data.get("train_pool", instance.data.get("train", []))
+        for known in (*instance.data.get("examples", []), *pool):
             if str(known["id"]) == wanted:
                 return known
         with self._lock:
