@@ -83,13 +83,32 @@ def _identity_hash(
         "study": {k: v for k, v in study_config.items() if k not in _NOT_IDENTITY},
         "domain": domain.name,
         "domain_files": files,
-        "instance": [instance.id, instance.data],
+        "instance": [instance.id, _data_identity(instance.data)],
         "spec": spec,
         "trial": trial,
         "llm": [settings.model, endpoint, settings.sampling_params()],
     }
     text = json.dumps(identity, sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# A planning folder's many-shot pool (`train_pool`: every problem text of the folder) is one list that all its
+# instances share: it is hashed once, not serialised again for every run (twice a run: to find identical finished
+# runs, then to record the run). Its digest is kept with the list itself, so the id stays the list's.
+_POOL_DIGESTS: dict[int, tuple[list[Any], str]] = {}
+
+
+def _data_identity(data: dict[str, Any]) -> dict[str, Any]:
+    pool = data.get("train_pool")
+    if not isinstance(pool, list):
+        return data
+    kept = _POOL_DIGESTS.get(id(pool))
+    if kept is None or kept[0] is not pool:
+        if len(_POOL_DIGESTS) > 64:
+            _POOL_DIGESTS.clear()
+        text = json.dumps(pool, sort_keys=True, default=str, ensure_ascii=False)
+        kept = _POOL_DIGESTS[id(pool)] = (pool, hashlib.sha256(text.encode("utf-8")).hexdigest())
+    return {**data, "train_pool": kept[1]}
 
 
 def _file_digest(path: Path) -> str | None:
