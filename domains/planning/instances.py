@@ -166,17 +166,26 @@ def load_instances(domain: str, path: Path, selection: str | None) -> list[Insta
 
     picked = set(chosen)
     left_out = [e for e in ids if e not in picked]
-    # one pool for every instance (its entries shared, not copied per instance): the selection's left-out
-    # instances; with none left out, all of them, each instance's own left out when it is used (leave-one-out)
-    pool = [{"id": e, "problem": text(e), "plan": plans.get(e)} for e in (left_out or ids)]
+    # one entry per problem, shared by every instance that shows it (read-only): one pool for every instance,
+    # the selection's left-out instances, or with none left out all of them, each instance's own left out when
+    # it is used (leave-one-out)
+    entries: dict[str, dict[str, Any]] = {}
+
+    def entry(ident: str) -> dict[str, Any]:
+        if ident not in entries:
+            entries[ident] = {"id": ident, "problem": text(ident), "plan": plans.get(ident)}
+        return entries[ident]
+
+    pool = [entry(e) for e in (left_out or ids)]
+    position = {ident: i for i, ident in enumerate(ids)}
     out = []
     for ident in chosen:
-        pos = ids.index(ident)
+        pos = position[ident]
         example_ids = [ids[(pos - k) % len(ids)] for k in range(1, min(MAX_EXAMPLES, len(ids) - 1) + 1)]
         data: dict[str, Any] = {
             "source": str(by_id[ident]),
             "problem": text(ident),
-            "examples": [{"id": e, "problem": text(e), "plan": plans.get(e)} for e in example_ids],
+            "examples": [entry(e) for e in example_ids],
             "train_pool": pool,
         }
         out.append(Instance(domain, ident, data))

@@ -48,6 +48,15 @@ class ParsedPlan:
     unread: tuple[tuple[int, str], ...] = ()
 
 
+# what a reader's patterns are: verbs, their pattern, object names, short names, their pattern, whole templates
+_Patterns = tuple[
+    dict[str, list[str]], re.Pattern[str], dict[str, str], frozenset[str], re.Pattern[str] | None,
+    list[tuple[str, re.Pattern[str], tuple[int, ...]]],
+]  # fmt: skip
+_PATTERNS: dict[tuple[int, int, frozenset[str]], tuple[NLConfig, object, _Patterns]] = {}
+_MAX_PATTERNS = 4096
+
+
 @dataclass
 class ActionReader:
     """Reads plans for one task: its verbs, object names and PDDL action names."""
@@ -62,28 +71,39 @@ class ActionReader:
     _templates: list[tuple[str, re.Pattern[str], tuple[int, ...]]] = field(init=False)
 
     def __post_init__(self) -> None:
-        self._verbs = {}
+        # The patterns depend on the config, the domain and the objects' names only: tasks over the same objects
+        # (most of a PlanBench set) share them, built once (0.4 ms a task, a replay's whole reading otherwise)
+        key = (id(self.cfg), id(self.task.domain), frozenset(self.task.objects))
+        kept = _PATTERNS.get(key)
+        if kept is None or kept[0] is not self.cfg or kept[1] is not self.task.domain:
+            if len(_PATTERNS) > _MAX_PATTERNS:
+                _PATTERNS.clear()
+            kept = _PATTERNS[key] = (self.cfg, self.task.domain, self._patterns())
+        self._verbs, self._verb_re, self._objects, self._short, self._obj_re, self._templates = kept[2]
+
+    def _patterns(self) -> _Patterns:
+        verbs: dict[str, list[str]] = {}
         for name in self.task.domain.schemas:
             for phrase in {
                 _verb_words(self.cfg.actions.get(name, "")),
                 name.replace("-", " ").replace("_", " "),
             }:
                 if phrase:
-                    self._verbs.setdefault(phrase, []).append(name)
-        alternatives = sorted(self._verbs, key=len, reverse=True)
-        self._verb_re = re.compile(
+                    verbs.setdefault(phrase, []).append(name)
+        alternatives = sorted(verbs, key=len, reverse=True)
+        verb_re = re.compile(
             r"(?<![\w-])(" + "|".join(r"[\s_-]*".join(map(re.escape, v.split())) for v in alternatives) + r")(?![\w-])"
         )
-        self._objects, self._short = _object_names(self.cfg, self.task)
-        names = sorted(self._objects, key=len, reverse=True)
-        self._obj_re = (
+        objects, short = _object_names(self.cfg, self.task)
+        names = sorted(objects, key=len, reverse=True)
+        obj_re = (
             re.compile(
                 r"(?<![\w])(" + "|".join(r"[\s_]+".join(map(re.escape, n.split())) for n in names) + r")(?![\w])"
             )
             if names
             else None
         )
-        self._templates = self._template_patterns(names)
+        return verbs, verb_re, objects, short, obj_re, self._template_patterns(names)
 
     def _template_patterns(self, names: list[str]) -> list[tuple[str, re.Pattern[str], tuple[int, ...]]]:
         """Each action's whole English template as a pattern, its slots matching object names: templates
