@@ -81,8 +81,8 @@ class _Problem:
 
     @cached_property
     def reader(self) -> ActionReader:
-        # built when an answer is first read by our reader (its patterns cost a third of a problem's loading):
-        # a replay or score read by PlanBench's reader never builds one
+        # built when an answer is first read by our reader: a replay or score read by PlanBench's reader never
+        # builds one
         return ActionReader(self.cfg, self.task)
 
 

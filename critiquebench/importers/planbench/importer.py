@@ -78,11 +78,6 @@ class Imported:
         return iter((self.config, self.added))
 
 
-def import_planbench(*args: Any, **kwargs: Any) -> Imported:
-    """`import_file`; the result also unpacks as (study, calls newly recorded)."""
-    return import_file(*args, **kwargs)
-
-
 def import_file(
     path: Path,
     store: Path,
@@ -181,6 +176,10 @@ def import_file(
         added = cache.count() - before
         save_study(db, study, config.to_dict())
     return Imported(config, added, run.unanswered, options, rebuilt)
+
+
+# the name the command and the main job know it by; its result also unpacks as (study, calls newly recorded)
+import_planbench = import_file
 
 
 def _merged(existing: StudyConfig, new: StudyConfig) -> StudyConfig:
