@@ -16,6 +16,7 @@ import errno
 import os
 import sqlite3
 import stat
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -168,7 +169,7 @@ def connect_raw(path: str | os.PathLike[str], *, readonly: bool = False) -> sqli
         conn.close()
         raise
     try:
-        conn.execute("PRAGMA journal_mode=WAL")
+        _enter_wal(conn)
         conn.execute("PRAGMA busy_timeout=60000")
         conn.execute("PRAGMA synchronous=NORMAL")
     except sqlite3.Error as exc:
@@ -180,6 +181,30 @@ def connect_raw(path: str | os.PathLike[str], *, readonly: bool = False) -> sqli
             ) from None
         raise StoreError(describe(path, exc)) from None
     return conn
+
+
+_WAL_WAIT = 60.0  # seconds, as long as any other statement waits for a lock (the busy timeout)
+
+
+def _enter_wal(conn: sqlite3.Connection) -> None:
+    """Put the store in WAL mode, waiting for other processes opening it at the same moment.
+
+    Switching a file to WAL needs it alone, and SQLite answers "database is locked" at once, without its busy
+    timeout, when another connection holds it in that instant (seen in CI: four processes creating one new
+    cache, about one time in forty). The mode persists in the file, so only the first opening switches it."""
+    deadline = time.monotonic() + _WAL_WAIT
+    delay = 0.005
+    while True:
+        try:
+            if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.25)
 
 
 def _writable(path: Path) -> bool:
