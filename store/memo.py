@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from critiquebench.store.db import Store, ensure_tables
+from critiquebench.store.db import Store, ensure_tables, select_rows
 from critiquebench.store.results import PROVENANCE, RUN_TEXTS, upsert_run
 from critiquebench.store.texts import resolve_rows
 
@@ -30,7 +30,8 @@ def finished_with(db: Store, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
     keys = list(dict.fromkeys(keys))
     for i in range(0, len(keys), _CHUNK):
         chunk = keys[i : i + _CHUNK]
-        for row in db.query(
+        for row in select_rows(
+            db,
             "SELECT m.key, r.* FROM run_memo m JOIN runs r ON r.thread_id = m.thread_id "
             f"WHERE r.status = 'done' AND m.key IN ({', '.join('?' * len(chunk))})",
             chunk,

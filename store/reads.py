@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from critiquebench.store.db import Store, table_names
+from critiquebench.store.db import Store, select_rows, table_names
 from critiquebench.store.results import ROUND_TEXTS, RUN_TEXTS
 from critiquebench.store.texts import parse_messages, reference, resolve_rows, resolve_tuples
 
@@ -75,7 +75,7 @@ def study_runs(db: Store, study: str, *, done_only: bool = False, answers: bool 
         return []
     status = " AND status = 'done'" if done_only else ""
     columns = "*" if answers else _run_facts(db)
-    rows = list(db.query(f"SELECT {columns} FROM runs WHERE study = ?{status} ORDER BY thread_id", [study]))
+    rows = select_rows(db, f"SELECT {columns} FROM runs WHERE study = ?{status} ORDER BY thread_id", [study])
     return resolve_rows(db, rows, RUN_TEXTS)
 
 
@@ -174,13 +174,13 @@ def round_texts(db: Store, study: str, chars: int) -> Iterator[tuple[Any, ...]]:
 
 
 def run_by_id(db: Store, rowid: int) -> dict[str, Any] | None:
-    rows = resolve_rows(db, list(db.query("SELECT rowid AS id, * FROM runs WHERE rowid = ?", [rowid])), RUN_TEXTS)
+    rows = resolve_rows(db, select_rows(db, "SELECT rowid AS id, * FROM runs WHERE rowid = ?", [rowid]), RUN_TEXTS)
     return rows[0] if rows else None
 
 
 def run_rounds(db: Store, thread_id: str) -> list[dict[str, Any]]:
     """A run's rounds in order."""
-    return resolve_rows(db, list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [thread_id])),
+    return resolve_rows(db, select_rows(db, "SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [thread_id]),
                         ROUND_TEXTS)
 
 

@@ -35,7 +35,7 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.store.claims import CLAIM_SCHEMA, live_holders
-from critiquebench.store.db import ensure_tables, is_readonly, table_names
+from critiquebench.store.db import ensure_tables, is_readonly, select_rows, table_names
 from critiquebench.store.texts import TEXTS_SCHEMA, resolve_rows, stored
 
 SCHEMA = (
@@ -204,7 +204,7 @@ def has_checkpoint(db: Any, thread_id: str) -> bool:
 
 def run_row(db: sqlite_utils.Database, thread_id: str) -> dict[str, Any] | None:
     """A run's `runs` row, or None."""
-    rows = resolve_rows(db, list(db.query("SELECT * FROM runs WHERE thread_id = ?", [thread_id])), RUN_TEXTS)
+    rows = resolve_rows(db, select_rows(db, "SELECT * FROM runs WHERE thread_id = ?", [thread_id]), RUN_TEXTS)
     return rows[0] if rows else None
 
 
@@ -223,7 +223,7 @@ def upsert_round_calls(
 
 def attempts(db: sqlite_utils.Database, thread_id: str) -> list[dict[str, Any]]:
     """A run's rounds in order."""
-    return resolve_rows(db, list(db.query("SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [thread_id])),
+    return resolve_rows(db, select_rows(db, "SELECT * FROM attempts WHERE thread_id = ? ORDER BY round", [thread_id]),
                         ROUND_TEXTS)
 
 

@@ -172,3 +172,34 @@ def test_the_grammar_cache_is_private_and_a_bad_one_is_rebuilt(tmp_path: Path, m
     assert pddl_grammar._cache_folder() is None
     assert type(pddl_grammar.parser(DomainParser)) is DomainParser
     assert parse_domain_text(gripper, "gripper") == expected
+
+
+def test_a_folder_changed_between_two_loads_in_one_process_is_read_again(tmp_path: Path) -> None:
+    # One process reads a folder's files, a domain's parse and a problem's parse once (an import and its replay
+    # ask up to ten times); a user who edits the folder between two loads (a notebook, the API) gets the edit.
+    source = DATASETS / "planbench" / "blocksworld"
+    folder = tmp_path / "bw"
+    (folder / "instances").mkdir(parents=True)
+    for name in ("domain.pddl", "config.yaml"):
+        (folder / name).write_text((source / name).read_text())
+    for i in (1, 2):
+        name = f"instance-{i}.pddl"
+        (folder / "instances" / name).write_text((source / "instances" / name).read_text())
+    domain = load_planning_domain(folder)
+    first = {inst.id: domain.task(inst) for inst in domain.load()}
+    assert sorted(first) == ["1", "2"]
+    assert load_planning_domain(folder).task(domain.load("1")[0]) is first["1"]  # parsed once, shared
+
+    problem = folder / "instances" / "instance-1.pddl"
+    text = problem.read_text()
+    edited = text[: text.index("(:goal")] + "(:goal (and (handempty))))\n"
+    problem.write_text(edited)
+    (folder / "instances" / "instance-3.pddl").write_text((source / "instances" / "instance-3.pddl").read_text())
+    (folder / "domain.pddl").write_text((source / "domain.pddl").read_text().replace("(:action", ";\n(:action", 1))
+
+    again = load_planning_domain(folder)
+    loaded = {inst.id: inst for inst in again.load()}
+    assert sorted(loaded) == ["1", "2", "3"]  # the new file
+    assert loaded["1"].data["problem"] == edited  # the new text
+    assert again.task(loaded["1"]).goal == frozenset({("handempty",)})  # parsed anew
+    assert again.model is not domain.model  # the edited domain file, parsed anew

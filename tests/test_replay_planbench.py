@@ -42,12 +42,15 @@ def report(store: Path, study: str, *extra: str) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def replayed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One store holding both recorded studies, imported and replayed."""
+    """One store holding both recorded studies, imported and replayed: one by `import` then `resume`, the other
+    by `import --replay`, one command."""
     store = tmp_path_factory.mktemp("replay") / "store.sqlite"
     cli("import", "planbench", str(BACKPROMPTING), "--study", "gpt4-backprompt", "--store", str(store))
-    cli("import", "planbench", str(ONE_SHOT), "--study", "gpt4-oneshot", "--store", str(store))
     cli("resume", "gpt4-backprompt", "--store", str(store), "--no-progress")
-    cli("resume", "gpt4-oneshot", "--store", str(store), "--no-progress")
+    done = cli("import", "planbench", str(ONE_SHOT), "--study", "gpt4-oneshot", "--store", str(store), "--replay",
+               "--no-progress")  # fmt: skip
+    assert "Replaying it:" in done.stdout and "Table 1" in done.stdout, done.stdout
+    assert "study gpt4-oneshot: 500 runs: 500 done now, 0 done before or elsewhere, 0 failed" in done.stderr
     return store
 
 

@@ -11,6 +11,26 @@ from critiquebench.cli.domain_options import DomainOptionOpt, domain_options
 
 import_app = typer.Typer(no_args_is_help=True, help=__doc__)
 
+ReplayNowOpt = Annotated[
+    bool,
+    typer.Option("--replay", help="Replay the study once imported, in this process: what `critiquebench resume "
+                 "STUDY --replay` does after it, without a second start (its table, summary and exit code)."),
+]
+ProgressNowOpt = Annotated[bool, typer.Option(help="With --replay: live progress bars on stderr (on a terminal).")]
+
+
+def replay_now(store: Path | str, study: str, progress: bool) -> None:
+    """`critiquebench resume STUDY --replay`, run by the command that imported the study."""
+    from critiquebench.api import resumable
+    from critiquebench.cli.study import _execution, _fail, execute_study
+    from critiquebench.studies.session import StudyError
+
+    try:
+        config = resumable(store, study)
+    except StudyError as exc:
+        raise _fail(str(exc)) from exc
+    execute_study(store, config, progress, True, None, _execution("local", 2, None))
+
 
 @import_app.command("planbench")
 def planbench(
@@ -37,8 +57,11 @@ def planbench(
                      "planbench-head, planbench-whole-nostar, planbench-translation) or 'sound' for ours "
                      "(default: the reader that produced the file's labels)."),
     ] = None,
+    replay: ReplayNowOpt = False,
+    progress: ProgressNowOpt = True,
 ) -> None:
-    """Import a PlanBench results file (any task, model, domain); `critiquebench resume NAME --replay` replays it.
+    """Import a PlanBench results file (any task, model, domain); `critiquebench resume NAME --replay` replays it
+    (or `--replay` here, in the same process).
 
     Importing another task file into the same study adds that task, and `report NAME` lays the tasks out as
     PlanBench's results table."""
@@ -61,7 +84,8 @@ def planbench(
     typer.echo(
         f"imported {done.added} recorded call(s) as model {config.model!r}; study {study!r}: "
         f"{config.schemes[0]} on {len(config.instances[last].split(','))} {last} "
-        f"instance(s){how + ')' if style else ''}. Replay it with: critiquebench resume {study} --replay"
+        f"instance(s){how + ')' if style else ''}. "
+        + ("Replaying it:" if replay else f"Replay it with: critiquebench resume {study} --replay")
     )
     if "example" in done.options:
         typer.echo(
@@ -78,6 +102,8 @@ def planbench(
     if done.unanswered:
         shown = ", ".join(map(str, done.unanswered[:5])) + (", ..." if len(done.unanswered) > 5 else "")
         typer.echo(f"skipped {len(done.unanswered)} instance(s) with no recorded answer, as PlanBench does: {shown}")
+    if replay:
+        replay_now(resolve_store(store), study, progress)
 
 
 @import_app.command("samples")

@@ -29,10 +29,8 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from critiquebench.llm.budget import UNCAPPED_REPLY_TOKENS, Budget, TokenBudget
 from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMCallError, LLMError, ReplayMiss
@@ -54,6 +52,9 @@ from critiquebench.store.cache import (
     storable_text,
 )
 from critiquebench.store.claims import lease_seconds
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 log = logging.getLogger(__name__)
 
@@ -280,6 +281,9 @@ class LLMClient:
         settings = self.settings
         # A scheme's own temperature and length cap override the model's for this request only.
         overrides = {} if params is self._params else _overrides(params, self._params, _is_openai(self._base_url))
+        # imported by the first request: a replay makes none (tenacity brings asyncio, 20 ms of every start)
+        from tenacity import Retrying, retry_if_exception, stop_after_attempt
+
         retrying = Retrying(
             stop=stop_after_attempt(settings.max_retries + 1),
             wait=self._retry_wait,

@@ -150,9 +150,12 @@ def _claimed_run(
         return _outcome(db, tid, skipped=True)
     defined = load_study(db, study)
     reuse = run_key(defined, domain, instance, label, trial, llm)
-    if reuse and copy_finished(db, reuse, tid, dict(study=study, domain=domain.name, scheme=label,
-                                                     params=parsed.params, instance_id=instance.id, trial=trial)):
-        return _outcome(db, tid)  # an identical run finished before: its rows, no graph steps  # fmt: skip
+    # An identical run finished before gives its rows, no graph steps. A replay does not look again: the runner
+    # copied every such run just before it started (`reuse_pending`), and replaying one costs about what the look
+    # costs (a study of 500 replayed runs spent 5% of its CPU on it).
+    if reuse and not replaying(llm) and copy_finished(db, reuse, tid, dict(study=study, domain=domain.name,
+            scheme=label, params=parsed.params, instance_id=instance.id, trial=trial)):  # fmt: skip
+        return _outcome(db, tid)
     # a run started live resumes from its checkpoint, through LangGraph
     if replaying(llm) and (stepper := direct(label)) is not None and not has_checkpoint(db, tid):
         # its provenance rides on the one row written at its end (no "running" row: nothing is written before)
@@ -255,9 +258,7 @@ def _replayed_run(
         log.exception("run %s failed", tid)
         error = f"{type(exc).__name__}: {exc}"
     with transaction(db):
-        for node, update, keys in steps:
-            if isinstance(update, dict):
-                _record(db, tid, update.get("attempt"), None, node, keys)
+        _record_steps(db, tid, steps)
         if error is None:
             return _finish(db, tid, ident, resumed=False)
         return _fail(db, tid, ident, error, False, status=status)
@@ -282,6 +283,26 @@ def _record(
         upsert_attempt(db, tid, round_, **fields)
     if round_ and node and (keys or reason):
         upsert_round_calls(db, tid, round_, node, keys or [], reason)
+
+
+def _record_steps(db: sqlite_utils.Database, tid: str, steps: list[tuple[str, Any, list[str]]]) -> None:
+    """`_record` of each step in turn, with a round's attempt fields merged into one row write: a later step's
+    fields over an earlier one's, as their upserts in turn leave them (a replayed round's generator and verifier
+    wrote its row twice)."""
+    merged: dict[int, dict[str, Any]] = {}
+    for node, update, keys in steps:
+        attempt = update.get("attempt") if isinstance(update, dict) else None
+        if not attempt:
+            continue
+        fields = dict(attempt)
+        reason = fields.pop("sound_reason", None)
+        round_ = fields.pop("round", None)
+        if round_ and fields:
+            merged.setdefault(round_, {}).update(fields)
+        if round_ and node and (keys or reason):
+            upsert_round_calls(db, tid, round_, node, keys or [], reason)
+    for round_, fields in merged.items():
+        upsert_attempt(db, tid, round_, **fields)
 
 
 def _legacy_past(db: sqlite_utils.Database, tid: str, values: dict[str, Any]) -> list[dict[str, Any]]:

@@ -92,23 +92,29 @@ def _identity_hash(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-# A planning folder's many-shot pool (`train_pool`: every problem text of the folder) is one list that all its
-# instances share: it is hashed once, not serialised again for every run (twice a run: to find identical finished
-# runs, then to record the run). Its digest is kept with the list itself, so the id stays the list's.
-_POOL_DIGESTS: dict[int, tuple[list[Any], str]] = {}
+# An instance's data (its problem and examples, and a planning folder's many-shot pool: every problem text of the
+# folder, one list all its instances share) is serialised once per process, not again for every run (twice a run:
+# to find identical finished runs, then to record the run). A digest is kept with its object, so the id stays the
+# object's; loaded instances are not changed.
+_DIGESTS: dict[int, tuple[Any, str]] = {}
 
 
-def _data_identity(data: dict[str, Any]) -> dict[str, Any]:
+def _digest_once(value: Any, identity: Any = None) -> str:
+    """The digest of `identity` (default: `value`), computed once while `value` lives."""
+    kept = _DIGESTS.get(id(value))
+    if kept is None or kept[0] is not value:
+        if len(_DIGESTS) > 4096:
+            _DIGESTS.clear()
+        text = json.dumps(value if identity is None else identity, sort_keys=True, default=str, ensure_ascii=False)
+        kept = _DIGESTS[id(value)] = (value, hashlib.sha256(text.encode("utf-8")).hexdigest())
+    return kept[1]
+
+
+def _data_identity(data: dict[str, Any]) -> str:
     pool = data.get("train_pool")
     if not isinstance(pool, list):
-        return data
-    kept = _POOL_DIGESTS.get(id(pool))
-    if kept is None or kept[0] is not pool:
-        if len(_POOL_DIGESTS) > 64:
-            _POOL_DIGESTS.clear()
-        text = json.dumps(pool, sort_keys=True, default=str, ensure_ascii=False)
-        kept = _POOL_DIGESTS[id(pool)] = (pool, hashlib.sha256(text.encode("utf-8")).hexdigest())
-    return {**data, "train_pool": kept[1]}
+        return _digest_once(data)
+    return _digest_once(data, {**data, "train_pool": _digest_once(pool)})
 
 
 def _file_digest(path: Path) -> str | None:

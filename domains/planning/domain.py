@@ -39,7 +39,7 @@ from critiquebench.domains.planning.instances import (
     training_pool,
 )
 from critiquebench.domains.planning.parser import ActionReader, ParsedPlan
-from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_problem_text
+from critiquebench.domains.planning.pddl_io import shared_domain_model, shared_task
 from critiquebench.domains.planning.planner import find_plan, optimal_plan
 from critiquebench.domains.planning.requests import refinement_request, run_request
 from critiquebench.domains.planning.strips import DomainModel, PlanningError, Task
@@ -142,7 +142,7 @@ class PlanningDomain:
             self.domain_pddl = source.read_text(encoding="utf-8")
         except OSError as err:
             raise PlanningError(f"{source}: cannot read domain: {err}") from None
-        self.model = parse_domain_text(self.domain_pddl, str(source))
+        self.model = shared_domain_model(self.domain_pddl, str(source))
         self.configure()
         unknown = sorted(set(self.model.schemas) - set(self.cfg.actions))
         if unknown and self.nl_source is not None:
@@ -190,7 +190,7 @@ class PlanningDomain:
         with self._lock:
             found = self._problems.get(text)
         if found is None:
-            task = parse_problem_text(text, self.model, source)
+            task = shared_task(text, self.model, source)
             found = _Problem(task, self.cfg)
             with self._lock:
                 self._problems.setdefault(text, found)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
+from collections import OrderedDict
 from typing import Any
 
 from pddl.core import Domain as PddlDomain
@@ -335,3 +336,44 @@ def _read_with_pddl(text: str, source: str) -> PlainProblem:
     pos += [(_EQUALITIES[1], a, b) for a, b in goal.neq if a == b]
     name = str(parsed.name) if named is None or named.group(1).startswith("(:") else named.group(2)
     return PlainProblem(name, objects, frozenset(init), tuple(pos), tuple(goal.neg))
+
+
+# ---- parsed once per process ----
+# The importer tries a PlanBench file's prompt styles and readers on views of one domain, and the replay that can
+# follow it in the same process builds the domain again: each would parse the domain and its 500 problems anew.
+# Parsed models and tasks are shared by their text (a Task also keeps the actions it has grounded); neither is
+# changed once made.
+_MODELS: dict[tuple[str, str], DomainModel] = {}
+_TASKS: OrderedDict[tuple[int, str, str], tuple[DomainModel, Task]] = OrderedDict()
+_TASKS_KEPT = 2048
+_shared = threading.Lock()
+
+
+def shared_domain_model(text: str, source: str) -> DomainModel:
+    """`parse_domain_text(text, source)`, parsed once per process."""
+    key = (text, source)
+    found = _MODELS.get(key)
+    if found is None:
+        found = parse_domain_text(text, source)
+        with _shared:
+            if len(_MODELS) > 256:
+                _MODELS.clear()
+            found = _MODELS.setdefault(key, found)
+    return found
+
+
+def shared_task(text: str, domain: DomainModel, source: str) -> Task:
+    """`parse_problem_text(text, domain, source)`, parsed once per process while `domain` is the same object
+    (the last `_TASKS_KEPT` problems are kept)."""
+    key = (id(domain), text, source)
+    with _shared:
+        kept = _TASKS.get(key)
+        if kept is not None and kept[0] is domain:
+            _TASKS.move_to_end(key)
+            return kept[1]
+    task = parse_problem_text(text, domain, source)
+    with _shared:
+        _TASKS[key] = (domain, task)
+        if len(_TASKS) > _TASKS_KEPT:
+            _TASKS.popitem(last=False)
+    return task

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from critiquebench.domains.contract import FeedbackLevel, Instance, Verdict
-from critiquebench.domains.planning.domain import DOMAIN_HEADER, NO_PLAN_POSSIBLE, PlanningDomain, pddl_line, step_of
+from critiquebench.domains.planning.domain import (
+    DOMAIN_HEADER,
+    NO_PLAN_POSSIBLE,
+    PlanningDomain,
+    Step,
+    pddl_line,
+    step_of,
+)
 from critiquebench.domains.planning.planbench_reading import (
     BLOCKSWORLD_READINGS,
     NO_ADVICE,
@@ -187,9 +194,7 @@ class ReplayedPlanning(PlanningDomain):
                 return Verdict("invalid", (f"VAL cannot read the plan line {junk[0]!r}.",), None), None
             steps = [step_of(line) for line in lines if line.strip().startswith("(")]
         elif reading in BLOCKSWORLD_READINGS:
-            arity = {name: len(schema.params) for name, schema in self.model.schemas.items()}
-            head, nostar = reading == "planbench-head", reading == "planbench-whole-nostar"
-            steps = blocksworld_plan(text or "", self.cfg, arity, head=head, nostar=nostar)
+            steps = self._blocksworld_steps(text)
         else:
             verbs = sorted({name.split("-")[0] for name in self.model.schemas})
             try:
@@ -206,6 +211,19 @@ class ReplayedPlanning(PlanningDomain):
         check = check_plan(task, steps)
         status = "valid" if check.valid else "invalid"
         return Verdict(status, error_sentences(self.cfg, task, check, self.texts), answer), "\n".join(answer)
+
+    def _blocksworld_steps(self, text: str) -> list[Step]:
+        reading = self.replay.reading
+        arity = {name: len(schema.params) for name, schema in self.model.schemas.items()}
+        head, nostar = reading == "planbench-head", reading == "planbench-whole-nostar"
+        return blocksworld_plan(text or "", self.cfg, arity, head=head, nostar=nostar)
+
+    def read_plan(self, instance: Instance, text: str) -> str | None:
+        """The plan `assess` reads from `text` (its canonical lines), without judging it: the importer compares
+        each reader's plans with the ones PlanBench stored, and VAL's verdict plays no part there."""
+        if self.replay.reading in BLOCKSWORLD_READINGS and self._no_plan_claim(instance, text) is None:
+            return "\n".join(pddl_line(s) for s in self._blocksworld_steps(text))
+        return self.assess(instance, text)[1]
 
     def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
         if verdict.sent is None and self.replay.reading is not None and verdict.status == "malformed":

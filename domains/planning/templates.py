@@ -48,6 +48,9 @@ class NLConfig:
     intros: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
     # PlanBench's keywords for reading a model's state descriptions (predicate -> words), when given.
     predicate_mapping: dict[str, str] | None = None
+    # Fact sets already put in words (`prompt_facts`): a one-shot prompt shows each problem twice, as the
+    # question and as the next instance's example, and an import that replays renders each prompt twice more.
+    _said: dict[frozenset[Fact], str] = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
 
     def object_text(self, obj: str) -> str:
         if obj in self.encoded_objects:
@@ -89,6 +92,16 @@ class NLConfig:
 
     def prompt_facts(self, facts: Iterable[Fact]) -> str:
         """Facts as in PlanBench's statements: tarski order, empty renderings dropped, "a, b and c"."""
+        if not isinstance(facts, frozenset):
+            return self._facts_text(facts)
+        said = self._said.get(facts)
+        if said is None:
+            if len(self._said) > 8192:
+                self._said.clear()
+            said = self._said[facts] = self._facts_text(facts)
+        return said
+
+    def _facts_text(self, facts: Iterable[Fact]) -> str:
         ordered = sorted(facts, key=lambda f: f[0] + " " + " ".join(f[1:]))
         texts = [t for t in (self.fact_text(f) for f in ordered) if t is not None]
         if len(texts) > 1:
@@ -248,11 +261,27 @@ def _positional(templates: Any, info: dict[str, Any], path: Path) -> dict[str, s
     return out
 
 
+_CONFIGS: dict[tuple[str, str], tuple[tuple[int, int], NLConfig]] = {}
+
+
+def _config_once(path: Path, default_name: str) -> NLConfig:
+    """`load_config`, read again only when the file changes: every view of a domain and each domain built in one
+    process (an import, then its replay) share one config, and with it the fact texts it has rendered."""
+    st = path.stat()
+    key, stamp = (str(path), default_name), (st.st_mtime_ns, st.st_size)
+    kept = _CONFIGS.get(key)
+    if kept is None or kept[0] != stamp:
+        if len(_CONFIGS) > 256:
+            _CONFIGS.clear()
+        kept = _CONFIGS[key] = (stamp, load_config(path, default_name))
+    return kept[1]
+
+
 def find_nl_config(folder: Path, default_name: str) -> tuple[NLConfig, Path | None]:
     """The folder's natural-language templates and their file: PlanBench's ``config.yaml``, else
     AutoPlanBench's ``domain_description*.json``; else empty templates (PDDL-style text) and None."""
     if (folder / "config.yaml").is_file():
-        return load_config(folder / "config.yaml", default_name), folder / "config.yaml"
+        return _config_once(folder / "config.yaml", default_name), folder / "config.yaml"
     for path in description_files(folder):
         return load_description(path, default_name), path
     return NLConfig(default_name, "", {}, {}, {}), None

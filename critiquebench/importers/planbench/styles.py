@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.planning.replay import view
+from critiquebench.domains.planning.replay import ReplayedPlanning, view
 from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.domains.planning.styles import HISTORY, ONE_SHOT_STYLES, recognised
 from critiquebench.importers.planbench.file import ImportError_
@@ -280,20 +280,24 @@ def producing_reader(
     if not stored:
         return None, 1.0
     scores: dict[str | None, int] = {}
-    # PlanBench's readers first: ours (the costliest to run) then matters only if it can reach their best, and
-    # stops as soon as it cannot (the outcome and the share are those of scoring every answer)
+    # Each reader is scored only while it can still change the outcome: a later PlanBench reader must beat the
+    # best so far (a tie keeps the earlier one), ours (the costliest, so last) must reach it (a tie keeps ours).
+    # The choice and the share are those of scoring every answer with every reader.
     for reading in (*BLOCKSWORLD_READINGS, None):
         try:
             domain = file_domain(base, **{**options, "reading": reading})
             loaded = domain.load(",".join(map(str, sorted(stored))), dataset)
         except (PlanningError, ValueError, OSError):
             continue
-        needed = max(scores.values(), default=0) if reading is None else 0
+        best_so_far = max(scores.values(), default=0)
+        needed = best_so_far if reading is None else best_so_far + 1 if scores else 0
         score = 0
         for done, inst in enumerate(loaded):
             if score + len(loaded) - done < needed:
-                break  # even every answer left would not bring ours to their best
-            _, canonical = domain.assess(inst, answers[int(inst.id)][0])
+                break  # even every answer left would not change the outcome
+            answer = answers[int(inst.id)][0]
+            replayed = isinstance(domain, ReplayedPlanning)  # ours is a live domain's reader
+            canonical = domain.read_plan(inst, answer) if replayed else domain.assess(inst, answer)[1]
             score += _plan_lines(canonical or "") == stored[int(inst.id)]
         scores[reading] = score
     best = max(scores.items(), key=lambda kv: kv[1], default=(None, 0))
