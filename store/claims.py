@@ -170,7 +170,11 @@ class Leases:
         return True
 
     def release(self, db: Any, thread_id: str) -> None:
+        """Give up a claim this process holds; a claim given up already (a replayed run's is, in the
+        transaction that records it) costs no statement."""
         with self._lock:
+            if thread_id not in self._held:
+                return
             self._held.discard(thread_id)
         drop_lease(db, "run_claims", thread_id, process_owner())
 

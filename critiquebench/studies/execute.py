@@ -27,7 +27,7 @@ from critiquebench.graphs.direct import DirectGraph
 from critiquebench.graphs.state import initial_state, recursion_limit
 from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMError
 from critiquebench.nodes.context import PAST_KEYS, USAGE_KEYS, ChatLLM, RunContext
-from critiquebench.store.claims import holder, leases_for
+from critiquebench.store.claims import Leases, holder, leases_for
 from critiquebench.store.db import connect, full_store, transaction
 from critiquebench.store.memo import remember
 from critiquebench.store.postgres import is_postgres
@@ -102,7 +102,7 @@ def execute_run(
             owner = holder(db, "run_claims", tid) or "another process"
             return RunOutcome(tid, status="claimed", skipped=True, error=f"claimed by {owner}")
         try:
-            return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm)
+            return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, leases)
         finally:
             leases.release(db, tid)
     finally:
@@ -143,8 +143,9 @@ def _claimed_run(
     tid: str,
     trial: int,
     llm: ChatLLM,
+    leases: Leases,
 ) -> RunOutcome:
-    """The body of `execute_run` once this process holds the run's claim."""
+    """The body of `execute_run` once this process holds the run's claim (in `leases`)."""
     label = parsed.label
     if run_status(db, tid) == "done":  # finished by the previous holder just before we claimed it
         return _outcome(db, tid, skipped=True)
@@ -162,10 +163,7 @@ def _claimed_run(
         ident = dict(study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
                      trial=trial, **run_provenance(llm, defined))  # fmt: skip
         ctx = RunContext.create(domain, instance, llm, tid)
-        outcome = _replayed_run(db, stepper, ctx, ident, recursion_limit(parsed.max_rounds))
-        if reuse and outcome.status == "done":
-            remember(db, reuse, tid)
-        return outcome
+        return _replayed_run(db, stepper, ctx, ident, recursion_limit(parsed.max_rounds), reuse, leases)
     # One background thread per run: every scheme's steps hold one node, so LangGraph's per-run pool only writes
     # checkpoints (in order, each waited for); its default of up to cpu+4 threads started and joined per run
     # cost about 0.3 ms of CPU per LLM call in a 32-run study (benchmarks/bench_scale.py).
@@ -232,13 +230,21 @@ def replaying(llm: Any) -> bool:
 
 
 def _replayed_run(
-    db: sqlite_utils.Database, stepper: DirectGraph, ctx: RunContext, ident: dict[str, Any], limit: int
+    db: sqlite_utils.Database,
+    stepper: DirectGraph,
+    ctx: RunContext,
+    ident: dict[str, Any],
+    limit: int,
+    reuse: str | None,
+    leases: Leases,
 ) -> RunOutcome:
     """A run whose every call comes from the cache, stepped without LangGraph or checkpoints (`graphs.direct`),
     its rows written in one transaction at its end: a replay interrupted midway has stored nothing of the
     runs it was stepping, which the next resume steps again from the cache, and everything of those it
     finished. A run that fails (a call missing from the cache, bad input) is recorded failed with the rounds
-    it made, as through LangGraph (`limit`: its step limit)."""
+    it made, as through LangGraph (`limit`: its step limit). The same transaction records a finished run's
+    identity (`reuse`) and gives up its claim: one commit a run, not three (each commit writes every page it
+    changed to the WAL: 34 writes a run before)."""
     tid = ctx.thread_id
     steps: list[tuple[str, Any, list[str]]] = []
     error: str | None = None
@@ -260,8 +266,13 @@ def _replayed_run(
     with transaction(db):
         _record_steps(db, tid, steps)
         if error is None:
-            return _finish(db, tid, ident, resumed=False)
-        return _fail(db, tid, ident, error, False, status=status)
+            outcome = _finish(db, tid, ident, resumed=False)
+            if reuse:
+                remember(db, reuse, tid)
+        else:
+            outcome = _fail(db, tid, ident, error, False, status=status)
+        leases.release(db, tid)
+    return outcome
 
 
 def _record(
