@@ -75,8 +75,10 @@ def execute_run(
     spec: str,
     trial: int,
     llm: ChatLLM,
+    identity: str | None = None,
 ) -> RunOutcome:
     """Run the thread to its end (fresh, resumed, or not at all when already done) and record its `runs` row.
+    `identity`: the run's `studies.reuse.run_key` when the caller has it (the runner, from `reuse_pending`).
 
     Raises ValueError for a bad scheme spec, and EndpointUnreachable (after recording it) when the endpoint
     refused its first calls; other LLM failures (LLMCallError, ReplayMiss) and other errors inside the graph are
@@ -102,7 +104,7 @@ def execute_run(
             owner = holder(db, "run_claims", tid) or "another process"
             return RunOutcome(tid, status="claimed", skipped=True, error=f"claimed by {owner}")
         try:
-            return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, leases)
+            return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, leases, identity)
         finally:
             leases.release(db, tid)
     finally:
@@ -144,13 +146,14 @@ def _claimed_run(
     trial: int,
     llm: ChatLLM,
     leases: Leases,
+    identity: str | None,
 ) -> RunOutcome:
     """The body of `execute_run` once this process holds the run's claim (in `leases`)."""
     label = parsed.label
     if run_status(db, tid) == "done":  # finished by the previous holder just before we claimed it
         return _outcome(db, tid, skipped=True)
     defined = load_study(db, study)
-    reuse = run_key(defined, domain, instance, label, trial, llm)
+    reuse = identity or run_key(defined, domain, instance, label, trial, llm)
     # An identical run finished before gives its rows, no graph steps. A replay does not look again: the runner
     # copied every such run just before it started (`reuse_pending`), and replaying one costs about what the look
     # costs (a study of 500 replayed runs spent 5% of its CPU on it).

@@ -154,9 +154,17 @@ def copy_runs(db: Store, wanted: list[tuple[str, str, dict[str, Any]]]) -> dict[
     return copied
 
 
-def reuse_pending(store_path: str | os.PathLike[str], study: str, tasks: Iterable[Any], llm: Any) -> dict[Any, Any]:
+def reuse_pending(
+    store_path: str | os.PathLike[str],
+    study: str,
+    tasks: Iterable[Any],
+    llm: Any,
+    identities: dict[Any, str] | None = None,
+) -> dict[Any, Any]:
     """Copy every task (a runner `Task`) that an identical finished run covers, in one transaction: a study
-    defined like an earlier one pays neither calls nor graph steps. Returns task key -> its new `runs` row."""
+    defined like an earlier one pays neither calls nor graph steps. Returns task key -> its new `runs` row.
+    `identities`, when given, receives each task's identity (task key -> `run_key`), which its run then need not
+    compute again (`execute_run(identity=...)`)."""
     from critiquebench.graphs import parse_spec
     from critiquebench.store.db import connect
     from critiquebench.store.results import ensure_schema, load_study
@@ -175,6 +183,8 @@ def reuse_pending(store_path: str | os.PathLike[str], study: str, tasks: Iterabl
             key = run_key(config, task.domain, task.instance, parsed.label, task.trial, llm)
             if key is None:
                 return {}
+            if identities is not None:
+                identities[task.key] = key
             tid = thread_id_for(study, task.domain.name, parsed.label, task.instance.id, task.trial)
             ident = dict(study=study, domain=task.domain.name, scheme=parsed.label, params=parsed.params,
                          instance_id=task.instance.id, trial=task.trial)  # fmt: skip

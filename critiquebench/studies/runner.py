@@ -252,11 +252,12 @@ def run_study(
             progress[task.spec].correct += correct
         else:
             pending.append(task)
+    identities: dict[Any, str] = {}  # task key -> its run's identity, found while looking for identical runs
     if reuse and llm is not None:  # runs identical to finished ones (a study defined again): copied at once
         from critiquebench.studies.reuse import reuse_pending
 
         try:
-            copied = reuse_pending(store_path, config.name, pending, llm)
+            copied = reuse_pending(store_path, config.name, pending, llm, identities)
         except Exception:  # noqa: BLE001 - an optimisation: on any surprise the runs simply execute
             log.warning("could not reuse finished runs; running them", exc_info=True)
             copied = {}
@@ -274,7 +275,9 @@ def run_study(
 
     def work(task: Task) -> None:
         try:
-            outcome = execute(store_path, config.name, task.domain, task.instance, task.spec, task.trial, llm)
+            known = {"identity": identities[task.key]} if task.key in identities else {}
+            outcome = execute(store_path, config.name, task.domain, task.instance, task.spec, task.trial, llm,
+                              **known)  # fmt: skip
             if getattr(outcome, "status", None) == "claimed":
                 with lock:
                     progress[task.spec].running -= 1
