@@ -113,11 +113,12 @@ def recognise(
         history = list(file_domain(base).cfg.intros)
     except (PlanningError, ValueError, OSError, AttributeError):
         history = []
+    loaded: list[Any] | None = None  # the probe instances: the same under every candidate's options
     for options in candidates(first, history):
         options = {**options, **fixed}
         try:
             domain = file_domain(base, **options)
-            loaded = domain.load(",".join(map(str, probe)), dataset)
+            loaded = loaded or domain.load(",".join(map(str, probe)), dataset)
             if example_plans:
                 plans = recorded_example_plans(domain, loaded, example_plans)
                 if plans:
@@ -283,10 +284,11 @@ def producing_reader(
     # Each reader is scored only while it can still change the outcome: a later PlanBench reader must beat the
     # best so far (a tie keeps the earlier one), ours (the costliest, so last) must reach it (a tie keeps ours).
     # The choice and the share are those of scoring every answer with every reader.
+    loaded: list[Any] | None = None  # the same instances under every reader
     for reading in (*BLOCKSWORLD_READINGS, None):
         try:
             domain = file_domain(base, **{**options, "reading": reading})
-            loaded = domain.load(",".join(map(str, sorted(stored))), dataset)
+            loaded = loaded or domain.load(",".join(map(str, sorted(stored))), dataset)
         except (PlanningError, ValueError, OSError):
             continue
         best_so_far = max(scores.values(), default=0)
