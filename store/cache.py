@@ -17,7 +17,6 @@ index), so the same prompt drawn as sample 0..k-1 gives k entries shared by ever
 
 from __future__ import annotations
 
-import atexit
 import difflib
 import hashlib
 import itertools
@@ -27,7 +26,6 @@ import os
 import re
 import threading
 import time
-import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
@@ -36,7 +34,7 @@ from typing import IO, Any
 import sqlite_utils
 
 from critiquebench.store.claims import CLAIM_SCHEMA, drop_lease, process_owner, take_lease
-from critiquebench.store.db import connect, ensure_tables, table_names, transaction
+from critiquebench.store.db import connect, ensure_tables, table_names
 from critiquebench.store.postgres import is_postgres
 from critiquebench.store.texts import TEXTS_SCHEMA, parse_messages, resolve_rows, stored, stored_messages
 
@@ -44,10 +42,6 @@ log = logging.getLogger(__name__)
 
 Messages = Sequence[Mapping[str, str]]
 _TOTAL_KEYS = ("calls", "hits", "failed", "prompt_tokens", "completion_tokens")
-# Hit events are written this many at a time (and when the cache closes, its stats are read, or the process
-# exits): a replay makes one per run, and each written alone was a commit of its own, whose WAL change made the
-# run's own connection read its pages again. Calls and failures are written at once.
-HIT_BATCH = 256
 _DIFF_LINES, _DIFF_CHARS = 40, 3000  # enough to spot the change without flooding the terminal
 
 
@@ -168,15 +162,11 @@ class CallCache:
         self._locator = store if self._owned and not readonly and not is_postgres(store) else None
         self._idle: list[Any] = []  # pooled connections not in use
         self._closed = False
-        self._hits: list[list[Any]] = []  # hit events not written yet (`HIT_BATCH`)
         with self._lock:
             ensure_tables(self.db, (*_SCHEMA, *CLAIM_SCHEMA))
-        _OPEN.add(self)
 
     def close(self) -> None:
-        """Write the hit events it holds, and close the connections the cache opened (one it was given stays its
-        opener's to close)."""
-        self.flush()
+        """Close the connections the cache opened (one it was given stays its opener's to close)."""
         with self._lock:
             idle, self._idle, self._closed = self._idle, [], True
         for db in idle:
@@ -307,36 +297,10 @@ class CallCache:
         prompt_tokens: int = 0,
         completion_tokens: int = 0,
     ) -> None:
-        """Record a call, hit or failure; hits are written `HIT_BATCH` at a time (see `flush`)."""
         if kind not in ("call", "hit", "failed"):
             raise ValueError(f"unknown event kind {kind!r}")
-        event = [time.time(), key, model, kind, error, prompt_tokens, completion_tokens]
-        if kind == "hit":
-            with self._lock:
-                self._hits.append(event)
-                if len(self._hits) < HIT_BATCH:
-                    return
-                events, self._hits = self._hits, []
-        else:
-            events = [event]
-        self._write_events(events)
-
-    def flush(self) -> None:
-        """Write the hit events held back."""
-        with self._lock:
-            events, self._hits = self._hits, []
-        if events and not self._closed:
-            self._write_events(events)
-
-    def _write_events(self, events: list[list[Any]]) -> None:
         with self._connection() as db:
-            if len(events) == 1 or getattr(getattr(db, "conn", None), "in_transaction", False):
-                for event in events:  # one statement, or within the transaction of a connection given to us
-                    db.execute(_INSERT_EVENT, event)
-                return
-            with transaction(db):
-                for event in events:
-                    db.execute(_INSERT_EVENT, event)
+            db.execute(_INSERT_EVENT, [time.time(), key, model, kind, error, prompt_tokens, completion_tokens])
 
     def recorded(self, model: str, endpoint: str) -> list[CallRecord]:
         """Every answered call for one model at one endpoint (used to explain replay misses)."""
@@ -371,7 +335,6 @@ class CallCache:
         Each has calls, hits, failed, prompt_tokens and completion_tokens (tokens actually spent, i.e. of
         'call' events) and `recorded` (answers stored, including imported ones).
         """
-        self.flush()
         with self._lock:
             events = self.db.execute(
                 "SELECT model, SUM(kind = 'call'), SUM(kind = 'hit'), SUM(kind = 'failed'), "
@@ -490,16 +453,3 @@ def _explain(
     lines.extend(itertools.islice(diff, _DIFF_LINES))
     text = "\n".join(lines)
     return text if len(text) <= _DIFF_CHARS else text[:_DIFF_CHARS] + "\n... (diff truncated)"
-
-
-# Caches not closed by their opener (a Ray worker's client) write their held hit events as the process exits.
-_OPEN: weakref.WeakSet[CallCache] = weakref.WeakSet()
-
-
-@atexit.register
-def _flush_open_caches() -> None:
-    for cache in list(_OPEN):
-        try:
-            cache.flush()
-        except Exception:  # noqa: BLE001 - counts of hits only; the process is ending
-            log.debug("could not write held hit events", exc_info=True)
