@@ -154,9 +154,9 @@ def _claimed_run(
         return _outcome(db, tid, skipped=True)
     defined = load_study(db, study)
     reuse = identity or run_key(defined, domain, instance, label, trial, llm)
-    # An identical run finished before gives its rows, no graph steps. A replay does not look again: the runner
-    # copied every such run just before it started (`reuse_pending`), and replaying one costs about what the look
-    # costs (a study of 500 replayed runs spent 5% of its CPU on it).
+    # An identical run finished before gives its rows, no graph steps. A replay does not look again per run: the
+    # runner copied every such run just before it started (`reuse_pending`), and a run it missed is replayed from
+    # the cache, to the same rows.
     if reuse and not replaying(llm) and copy_finished(db, reuse, tid, dict(study=study, domain=domain.name,
             scheme=label, params=parsed.params, instance_id=instance.id, trial=trial)):  # fmt: skip
         return _outcome(db, tid)
@@ -246,8 +246,7 @@ def _replayed_run(
     runs it was stepping, which the next resume steps again from the cache, and everything of those it
     finished. A run that fails (a call missing from the cache, bad input) is recorded failed with the rounds
     it made, as through LangGraph (`limit`: its step limit). The same transaction records a finished run's
-    identity (`reuse`) and gives up its claim: one commit a run, not three (each commit writes every page it
-    changed to the WAL: 34 writes a run before)."""
+    identity (`reuse`) and gives up its claim, two commits of their own before."""
     tid = ctx.thread_id
     steps: list[tuple[str, Any, list[str]]] = []
     error: str | None = None

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains.contract import Domain, FromFolder, Instance
+from critiquebench.domains.memo import ObjectMemo, read_once
 from critiquebench.store.db import Store, transaction
 from critiquebench.store.memo import copy_run, finished_with
 
@@ -88,26 +89,24 @@ def _identity_hash(
         "trial": trial,
         "llm": [settings.model, endpoint, settings.sampling_params()],
     }
-    text = json.dumps(identity, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return _digest(identity)
 
 
 # An instance's data (its problem and examples, and a planning folder's many-shot pool: every problem text of the
-# folder, one list all its instances share) is serialised once per process, not again for every run (twice a run:
-# to find identical finished runs, then to record the run). A digest is kept with its object, so the id stays the
-# object's; loaded instances are not changed.
-_DIGESTS: dict[int, tuple[Any, str]] = {}
+# folder, one list all its instances share) is serialised once per process while it lives, not again for every run
+# (twice a run: to find identical finished runs, then to record the run). Loaded instances are not changed.
+_DIGESTS = ObjectMemo(4096)
 
 
 def _digest_once(value: Any, identity: Any = None) -> str:
     """The digest of `identity` (default: `value`), computed once while `value` lives."""
-    kept = _DIGESTS.get(id(value))
-    if kept is None or kept[0] is not value:
-        if len(_DIGESTS) > 4096:
-            _DIGESTS.clear()
-        text = json.dumps(value if identity is None else identity, sort_keys=True, default=str, ensure_ascii=False)
-        kept = _DIGESTS[id(value)] = (value, hashlib.sha256(text.encode("utf-8")).hexdigest())
-    return kept[1]
+    return _DIGESTS.get((value,), None, lambda: _digest(value if identity is None else identity))
+
+
+def _digest(value: Any) -> str:
+    """SHA-256 of `value`'s canonical JSON."""
+    text = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _data_identity(data: dict[str, Any]) -> str:
@@ -118,18 +117,13 @@ def _data_identity(data: dict[str, Any]) -> str:
 
 
 def _file_digest(path: Path) -> str | None:
-    """The SHA-256 of the file at `path` (None: no such file), hashed again only when its size or time change:
-    every run of a study asks for the same two files of its domain."""
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return _digest_of(str(path), stat.st_mtime_ns, stat.st_size) if path.is_file() else None
+    """The SHA-256 of the file at `path` (None: no such file), hashed again only when it changes: every run of a
+    study asks for the same two files of its domain."""
+    return read_once(path, _hash_file) if path.is_file() else None
 
 
-@lru_cache(maxsize=256)
-def _digest_of(path: str, mtime_ns: int, size: int) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+def _hash_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def copy_finished(db: Store, key: str, thread_id: str, ident: dict[str, Any]) -> bool:

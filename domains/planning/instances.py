@@ -21,12 +21,13 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from critiquebench.domains.contract import Instance
 from critiquebench.domains.datasets import Generated, parse_selection, pick
+from critiquebench.domains.memo import read_once
 from critiquebench.domains.planning.strips import PlanningError
 
 MAX_EXAMPLES = 16  # neighbouring instances kept as `examples`; the nl style (PlanBench's one-shot) uses the first
@@ -37,7 +38,6 @@ PLAN_FOLDERS = ("orig_gold_plans", "gold_plans", "plans")
 PLAN_SUFFIXES = ("_gold_plan.txt", ".plan", ".soln", ".txt")
 NOT_PROBLEMS = ("domain.pddl", "domain_p.pddl")
 _ID = re.compile(r"^instance-(.+)$")
-_T = TypeVar("_T")
 
 
 def instance_id(path: Path) -> str:
@@ -58,31 +58,11 @@ def problem_folder(path: Path) -> Path | None:
 
 
 def _problem_files(folder: Path) -> list[Path]:
-    return list(_read_once(folder, _list_problems))
+    return list(read_once(folder, _list_problems))
 
 
 def _list_problems(folder: Path) -> list[Path]:
     return [p for p in folder.glob("*.pddl") if p.name.lower() not in NOT_PROBLEMS]
-
-
-_READS: dict[tuple[str, str], tuple[tuple[int, int], Any]] = {}
-
-
-def _read_once(path: Path, make: Callable[[Path], _T]) -> _T:
-    """`make(path)`, made again only when the file or folder at `path` changes (its time or size): importing a
-    PlanBench file and replaying it load one dataset folder ten times in one process. What it returns is shared,
-    so it is never changed."""
-    try:
-        st = path.stat()
-    except OSError:
-        return make(path)  # the caller's own error, as without the cache
-    key, stamp = (str(path), make.__name__), (st.st_mtime_ns, st.st_size)
-    kept = _READS.get(key)
-    if kept is None or kept[0] != stamp:
-        if len(_READS) > 50_000:
-            _READS.clear()
-        kept = _READS[key] = (stamp, make(path))
-    return kept[1]
 
 
 def _files(path: Path) -> tuple[Path, list[Path]]:
@@ -123,7 +103,7 @@ def _known_plans(path: Path, folder: Path) -> dict[str, list[str]]:
         folder.parent / "optimal_plans.json",
     ):
         if candidate.is_file():
-            return _read_once(candidate, _optimal_plans)
+            return read_once(candidate, _optimal_plans)
     return {}
 
 
@@ -188,7 +168,7 @@ def load_instances(domain: str, path: Path, selection: str | None) -> list[Insta
     def text(ident: str) -> str:
         if ident not in texts:
             try:
-                texts[ident] = _read_once(by_id[ident], _problem_text)
+                texts[ident] = read_once(by_id[ident], _problem_text)
             except OSError as err:
                 raise PlanningError(f"{by_id[ident]}: cannot read: {err}") from None
         return texts[ident]

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from critiquebench.domains.memo import ObjectMemo
 from critiquebench.domains.planning.assembly import Line, assemble, flatten, region
 from critiquebench.domains.planning.strips import Task
 from critiquebench.domains.planning.templates import NLConfig
@@ -53,8 +54,7 @@ _Patterns = tuple[
     dict[str, list[str]], re.Pattern[str], dict[str, str], frozenset[str], re.Pattern[str] | None,
     list[tuple[str, re.Pattern[str], tuple[int, ...]]],
 ]  # fmt: skip
-_PATTERNS: dict[tuple[int, int, frozenset[str]], tuple[NLConfig, object, _Patterns]] = {}
-_MAX_PATTERNS = 4096
+_PATTERNS = ObjectMemo(4096)
 
 
 @dataclass
@@ -73,13 +73,8 @@ class ActionReader:
     def __post_init__(self) -> None:
         # The patterns depend on the config, the domain and the objects' names only: tasks over the same objects
         # (most of a PlanBench set) share them, built once (0.4 ms a task, a replay's whole reading otherwise)
-        key = (id(self.cfg), id(self.task.domain), frozenset(self.task.objects))
-        kept = _PATTERNS.get(key)
-        if kept is None or kept[0] is not self.cfg or kept[1] is not self.task.domain:
-            if len(_PATTERNS) > _MAX_PATTERNS:
-                _PATTERNS.clear()
-            kept = _PATTERNS[key] = (self.cfg, self.task.domain, self._patterns())
-        self._verbs, self._verb_re, self._objects, self._short, self._obj_re, self._templates = kept[2]
+        patterns = _PATTERNS.get((self.cfg, self.task.domain), frozenset(self.task.objects), self._patterns)
+        self._verbs, self._verb_re, self._objects, self._short, self._obj_re, self._templates = patterns
 
     def _patterns(self) -> _Patterns:
         verbs: dict[str, list[str]] = {}

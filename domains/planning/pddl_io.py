@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
-from collections import OrderedDict
+from functools import lru_cache
 from typing import Any
 
 from pddl.core import Domain as PddlDomain
@@ -32,6 +32,7 @@ from pddl.parser.domain import DomainParser
 from pddl.parser.problem import ProblemParser
 from pddl.requirements import Requirements
 
+from critiquebench.domains.memo import ObjectMemo
 from critiquebench.domains.planning import pddl_grammar
 from critiquebench.domains.planning.plain_problem import PlainProblem, read_plain
 from critiquebench.domains.planning.strips import DomainModel, Fact, PlanningError, Schema, Task
@@ -343,37 +344,15 @@ def _read_with_pddl(text: str, source: str) -> PlainProblem:
 # follow it in the same process builds the domain again: each would parse the domain and its 500 problems anew.
 # Parsed models and tasks are shared by their text (a Task also keeps the actions it has grounded); neither is
 # changed once made.
-_MODELS: dict[tuple[str, str], DomainModel] = {}
-_TASKS: OrderedDict[tuple[int, str, str], tuple[DomainModel, Task]] = OrderedDict()
-_TASKS_KEPT = 2048
-_shared = threading.Lock()
+_TASKS = ObjectMemo(2048)
 
 
+@lru_cache(maxsize=256)
 def shared_domain_model(text: str, source: str) -> DomainModel:
-    """`parse_domain_text(text, source)`, parsed once per process."""
-    key = (text, source)
-    found = _MODELS.get(key)
-    if found is None:
-        found = parse_domain_text(text, source)
-        with _shared:
-            if len(_MODELS) > 256:
-                _MODELS.clear()
-            found = _MODELS.setdefault(key, found)
-    return found
+    """`parse_domain_text(text, source)`, parsed once per process (an error is raised again each time)."""
+    return parse_domain_text(text, source)
 
 
 def shared_task(text: str, domain: DomainModel, source: str) -> Task:
-    """`parse_problem_text(text, domain, source)`, parsed once per process while `domain` is the same object
-    (the last `_TASKS_KEPT` problems are kept)."""
-    key = (id(domain), text, source)
-    with _shared:
-        kept = _TASKS.get(key)
-        if kept is not None and kept[0] is domain:
-            _TASKS.move_to_end(key)
-            return kept[1]
-    task = parse_problem_text(text, domain, source)
-    with _shared:
-        _TASKS[key] = (domain, task)
-        if len(_TASKS) > _TASKS_KEPT:
-            _TASKS.popitem(last=False)
-    return task
+    """`parse_problem_text(text, domain, source)`, parsed once per process while `domain` is the same object."""
+    return _TASKS.get((domain,), (text, source), lambda: parse_problem_text(text, domain, source))

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from critiquebench.domains.memo import read_once
 from critiquebench.domains.planning.strips import Fact, PlanningError
 
 log = logging.getLogger(__name__)
@@ -261,27 +262,14 @@ def _positional(templates: Any, info: dict[str, Any], path: Path) -> dict[str, s
     return out
 
 
-_CONFIGS: dict[tuple[str, str], tuple[tuple[int, int], NLConfig]] = {}
-
-
-def _config_once(path: Path, default_name: str) -> NLConfig:
-    """`load_config`, read again only when the file changes: every view of a domain and each domain built in one
-    process (an import, then its replay) share one config, and with it the fact texts it has rendered."""
-    st = path.stat()
-    key, stamp = (str(path), default_name), (st.st_mtime_ns, st.st_size)
-    kept = _CONFIGS.get(key)
-    if kept is None or kept[0] != stamp:
-        if len(_CONFIGS) > 256:
-            _CONFIGS.clear()
-        kept = _CONFIGS[key] = (stamp, load_config(path, default_name))
-    return kept[1]
-
-
 def find_nl_config(folder: Path, default_name: str) -> tuple[NLConfig, Path | None]:
     """The folder's natural-language templates and their file: PlanBench's ``config.yaml``, else
     AutoPlanBench's ``domain_description*.json``; else empty templates (PDDL-style text) and None."""
     if (folder / "config.yaml").is_file():
-        return _config_once(folder / "config.yaml", default_name), folder / "config.yaml"
+        # read once while unchanged: every view of a domain, and each domain built in one process (an import,
+        # then its replay), share one config and the fact texts it has rendered
+        config = read_once(folder / "config.yaml", lambda path: load_config(path, default_name), default_name)
+        return config, folder / "config.yaml"
     for path in description_files(folder):
         return load_description(path, default_name), path
     return NLConfig(default_name, "", {}, {}, {}), None

@@ -297,9 +297,7 @@ def producing_reader(
         for done, inst in enumerate(loaded):
             if score + len(loaded) - done < needed:
                 break  # even every answer left would not change the outcome
-            answer = answers[int(inst.id)][0]
-            replayed = isinstance(domain, ReplayedPlanning)  # ours is a live domain's reader
-            canonical = domain.read_plan(inst, answer) if replayed else domain.assess(inst, answer)[1]
+            canonical = _plan_read(domain, inst, answers[int(inst.id)][0])
             score += _plan_lines(canonical or "") == stored[int(inst.id)]
         scores[reading] = score
     best = max(scores.items(), key=lambda kv: kv[1], default=(None, 0))
@@ -308,6 +306,12 @@ def producing_reader(
         theirs = max(((r, n) for r, n in scores.items() if r is not None), key=lambda kv: kv[1], default=best)
         return (theirs[0] if theirs[1] >= scores.get(None, 0) else None), share
     return (best[0] if best[1] > scores.get(None, 0) else None), share
+
+
+def _plan_read(domain: Any, inst: Any, answer: str) -> str | None:
+    """The plan a reader takes from `answer`: a recorded run's reader reads it alone (`read_plan`); ours, a live
+    domain's, by judging the answer."""
+    return domain.read_plan(inst, answer) if isinstance(domain, ReplayedPlanning) else domain.assess(inst, answer)[1]
 
 
 def _plan_lines(plan: Any) -> tuple[str, ...] | None:
