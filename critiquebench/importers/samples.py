@@ -29,13 +29,20 @@ from typing import Any
 from critiquebench.domains import call_options, get_domain
 from critiquebench.domains.contract import Domain, Instance, Transcribed
 from critiquebench.domains.references import InstanceCache
-from critiquebench.store.cache import CallCache, sampling_params
-from critiquebench.store.db import opened, transaction
-from critiquebench.store.results import has_runs, load_study, save_study
+from critiquebench.importers.recording import (
+    BadRecord,
+    RecordedCall,
+    Recording,
+    RecordingError,
+    content_source,
+    source_kind,
+    write_recording,
+)
+from critiquebench.store.cache import sampling_params
+from critiquebench.store.results import has_runs
 from critiquebench.store.samples import ensure_samples_schema, replace_samples
 from critiquebench.studies.config import StudyConfig, canonical_schemes, validate
 
-RECORDED_ENDPOINT = "recorded:samples"
 DEFAULT_MODEL = "recorded"
 DEFAULT_TEMPERATURE = 1.0  # a source that does not say: samples are drawn, not the one greedy answer
 MAX_ANSWER_CHARS = 100_000  # as `score`: a runaway answer is judged on its first 100,000 characters
@@ -293,22 +300,33 @@ def import_samples(
         name=study, domains=(domain,), instances={domain: _selection(ids)}, schemes=spec_list,
         dataset=str(Path(dataset).resolve()) if dataset else None, model=model, base_url=base_url,
         temperature=temperature, max_tokens=None, domain_options={domain: domain_options} if domain_options else {},
-        endpoint_id=RECORDED_ENDPOINT, replay=base_url is None, unrecorded=_unrecorded(rows, base_url),
+        replay=base_url is None, unrecorded=_unrecorded(rows, base_url),
     )  # fmt: skip
     validate(config)
     stop = tuple(call_options(get_domain(domain, **domain_options)).get("stop") or ())
     params = sampling_params(temperature=temperature, max_tokens=None, stop=stop)
-    with opened(store) as db:
+    calls = [RecordedCall(tuple(messages[ref][0]), item.row.response, item.index, f"line {item.row.line}")
+             for ref, items in judged.items() for item in items]  # fmt: skip
+    replaced: list[str] = []  # the domain, when the import replaces its samples in an existing study
+
+    def merge(existing: StudyConfig, new: StudyConfig) -> StudyConfig:
+        if domain in existing.domains:
+            replaced.append(domain)
+        return _with_existing(existing, new)
+
+    def store_samples(db: Any, final: StudyConfig) -> None:
+        if replaced and has_runs(db, study):
+            raise SamplesError(f"study {study!r} has replayed runs of {domain}: import the new samples as "
+                               "another study")  # fmt: skip
         ensure_samples_schema(db)
-        config = _with_existing(db, config)
-        cache = CallCache(db)
-        with transaction(db):  # every sample or none
-            for ref, items in judged.items():
-                sent = messages[ref][0]
-                for item in items:
-                    cache.put_recorded(model, RECORDED_ENDPOINT, sent, item.row.response, item.index, params)
-            replace_samples(db, study, domain, _sample_rows(judged, instances, model, temperature))
-            save_study(db, study, config.to_dict())
+        replace_samples(db, study, domain, _sample_rows(judged, instances, model, temperature))
+
+    recording = Recording(content_source("samples", model, calls), config, calls, params,
+                          [BadRecord(f"line {b.line}", b.reason) for b in bad], store_samples)  # fmt: skip
+    try:
+        config = write_recording(store, recording, merge).config
+    except RecordingError as exc:
+        raise SamplesError(str(exc)) from None
     valid = sum(item.verdict.valid for items in judged.values() for item in items)
     labelled = sum(item.row.label is not None for items in judged.values() for item in items)
     count = sum(per.values())
@@ -442,26 +460,17 @@ def _selection(ids: Iterable[str]) -> str:
                        f"to define a study; got {', '.join(ids[:3])}")  # fmt: skip
 
 
-def _with_existing(db: Any, config: StudyConfig) -> StudyConfig:
-    """`config`, or the stored study with this domain added (a samples study of the same model, temperature and
-    schemes): importing a domain again replaces its samples; anything else is an error naming the clash."""
-    stored = load_study(db, config.name)
-    if stored is None:
-        return config
-    existing = StudyConfig.from_dict(stored)
-    if not existing.differences(config):
-        return existing
+def _with_existing(existing: StudyConfig, config: StudyConfig) -> StudyConfig:
+    """The stored study with this domain added (a samples study of the same model, temperature and schemes):
+    importing a domain again replaces its samples; anything else is an error naming the clash."""
     shared = ("domains", "instances", "domain_options", "dataset")
     mine = {k: v for k, v in config.identity().items() if k not in shared}
     theirs = {k: v for k, v in existing.identity().items() if k not in shared}
-    if existing.endpoint_id != RECORDED_ENDPOINT or mine != theirs or (existing.dataset or config.dataset) and \
+    if source_kind(existing.endpoint_id) != "samples" or mine != theirs or (existing.dataset or config.dataset) and \
             existing.dataset != config.dataset:  # fmt: skip
         raise SamplesError(f"study {config.name!r} already exists with another definition; choose another name "
                            f"(or critiquebench studies delete {config.name})")  # fmt: skip
     [domain] = config.domains
-    if domain in existing.domains and has_runs(db, config.name):
-        raise SamplesError(f"study {config.name!r} has replayed runs of {domain}: import the new samples as "
-                           "another study")  # fmt: skip
     return replace(
         existing,
         domains=tuple(dict.fromkeys([*existing.domains, domain])),

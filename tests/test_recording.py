@@ -1,0 +1,134 @@
+"""The one writer of recorded runs (`importers.recording`): answers keyed by where they came from, one
+transaction, a study that only grows (issue 40 item 1, issue 45 items 0 and 3).
+
+Two sample logs of the same Game of 24 puzzles (the shared dataset's 901-920), made with different answers and
+no prompt recorded, are imported into one store as two studies: each replays to its own numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from critiquebench.domains import get_domain, load_instances
+from critiquebench.domains.arith import solve
+from critiquebench.importers.recording import (
+    BadRecord,
+    RecordedCall,
+    Recording,
+    RecordingError,
+    content_source,
+    recorded_endpoint,
+    write_recording,
+)
+from critiquebench.store.cache import CallCache, sampling_params
+from critiquebench.store.db import opened
+from critiquebench.store.results import load_study
+from critiquebench.studies.config import StudyConfig
+from tests.test_study_cli import DATASETS, invoke
+
+IDS = [str(i) for i in range(901, 921)]
+LENIENT = ("--domain-option", "reader=lenient")
+
+
+def _log(seed: int, right_share: float, n: int = 6) -> list[dict[str, Any]]:
+    """n samples per puzzle: a right expression with probability `right_share`, else a wrong sum."""
+    rng = random.Random(seed)
+    domain = get_domain("game24", reader="lenient")
+    rows = []
+    for puzzle in load_instances(domain, ",".join(IDS), DATASETS):
+        numbers = puzzle.data["numbers"]
+        right, wrong = solve(numbers), " + ".join(map(str, numbers))
+        for index in range(n):
+            text = right if rng.random() < right_share else wrong
+            rows.append({"instance": puzzle.id, "sample": index, "response": f"Answer: {text} = 24",
+                         "model": "one-model"})  # fmt: skip
+    return rows
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _report(store: Path, name: str, table: str) -> list[dict[str, Any]]:
+    return json.loads(invoke("report", name, "--table", table, "--format", "json", "--store", str(store)).stdout)
+
+
+def _config(store: Path, name: str) -> StudyConfig:
+    with opened(store) as db:
+        stored = load_study(db, name)
+    assert stored is not None
+    return StudyConfig.from_dict(stored)
+
+
+def test_two_logs_of_the_same_puzzles_replay_each_to_its_own_numbers(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    logs = {"often": _log(1, 0.7), "rarely": _log(2, 0.15)}
+    for name, rows in logs.items():
+        invoke("import", "samples", str(_write(tmp_path / f"{name}.jsonl", rows)), "--domain", "game24",
+               "--study", name, "--dataset", str(DATASETS), "--store", str(store), *LENIENT)  # fmt: skip
+    for name in logs:
+        replay = invoke("resume", name, "--replay", "--store", str(store))
+        assert "LLM calls: 0 new" in replay.stderr and "0 failed" in replay.stderr, replay.stderr
+    tables = {}
+    for name in logs:
+        table1 = {r["scheme"]: r["correct"] for r in _report(store, name, "1")}
+        first_k = {r["k"]: r for r in _report(store, name, "pass-at-k")}
+        assert first_k  # every k up to 6
+        for k, row in first_k.items():
+            assert table1[f"sampling:k={k}"] == row["sampling_correct"], (name, k)
+            assert table1[f"self-consistency:k={k}"] == row["maj_correct"], (name, k)
+        assert table1["standard"] == first_k[1]["sampling_correct"]
+        tables[name] = table1
+    assert tables["often"] != tables["rarely"]  # the logs differ, and so do their replays
+    # each study reads its own answers: one endpoint per source, neither shared nor shadowed
+    endpoints = {name: _config(store, name).endpoint_id for name in logs}
+    assert len(set(endpoints.values())) == 2 and all(e.startswith("recorded:samples:") for e in endpoints.values())
+    with CallCache(store) as cache:
+        for name, rows in logs.items():
+            assert sorted(r.response for r in cache.recorded("one-model", endpoints[name])) == sorted(
+                r["response"] for r in rows
+            )
+
+
+def _recording(source: str, reply: str, name: str = "w", bad: tuple[BadRecord, ...] = ()) -> Recording:
+    config = StudyConfig(name=name, domains=("game24",), instances={"game24": "901"}, schemes=("standard",),
+                         model="m", replay=True)  # fmt: skip
+    call = RecordedCall(({"role": "user", "content": "Use 1 1 4 6 to make 24."},), reply, 0, "line 1")
+    return Recording(source, config, [call], sampling_params(), bad)
+
+
+def test_the_writer_keys_answers_by_source_and_refuses_a_shadowing_answer(tmp_path: Path) -> None:
+    store = tmp_path / "w.sqlite"
+    first = write_recording(store, _recording("test:a", "(1 + 1) * ...", bad=(BadRecord("line 2", "no answer"),)))
+    assert first.config.endpoint_id == recorded_endpoint("test:a") == "recorded:test:a"
+    assert first.added == 1 and [b.describe() for b in first.bad] == ["line 2: no answer"]
+    again = write_recording(store, _recording("test:a", "(1 + 1) * ..."))  # the same answers: nothing new
+    assert again.added == 0 and again.config == first.config
+    other = write_recording(store, _recording("test:b", "6 * 4", name="w2"))  # another source, another study
+    assert other.added == 1 and other.config.endpoint_id == "recorded:test:b"
+    # into study w (endpoint test:a), another answer to the same call: refused, naming both, and nothing stored
+    with pytest.raises(RecordingError, match=r"test:c \(line 1\).*already recorded for study w from test:a"):
+        write_recording(store, _recording("test:c", "6 * 4"), merge=lambda old, new: old)
+    with CallCache(store) as cache:
+        assert cache.count() == 2
+    # a different definition without a merge rule is refused; a study that is not recorded is never grown
+    changed = _recording("test:a", "(1 + 1) * ...")
+    changed = Recording(changed.source, StudyConfig(**{**changed.config.__dict__, "schemes": ("sampling:k=2",)}),
+                        changed.calls, changed.params)  # fmt: skip
+    with pytest.raises(RecordingError, match="already exists with another definition"):
+        write_recording(store, changed)
+
+
+def test_content_source_names_the_answers_not_the_file() -> None:
+    calls = [RecordedCall(({"role": "user", "content": "q"},), "a")]
+    other = [RecordedCall(calls[0].messages, "b")]
+    assert content_source("samples", "m", calls) == content_source("samples", "m", list(calls))
+    assert content_source("samples", "m", calls) != content_source("samples", "m", other)
+    assert content_source("samples", "m", calls) != content_source("samples", "other", calls)
+    assert content_source("samples", "m", calls).startswith("samples:") and len(content_source("x", "m", [])) == 14
