@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +32,7 @@ from critiquebench.store.cache import CallCache, sampling_params
 from critiquebench.store.db import opened
 from critiquebench.store.results import load_study
 from critiquebench.studies.config import StudyConfig
-from tests.test_study_cli import DATASETS, invoke
+from tests.test_study_cli import CLI, DATASETS, ROOT, invoke
 
 IDS = [str(i) for i in range(901, 921)]
 LENIENT = ("--domain-option", "reader=lenient")
@@ -132,3 +135,85 @@ def test_content_source_names_the_answers_not_the_file() -> None:
     assert content_source("samples", "m", calls) != content_source("samples", "m", other)
     assert content_source("samples", "m", calls) != content_source("samples", "other", calls)
     assert content_source("samples", "m", calls).startswith("samples:") and len(content_source("x", "m", [])) == 14
+
+
+def _cpu(pid: int) -> int:
+    """The process's user + system CPU ticks so far (Linux's /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def _all_waiting(procs: list[subprocess.Popen[str]], seconds: float = 60.0) -> None:
+    """Until every process has stopped using CPU for a second (each waits in SQLite's busy handler)."""
+    deadline = time.monotonic() + seconds
+    before = [-1] * len(procs)
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = [_cpu(p.pid) for p in procs]
+        if now == before:
+            return
+        before = now
+    raise AssertionError("the imports never waited for the store's write lock")
+
+
+def test_two_imports_into_one_study_at_once_both_land(tmp_path: Path) -> None:
+    """Issue 45 item 3 with two real processes: both read the study while the other's write is pending (the
+    test holds the store's write lock until both wait for it); the definition only grows, to both domains."""
+    store = tmp_path / "s.sqlite"
+    game24 = _write(tmp_path / "g.jsonl", [r for r in _log(3, 0.5, n=3) if r["instance"] in ("901", "902")])
+    blocks = get_domain("blocksworld")
+    kinds = ("correct", "random", "correct")
+    rows = [{"instance": i.id, "sample": s, "response": blocks.candidate(i, kind, random.Random(s)),
+             "model": "one-model"}
+            for i in load_instances(blocks, "2,3", DATASETS) for s, kind in enumerate(kinds)]  # fmt: skip
+    blocksworld = _write(tmp_path / "b.jsonl", rows)
+    with CallCache(store), opened(store) as db:  # the store's tables, then its write lock, held
+        from critiquebench.store.samples import ensure_samples_schema
+
+        ensure_samples_schema(db)
+    holder = sqlite3.connect(store, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    procs = [subprocess.Popen([str(CLI), "import", "samples", str(source), "--domain", domain, "--study", "both",
+                               "--k", "1,3", "--dataset", str(DATASETS), "--store", str(store), *extra],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+             for source, domain, extra in ((game24, "game24", LENIENT), (blocksworld, "blocksworld", ()))]  # fmt: skip
+    try:
+        _all_waiting(procs)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    config = _config(store, "both")
+    assert sorted(config.domains) == ["blocksworld", "game24"]
+    assert config.instances == {"game24": "901,902", "blocksworld": "2,3"}
+    domains = {r["domain"]: r for r in _report(store, "both", "pass-at-k") if r["k"] == 3}
+    assert {d: r["samples"] for d, r in domains.items()} == {"game24": 6, "blocksworld": 6}
+    replay = invoke("resume", "both", "--replay", "--store", str(store))
+    assert "LLM calls: 0 new" in replay.stderr and "0 failed" in replay.stderr, replay.stderr
+
+
+def test_a_study_grows_only_as_itself_and_not_while_it_runs(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    first = _write(tmp_path / "g.jsonl", [r for r in _log(3, 0.5, n=3) if r["instance"] == "901"])
+    args = ("--domain", "game24", "--study", "g", "--dataset", str(DATASETS), "--store", str(store), *LENIENT)
+    invoke("import", "samples", str(first), *args, "--k", "1,3")
+    # other schemes (k): refused in one line, the study as it was
+    refused = invoke("import", "samples", str(first), *args, "--k", "1,2", check=2)
+    assert refused.stderr.startswith("error: study 'g' already exists with another definition")
+    assert len(refused.stderr.strip().splitlines()) == 1
+    # the same puzzle answered otherwise, into the same study: its answers would shadow (or be shadowed by) the
+    # study's own, so the import is refused, naming both sources
+    other = _write(tmp_path / "h.jsonl", [r for r in _log(4, 0.0, n=3) if r["instance"] == "901"])
+    clash = invoke("import", "samples", str(other), *args, "--k", "1,3", check=2)
+    endpoint = _config(store, "g").endpoint_id
+    assert "another answer to this call" in clash.stderr and endpoint.removeprefix("recorded:") in clash.stderr
+    # a process holding one of the study's runs: a growing import waits for it to finish
+    from critiquebench.store.claims import take_lease
+
+    with opened(store) as db:
+        assert take_lease(db, "run_claims", "g/game24/standard/901/0", "elsewhere:1:x", 60)
+    more = _write(tmp_path / "m.jsonl", [r for r in _log(3, 0.5, n=3) if r["instance"] == "902"])
+    running = invoke("import", "samples", str(more), *args, "--k", "1,3", check=2)
+    assert "study g is running (elsewhere:1:x holds its runs)" in running.stderr
+    assert _config(store, "g").instances == {"game24": "901"}
