@@ -1,5 +1,6 @@
 """STRIPS planning domains from PDDL: PlanBench's Blocksworld, Mystery Blocksworld and Logistics, or any
-folder with a ``domain.pddl`` and its problems (IPC, AutoPlanBench and PlanBench layouts alike).
+folder with a ``domain.pddl`` and its problems (IPC, AutoPlanBench and PlanBench layouts alike; the refinement
+study's ``NAME_domain.pddl`` beside its problems too).
 
     domain = load_planning_domain("blocksworld")                  # shipped domain, nl prompts
     domain = load_planning_domain("path/to/my_domain", "pddl")   # a user folder, raw-PDDL prompts
@@ -14,6 +15,7 @@ from typing import Any
 
 from critiquebench.domains.options import COMMON, signature_options
 from critiquebench.domains.planning.domain import PlanningDomain
+from critiquebench.domains.planning.instances import domain_file
 from critiquebench.domains.planning.prompts import PROMPT_STYLES
 from critiquebench.domains.planning.replay import REPLAY_OPTIONS, Replay, ReplayedPlanning
 from critiquebench.domains.planning.strips import PlanningError
@@ -86,6 +88,7 @@ def load_planning_domain(
             (PAPER_SHOTS if builtin.generated else OTHER_SHOTS) if shots is None else shots,
             generator=name,
             optimal=builtin.generated,
+            shipped=True,
             **options,
         )
     folder = Path(name_or_folder).expanduser()
@@ -94,8 +97,8 @@ def load_planning_domain(
             f"{name_or_folder}: not a builtin planning domain "
             f"({', '.join([*BUILTIN_PLANNING, *PAPER_PLANNING])}) nor a folder"
         )
-    if not (folder / "domain.pddl").is_file():
-        raise PlanningError(f"{folder}: a planning domain folder needs domain.pddl")
+    if domain_file(folder) is None:
+        raise PlanningError(f"{folder}: a planning domain folder needs domain.pddl (or one NAME_domain.pddl)")
     return make(
         folder.resolve().name,
         folder.resolve(),

@@ -33,6 +33,7 @@ from critiquebench.domains.planning.critique import FORMATTED, critic_prompt, ma
 from critiquebench.domains.planning.generators import GENERATORS, generate_problems, set_size, training_problems
 from critiquebench.domains.planning.instances import (
     TRAIN_POOL,
+    domain_file,
     generated_instances,
     load_instances,
     problem_folder,
@@ -97,8 +98,9 @@ INTROS: dict[str | None, str] = {
 
 @dataclass
 class PlanningDomain:
-    """A PDDL planning domain. `folder` holds domain.pddl, optionally natural-language templates (config.yaml
-    or domain_description*.json) and problems. `prompt_style` None means nl when templates exist, else pddl."""
+    """A PDDL planning domain. `folder` holds domain.pddl (or one `NAME_domain.pddl`), optionally
+    natural-language templates (config.yaml or domain_description*.json) and problems. `prompt_style` None means
+    nl when templates exist, else pddl."""
 
     name: str
     folder: Path
@@ -124,6 +126,10 @@ class PlanningDomain:
     # back_prompting.py @27b0c44: valid when any line contains "plan is valid"), "lenient" by our reader (a JSON
     # verdict, else the last verdict phrase). JSON replies ([JSON] ... [JSON_END]) are read by their "valid" key.
     verdict: str = "study"
+    # Shipped with critiquebench: the comment lines of its PDDL files are our notes on them, so prompts that show
+    # a whole file (`refine`) leave them out; a folder of yours is shown as read (the refinement study's
+    # `read_file`).
+    shipped: bool = False
     model: DomainModel = field(init=False, repr=False)
     cfg: NLConfig = field(init=False, repr=False)
     domain_pddl: str = field(init=False, repr=False)
@@ -137,7 +143,7 @@ class PlanningDomain:
 
     def __post_init__(self) -> None:
         self.cfg, self.nl_source = find_nl_config(self.folder, self.name)
-        source = self.folder / "domain.pddl"
+        source = domain_file(self.folder) or self.folder / "domain.pddl"
         try:
             self.domain_pddl = source.read_text(encoding="utf-8")
         except OSError as err:

@@ -88,7 +88,8 @@ def _say_fewer(domain: PlanningDomain, held: int) -> None:
 
 
 def _refine(domain: PlanningDomain, instance: Instance, shots: int | None) -> Messages:
-    return plan_prompts.refine_messages(domain.domain_pddl, instance.data["problem"], domain.prompts)
+    return plan_prompts.refine_messages(domain.domain_pddl, instance.data["problem"], domain.prompts,
+                                        as_read=not domain.shipped)  # fmt: skip
 
 
 def _nl_zero_shot(domain: PlanningDomain, instance: Instance, shots: int | None) -> Messages:
