@@ -204,6 +204,8 @@ def refinement(
                + ("Replaying it:" if replay else f"Replay it with: critiquebench resume {study} --replay"))  # fmt: skip
     if replay:
         replay_now(resolve_store(store), study, progress)
+    if done.bad:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -121,7 +121,7 @@ def _read_run(folder: Path, problem: str, plan: Path) -> RecordedRun:
     text = _text(plan)
     found = _GENERATED.search(text)
     if found is None:
-        raise ValueError(f"{plan.name} does not end with \"Generated in N iterations.\" (cut off?)")
+        raise ValueError(f'{plan.name} does not end with "Generated in N iterations." (cut off?)')
     rounds = int(found[1])
     if not 1 <= rounds <= ROUNDS:
         raise ValueError(f"{plan.name} says {rounds} iterations; the study's loop makes 1 to {ROUNDS}")
@@ -212,6 +212,7 @@ def read_recording(
         if ids:
             domains.append(name)
             selections[name] = ",".join(ids)
+    bad.sort(key=lambda b: _order(b.position))
     if not kept:
         shown = "; ".join(b.describe() for b in bad[:3])
         raise RefinementError(f"{replies}: no run could be imported{': ' + shown if shown else ''}")
