@@ -32,7 +32,7 @@ from typing import Any
 
 from critiquebench.domains import call_options, get_domain, load_instances
 from critiquebench.domains.contract import Instance
-from critiquebench.domains.planning.instances import domain_file
+from critiquebench.domains.planning.instances import DOMAIN_SUFFIX, domain_file
 from critiquebench.importers.recording import (
     BadRecord,
     RecordedCall,
@@ -237,6 +237,26 @@ def import_refinement(replies: Path, problems: Path, store: Path | str, study: s
     for run in runs:
         by_rounds[run.rounds] = by_rounds.get(run.rounds, 0) + 1
     return Imported(written.config, len(runs), written.added, tuple(bad), dict(sorted(by_rounds.items())))
+
+
+def layout() -> tuple[tuple[str, str, str], ...]:
+    """The study's files and what the import makes of each (the table of docs/papers/validator-refinement.md)."""
+    problem = "pddl_N_K"
+    return (
+        (ROUND_FILE.format(problem=problem, index="{i}"), "round i+1's reply as decoded (`generate_with_validation`; "
+         f"i = 0..{ROUNDS - 1})", "the reply of the run's call i+1, as read (not stripped)"),
+        (problem + PLAN_SUFFIX, 'the last reply, then "\\n\\nGenerated in N iterations." (`pddl_processor.py`)',
+         f"the run's rounds N (1-{ROUNDS}); its reply must be round N's; stopped before {ROUNDS}: the study's VAL "
+         "accepted round N; every earlier round it rejected"),
+        ("NAME" + DOMAIN_SUFFIX, "the domain, beside the problems (`find_pddl_files`)",
+         "the domain file of the problems folder, read as it is"),
+        (f"{problem}.pddl", "a problem (every other .pddl file)", f"instance `{problem}`"),
+        ("(not recorded)", "the requests: system prompt, `ppdl_problem_prompt(domain, problem)`, then per failed "
+         "round the reply and `The plan you provided is invalid. {reason}. ...`",
+         f"rebuilt as our `{SCHEME}` sends them; each reply is stored under its round's request at temperature "
+         f"{TEMPERATURE} and max_tokens {REPLY_CAP} (the study's greedy decoding, `max_new_tokens`), endpoint "
+         f"`recorded:{KIND}:<sha12>`"),
+    )  # fmt: skip
 
 
 def recorded_runs(replies: Path) -> Sequence[RecordedRun]:
