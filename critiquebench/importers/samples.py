@@ -8,11 +8,14 @@ by its line (or row) number and skipped; nothing is stored unless the import as 
 
 Every sample is judged by the domain's sound verifier once, here, and kept with its verdict (`store.samples`):
 the pass@k and labels reports read those. Every sample also goes into the call cache under the key the study's
-schemes ask (model, the recorded endpoint, the prompt, the sampling parameters, sample i), as `import planbench`
-records its answers: `standard` (sample 0), `sampling:k=K` and `self-consistency:k=K` then replay through our own
+schemes ask (model, the study's recorded endpoint, the prompt, the sampling parameters, sample i), through the
+one writer of recorded runs (`importers.recording`, as `import planbench`): the endpoint names the samples
+read (`recorded:samples:<sha256>`), so two logs of the same instances are two sources and never answer each
+other's replays. `standard` (sample 0), `sampling:k=K` and `self-consistency:k=K` then replay through our own
 graphs with 0 LLM calls (`critiquebench resume NAME --replay`). Where a row says what was sent and it differs
-from our prompt, the recorded prompt is the domain's prompt for that instance (`recorded_prompts`): what a
-replay sends and its transcript shows.
+from our prompt, the recorded prompt is the domain's prompt for that instance (the `recorded_prompts` option:
+`domains.replayed.Replayed`): what a replay sends and its transcript shows. Importing another domain into a
+study of the same model, temperature and schemes adds it (two imports at once both land, see the writer).
 """
 
 from __future__ import annotations
