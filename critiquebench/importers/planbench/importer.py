@@ -22,6 +22,7 @@ from critiquebench.importers.planbench.file import ImportError_
 from critiquebench.importers.planbench.kinds import PlanBenchRun, first_queries, read_planbench
 from critiquebench.importers.planbench.readers import plan_generation_options
 from critiquebench.importers.recording import (
+    BadRecord,
     Recording,
     RecordingError,
     content_source,
@@ -165,7 +166,8 @@ def import_file(
         unrecorded=SAMPLING,  # the file records neither: `temperature` and `max_tokens` only label the cache keys
     )
     params = sampling_params(temperature=temperature, max_tokens=max_tokens)
-    recording = Recording(content_source("planbench", run.model, run.calls), config, run.calls, params)
+    skipped = [BadRecord(f"instance {i}", "no recorded answer (PlanBench skipped it too)") for i in run.unanswered]
+    recording = Recording(content_source("planbench", run.model, run.calls), config, run.calls, params, skipped)
     try:
         written = write_recording(store, recording, _merged)
     except RecordingError as exc:
