@@ -186,18 +186,28 @@ def test_unreadable_runs_are_reported_by_position_and_the_rest_replays(tmp_path:
     (replies / "pddl_4_19_temp2.txt").unlink()
     # a run our VAL reading would end early: round 3's solution (with its prose) as round 1's reply too
     shutil.copy(replies / "pddl_4_12_temp2.txt", replies / "pddl_4_12_temp0.txt")
+    # ... and one it would not end where the study's VAL did: another problem's plan as the accepted reply
+    wrong = (replies / "pddl_5_1_temp0.txt").read_text()
+    (replies / "pddl_4_1_temp0.txt").write_text(wrong)
+    (replies / "pddl_4_1_plan.txt").write_text(wrong + "\n\nGenerated in 1 iterations.")
+    problems = tmp_path / "problems"
+    shutil.copytree(FOLDER, problems)
+    (problems / "pddl_5_11.pddl").unlink()
     store = str(tmp_path / "s.sqlite")
-    done = invoke("import", "refinement", str(replies), "--problems", str(PROBLEMS), "--model", "llama", "--study",
+    done = invoke("import", "refinement", str(replies), "--problems", str(problems), "--model", "llama", "--study",
                   "l", "--store", store, "--replay", "--no-progress", check=1)  # fmt: skip
     skipped = [line for line in done.stderr.splitlines() if line.startswith("skipped")]
-    assert skipped == [
+    assert skipped[0].startswith("skipped blocksworld/pddl_4_1: round 1: the study's VAL accepted it, our VAL "
+                                 "reading does not (")  # fmt: skip
+    assert skipped[1:] == [
         "skipped blocksworld/pddl_4_6: pddl_4_6_temp1.txt is not UTF-8 text (byte 30)",
         "skipped blocksworld/pddl_4_12: round 1: our VAL reading accepts it, the study's VAL did not (its loop "
         "went on)",
         "skipped blocksworld/pddl_4_19: pddl_4_19_temp2.txt is missing (the run made 4 round(s))",
         'skipped blocksworld/pddl_4_20: pddl_4_20_plan.txt does not end with "Generated in N iterations." (cut off?)',
+        f"skipped blocksworld/pddl_5_11: no problem file pddl_5_11.pddl in {problems}",
     ]
-    assert "imported 3 run(s)" in done.stdout
+    assert "imported 1 run(s)" in done.stdout  # pddl_5_1
     assert "LLM calls: 0 new" in done.stderr and "0 failed" in done.stderr, done.stderr
 
 

@@ -25,7 +25,7 @@ missing or non-UTF-8 reply file, a last reply that is not the plan file's, no pr
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -258,7 +258,3 @@ def layout() -> tuple[tuple[str, str, str], ...]:
          f"`recorded:{KIND}:<sha12>`"),
     )  # fmt: skip
 
-
-def recorded_runs(replies: Path) -> Sequence[RecordedRun]:
-    """Every readable run under `replies` (for inspection; bad ones left out)."""
-    return [run for folder in output_folders(Path(replies)) for run in read_runs(folder)[0]]
