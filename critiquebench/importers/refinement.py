@@ -257,4 +257,3 @@ def layout() -> tuple[tuple[str, str, str], ...]:
          f"{TEMPERATURE} and max_tokens {REPLY_CAP} (the study's greedy decoding, `max_new_tokens`), endpoint "
          f"`recorded:{KIND}:<sha12>`"),
     )  # fmt: skip
-
