@@ -54,7 +54,7 @@ def load_planning_domain(
     verdict: str = "study",
     replay: Replay | None = None,
     **recorded: Any,
-) -> PlanningDomain:
+) -> PlanningDomain | ReplayedPlanning:
     """A builtin planning domain by name, or a PDDL domain folder as it is (domain.pddl, problems in
     instances/, orig_problems/ or the folder itself, optional natural-language templates).
 
@@ -72,13 +72,10 @@ def load_planning_domain(
         given, _ = Replay.split(recorded)
         replay = given if replay is None else replace(replay, **recorded)
     options: dict[str, Any] = dict(intro=intro, prompts=prompts or DEFAULT, verifier=verifier, verdict=verdict)
-    make: Any = PlanningDomain
-    if replay is not None:
-        make, options["replay"] = ReplayedPlanning, replay
     builtin = BUILTIN.get(str(name_or_folder))
     if builtin is not None and builtin.folder:
         name = str(name_or_folder)
-        return make(
+        live = PlanningDomain(
             name,
             DATA_DIR / builtin.folder,
             prompt_style or ("pddl" if builtin.generated else "nl"),
@@ -88,6 +85,7 @@ def load_planning_domain(
             optimal=builtin.generated,
             **options,
         )
+        return live if replay is None else ReplayedPlanning(live, replay)
     folder = Path(name_or_folder).expanduser()
     if not folder.is_dir():
         raise PlanningError(
@@ -96,7 +94,7 @@ def load_planning_domain(
         )
     if not (folder / "domain.pddl").is_file():
         raise PlanningError(f"{folder}: a planning domain folder needs domain.pddl")
-    return make(
+    live = PlanningDomain(
         folder.resolve().name,
         folder.resolve(),
         prompt_style,
@@ -105,6 +103,7 @@ def load_planning_domain(
         fewer_shots=shots is None,
         **options,
     )
+    return live if replay is None else ReplayedPlanning(live, replay)
 
 
 # Option name -> type, as `domains.options` reads a domain module's table (beside the options every domain takes):
