@@ -1,6 +1,7 @@
 """A live domain asked, for some instances, the generation prompt someone else sent: a recorded run's request.
 
-`Replayed(inner, prompts)` holds a live domain and changes one thing: `prompt(instance)` (its default style and
+`Wrapper` is a domain holding a live one and forwarding what it does not change; `Replayed(inner, prompts)`
+changes one thing: `prompt(instance)` (its default style and
 shots) is the recorded messages where `prompts` has the instance (`import samples` with a source's own
 prompts), so a replay sends, and its transcript shows, what was sent. Everything else is the inner domain's.
 
@@ -41,43 +42,40 @@ CAPABILITIES: tuple[type, ...] = (
 )  # fmt: skip
 
 
-class Replayed:
-    """`inner` with the recorded generation prompts of the instances `prompts` holds (instance id -> messages).
-    Built as the subclass forwarding `inner`'s capabilities (see the module docstring)."""
+class Wrapper:
+    """A domain holding a live one (`inner`): what a subclass defines is its own, every other member of the core
+    contract and of the capabilities `inner` has is `inner`'s. Built as the subclass that forwards exactly those
+    capabilities (see the module docstring)."""
 
-    def __new__(cls, inner: Any, prompts: Mapping[str, Sequence[Mapping[str, str]]]) -> Replayed:
-        if cls is Replayed:
-            cls = _forwarding(tuple(c for c in CAPABILITIES if isinstance(inner, c)))
-        return super().__new__(cls)
+    inner: Any
 
-    def __init__(self, inner: Any, prompts: Mapping[str, Sequence[Mapping[str, str]]]) -> None:
+    def __new__(cls, inner: Any, *args: Any, **kwargs: Any) -> Any:
+        base = cls.__dict__.get("_wrapping", cls)
+        return super().__new__(_forwarding(base, tuple(c for c in CAPABILITIES if isinstance(inner, c))))
+
+    def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.prompts_sent = {str(k): tuple({"role": m["role"], "content": m["content"]} for m in v)
-                             for k, v in prompts.items()}  # fmt: skip
 
-    def __reduce__(self) -> tuple[Any, ...]:  # its class is made at run time: rebuilt from its parts
-        return Replayed, (self.inner, self.prompts_sent)
+    def _args(self) -> tuple[Any, ...]:
+        """The constructor's arguments that rebuild this wrapper (a copy)."""
+        return (self.inner,)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # its class is made at run time: rebuilt through the constructor
+        return type(self), self._args()
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("inner", "prompts_sent"):  # not set yet (unpickling): never the inner domain's
+        if name == "inner":  # not set yet (a copy being made): never looked up on the inner domain
             raise AttributeError(name)
         return getattr(self.inner, name)
-
-    def __repr__(self) -> str:
-        return f"Replayed({self.inner!r}, {len(self.prompts_sent)} recorded prompt(s))"
 
     @property
     def name(self) -> str:
         return str(self.inner.name)
 
-    # ---- the one change ----
+    # ---- the core contract, as the inner domain has it (a subclass changes what it must) ----
     def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> Messages:
-        found = self.prompts_sent.get(instance.id) if style is None and shots is None else None
-        if found is not None:
-            return [dict(m) for m in found]
         return self.inner.prompt(instance, style, shots)  # type: ignore[no-any-return]
 
-    # ---- the rest of the core contract, as the inner domain has it ----
     def load(self, selection: str | None = None, path: Path | None = None) -> list[Instance]:
         return self.inner.load(selection, path)  # type: ignore[no-any-return]
 
@@ -94,9 +92,33 @@ class Replayed:
         return self.inner.backprompt(instance, critique)  # type: ignore[no-any-return]
 
 
+class Replayed(Wrapper):
+    """`inner` with the recorded generation prompts of the instances `prompts` holds (instance id -> messages)."""
+
+    def __init__(self, inner: Any, prompts: Mapping[str, Sequence[Mapping[str, str]]]) -> None:
+        super().__init__(inner)
+        self.prompts_sent = {str(k): tuple({"role": m["role"], "content": m["content"]} for m in v)
+                             for k, v in prompts.items()}  # fmt: skip
+
+    def _args(self) -> tuple[Any, ...]:
+        return self.inner, self.prompts_sent
+
+    def __repr__(self) -> str:
+        return f"Replayed({self.inner!r}, {len(self.prompts_sent)} recorded prompt(s))"
+
+    def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> Messages:
+        """The recorded messages of `instance` (its default style and shots), else the inner domain's prompt."""
+        found = self.prompts_sent.get(instance.id) if style is None and shots is None else None
+        if found is not None:
+            return [dict(m) for m in found]
+        return self.inner.prompt(instance, style, shots)  # type: ignore[no-any-return]
+
+
 def unwrapped(domain: Any) -> Any:
-    """The live domain inside a `Replayed` one (`domain` itself otherwise)."""
-    return domain.inner if isinstance(domain, Replayed) else domain
+    """The live domain inside a wrapper (`Replayed`, a replayed PlanBench run), `domain` itself otherwise."""
+    while isinstance(domain, Wrapper):
+        domain = domain.inner
+    return domain
 
 
 def members(capability: type) -> tuple[str, ...]:
@@ -110,8 +132,10 @@ def _forwarded(name: str) -> property:
 
 
 @functools.cache
-def _forwarding(capabilities: tuple[type, ...]) -> type[Replayed]:
-    """The `Replayed` class that forwards the members of `capabilities` to its inner domain."""
-    forwarded = {name: _forwarded(name) for capability in capabilities for name in members(capability)}
+def _forwarding(base: type, capabilities: tuple[type, ...]) -> type:
+    """The subclass of wrapper `base` that forwards the members of `capabilities` it does not define itself."""
+    forwarded = {name: _forwarded(name) for capability in capabilities for name in members(capability)
+                 if not hasattr(base, name)}  # fmt: skip
     label = ",".join(c.__name__ for c in capabilities)
-    return type(f"Replayed[{label}]", (Replayed,), {"__module__": __name__, "__doc__": Replayed.__doc__, **forwarded})
+    namespace = {"__module__": base.__module__, "__doc__": base.__doc__, "_wrapping": base, **forwarded}
+    return type(f"{base.__name__}[{label}]", (base,), namespace)

@@ -217,3 +217,46 @@ def test_a_study_grows_only_as_itself_and_not_while_it_runs(tmp_path: Path) -> N
     running = invoke("import", "samples", str(more), *args, "--k", "1,3", check=2)
     assert "study g is running (elsewhere:1:x holds its runs)" in running.stderr
     assert _config(store, "g").instances == {"game24": "901"}
+
+
+def _as_before_source_keys(store: Path, name: str, legacy: str) -> None:
+    """Rewrite study `name` as an import made before answers were keyed by source left it: its answers and its
+    definition under the one endpoint every import of the kind shared (`legacy`)."""
+    from critiquebench.store.cache import cache_key
+    from critiquebench.store.results import save_study
+
+    config = _config(store, name)
+    with CallCache(store) as cache:
+        records = cache.recorded(config.model, str(config.endpoint_id))
+    with opened(store) as db:
+        for r in records:
+            key = cache_key(r.model, legacy, r.messages, r.params, r.sample)
+            db.execute("UPDATE llm_calls SET key = ?, endpoint = ? WHERE key = ?", [key, legacy, r.key])
+        save_study(db, name, {**config.to_dict(), "endpoint_id": legacy})
+
+
+def test_a_study_imported_before_keeps_replaying_from_its_old_endpoint(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    args = ("--dataset", str(DATASETS), "--store", str(store), "--k", "1,3")
+    old = _log(5, 0.5, n=3)[:6]
+    invoke("import", "samples", str(_write(tmp_path / "old.jsonl", old)), "--domain", "game24", "--study", "old",
+           *args, *LENIENT)  # fmt: skip
+    _as_before_source_keys(store, "old", "recorded:samples")
+    # it grows under the endpoint its definition names
+    blocks = get_domain("blocksworld")
+    rows = [{"instance": i.id, "sample": s, "response": blocks.candidate(i, "correct", random.Random(s)),
+             "model": "one-model"} for i in load_instances(blocks, "2", DATASETS) for s in range(3)]  # fmt: skip
+    invoke("import", "samples", str(_write(tmp_path / "b.jsonl", rows)), "--domain", "blocksworld", "--study", "old",
+           *args)  # fmt: skip
+    assert _config(store, "old").endpoint_id == "recorded:samples"
+    # a new study of other answers to the same puzzles gets its own
+    new = _log(6, 0.9, n=3)[:6]
+    invoke("import", "samples", str(_write(tmp_path / "new.jsonl", new)), "--domain", "game24", "--study", "new",
+           *args, *LENIENT)  # fmt: skip
+    assert _config(store, "new").endpoint_id.startswith("recorded:samples:")
+    for name in ("old", "new"):
+        replay = invoke("resume", name, "--replay", "--store", str(store))
+        assert "LLM calls: 0 new" in replay.stderr and "0 failed" in replay.stderr, replay.stderr
+        table1 = {(r["domain"], r["scheme"]): r["correct"] for r in _report(store, name, "1")}
+        for row in _report(store, name, "pass-at-k"):
+            assert table1[(row["domain"], f"sampling:k={row['k']}")] == row["sampling_correct"], (name, row)

@@ -50,3 +50,21 @@ def test_members_are_each_capability_protocols_own() -> None:
         declared = getattr(capability, "__protocol_attrs__", None) or typing._get_protocol_attrs(capability)  # type: ignore[attr-defined]  # noqa: E501
         assert set(members(capability)) == set(declared), capability.__name__
 
+
+
+def test_a_replayed_planbench_run_holds_a_live_planning_domain() -> None:
+    """The PlanBench replay is a wrapper too: the live domain keeps no hook for it and is never subclassed."""
+    from critiquebench.domains.planning import PlanningDomain, ReplayedPlanning, load_planning_domain
+    from critiquebench.domains.replayed import Wrapper
+
+    live = load_planning_domain("mystery_blocksworld")
+    replayed = load_planning_domain("mystery_blocksworld", reading="planbench-whole", newline=True)
+    assert isinstance(replayed, ReplayedPlanning) and isinstance(replayed, Wrapper)
+    assert not isinstance(replayed, PlanningDomain) and type(unwrapped(replayed)) is PlanningDomain
+    assert [c for c in CAPABILITIES if isinstance(replayed, c)] == [c for c in CAPABILITIES if isinstance(live, c)]
+    hooks = ("example_of", "known_plan", "sent", "newline", "_own_feedback")
+    assert not [h for h in hooks if hasattr(PlanningDomain, h)]
+    (instance,) = load_instances(live, "2", DATASETS)
+    ours, theirs = live.prompt(instance)[-1]["content"], replayed.prompt(instance)[-1]["content"]
+    assert theirs == ours + "\n"  # PlanBench's older pipeline's trailing newline: the replay's alone
+    assert replayed.purposes == live.purposes and replayed.candidate_kinds == live.candidate_kinds

@@ -56,7 +56,7 @@ def load_planning_domain(
     verdict: str = "study",
     replay: Replay | None = None,
     **recorded: Any,
-) -> PlanningDomain:
+) -> PlanningDomain | ReplayedPlanning:
     """A builtin planning domain by name, or a PDDL domain folder as it is (domain.pddl, problems in
     instances/, orig_problems/ or the folder itself, optional natural-language templates).
 
@@ -74,13 +74,10 @@ def load_planning_domain(
         given, _ = Replay.split(recorded)
         replay = given if replay is None else replace(replay, **recorded)
     options: dict[str, Any] = dict(intro=intro, prompts=prompts or DEFAULT, verifier=verifier, verdict=verdict)
-    make: Any = PlanningDomain
-    if replay is not None:
-        make, options["replay"] = ReplayedPlanning, replay
     builtin = BUILTIN.get(str(name_or_folder))
     if builtin is not None and builtin.folder:
         name = str(name_or_folder)
-        return make(
+        live = PlanningDomain(
             name,
             DATA_DIR / builtin.folder,
             prompt_style or ("pddl" if builtin.generated else "nl"),
@@ -91,6 +88,7 @@ def load_planning_domain(
             shipped=True,
             **options,
         )
+        return live if replay is None else ReplayedPlanning(live, replay)
     folder = Path(name_or_folder).expanduser()
     if not folder.is_dir():
         raise PlanningError(
@@ -99,7 +97,7 @@ def load_planning_domain(
         )
     if domain_file(folder) is None:
         raise PlanningError(f"{folder}: a planning domain folder needs domain.pddl (or one NAME_domain.pddl)")
-    return make(
+    live = PlanningDomain(
         folder.resolve().name,
         folder.resolve(),
         prompt_style,
@@ -108,6 +106,7 @@ def load_planning_domain(
         fewer_shots=shots is None,
         **options,
     )
+    return live if replay is None else ReplayedPlanning(live, replay)
 
 
 # Option name -> type, as `domains.options` reads a domain module's table (beside the options every domain takes):
