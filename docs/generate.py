@@ -464,6 +464,14 @@ def planbench_reader_rules(_: str | None = None) -> str:
     return table(("rule", "applies to, and the reader"), [(r.name, r.description) for r in READER_RULES])
 
 
+def refinement_layout(_: str | None = None) -> str:
+    """The refinement study's recorded files and what `import refinement` reads each as."""
+    from critiquebench.importers.refinement import layout
+
+    rows = [(f if f.startswith("(") else code(f), wrote, read) for f, wrote, read in layout()]
+    return table(("file", "what the study wrote", "what the import reads"), rows)
+
+
 GENERATORS: dict[str, Callable[[str | None], str]] = {
     "paper-sets": paper_sets,
     "capabilities": capabilities,
@@ -484,6 +492,7 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "planbench-kinds": planbench_kinds,
     "planbench-readers": planbench_readers,
     "planbench-reader-rules": planbench_reader_rules,
+    "refinement-layout": refinement_layout,
 }
 
 

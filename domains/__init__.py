@@ -58,33 +58,21 @@ def get_domain(name: str, **options: Any) -> Domain:
     set names or files over the built-in sets); None values are dropped so callers can pass optional CLI flags
     straight through. `stop` (a list of stop sequences, e.g. the self-verification study's "[ANSWER END]") is
     no factory's: every LLM call made for the domain carries it (`call_options`); nor is `recorded_prompts`
-    (instance id -> the messages someone else sent for it, `import samples`): its generation prompt is then those."""
+    (instance id -> the messages someone else sent for it, `import samples`): the domain is then wrapped in
+    `domains.replayed.Replayed`, whose generation prompt for those instances is what was sent."""
     stop = options.pop("stop", None)
     recorded = options.pop("recorded_prompts", None)
     domain = _build(name, **options)
-    if recorded:
-        with_recorded_prompts(domain, recorded)
     if stop is not None:
         try:
             domain.call_options = {"stop": stop_sequences(stop)}  # type: ignore[attr-defined]
         except AttributeError as exc:  # a frozen or slotted plug-in domain
             raise ValueError(f"domain {name!r} cannot carry a stop sequence: {exc}") from None
+    if recorded:
+        from critiquebench.domains.replayed import Replayed
+
+        domain = Replayed(domain, recorded)  # type: ignore[assignment]
     return domain
-
-
-def with_recorded_prompts(domain: Domain, recorded: dict[str, Any]) -> None:
-    """`domain` asks each instance `recorded` holds its recorded messages (its default style and shots; the
-    others as before), so a replay sends, and a transcript shows, what was sent."""
-    own = domain.prompt
-
-    def prompt(instance: Instance, style: str | None = None, shots: int | None = None) -> Any:
-        found = recorded.get(instance.id) if style is None and shots is None else None
-        return [dict(m) for m in found] if found is not None else own(instance, style, shots)
-
-    try:
-        domain.prompt = prompt  # type: ignore[method-assign]
-    except AttributeError as exc:  # a frozen or slotted plug-in domain
-        raise ValueError(f"domain {domain.name!r} cannot carry recorded prompts: {exc}") from None
 
 
 MAX_STOP_SEQUENCES = 4  # what the OpenAI API accepts

@@ -77,7 +77,11 @@ def test_a_replayed_planbench_run_leaves_temperature_and_cap_empty(tmp_path: Pat
     assert len(runs) > 0 and set(runs["status"]) == {"done"}
     assert runs["temperature"].isna().all() and runs["max_tokens"].isna().all()
     assert set(runs["unrecorded"]) == {"temperature,max_tokens"}
-    assert set(runs["endpoint"]) == {"recorded:planbench"}
+    from critiquebench.importers.planbench import read_planbench
+    from critiquebench.importers.recording import content_source, recorded_endpoint
+
+    run = read_planbench(PLANBENCH_FILE)  # the endpoint names where the answers came from: the file's calls
+    assert set(runs["endpoint"]) == {recorded_endpoint(content_source("planbench", run.model, run.calls))}
     calls = exported(store, "recorded", "calls", tmp_path)
     assert calls["temperature"].isna().all() and calls["max_tokens"].isna().all()
 

@@ -68,6 +68,16 @@ def _report(tmp_path: Path, name: str, table: str) -> list[dict[str, Any]]:
     return json.loads(out.stdout)
 
 
+def _config(store: Path | str, name: str) -> dict[str, Any]:
+    from critiquebench.store.db import opened
+    from critiquebench.store.results import load_study
+
+    with opened(store) as db:
+        config = load_study(db, name)
+    assert config is not None
+    return config
+
+
 def _truth(rows: list[dict[str, Any]]) -> dict[str, list[bool]]:
     domain = get_domain("game24", reader="lenient")
     instances = {i.id: i for i in load_instances(domain, ",".join(IDS), DATASETS)}
@@ -106,8 +116,10 @@ def test_replay_makes_no_llm_call_and_agrees_with_the_pass_at_k_table(imported: 
     assert table1["standard"]["correct"] == table1["sampling:k=1"]["correct"]
     from critiquebench.store.cache import CallCache
 
+    endpoint = _config(store, "log")["endpoint_id"]
+    assert endpoint.startswith("recorded:samples:")  # keyed by where the answers came from (issue 45 item 0)
     with CallCache(store) as cache:  # the recorded prompt is what the replay sent (and its transcript shows)
-        sent = {r.messages[0]["content"] for r in cache.recorded("batch-model", "recorded:samples")}
+        sent = {r.messages[0]["content"] for r in cache.recorded("batch-model", endpoint)}
     assert len(sent) == len(IDS) and all(text.startswith("Use [") for text in sent)
 
 

@@ -1,4 +1,5 @@
-"""`critiquebench import planbench | samples`: recorded studies as cache entries plus a replayable study."""
+"""`critiquebench import planbench | samples | refinement`: recorded studies as cache entries plus a replayable
+study."""
 
 from __future__ import annotations
 
@@ -169,6 +170,40 @@ def samples(
         + (f"\nReplay its schemes through the graphs: critiquebench resume {study} --replay" if done.config.replay
            else f"\nRun it (the schemes the samples do not answer call {base_url}): critiquebench resume {study}")
     )
+    if done.bad:
+        raise typer.Exit(1)
+
+
+@import_app.command("refinement")
+def refinement(
+    replies: Annotated[Path, typer.Argument(help="The refinement study's replies: an output folder of pddl_N_K_temp"
+                                                 "{0..3}.txt and pddl_N_K_plan.txt, or a folder of them.")],
+    problems: Annotated[Path, typer.Option("--problems", help="Its problems: NAME_domain.pddl and pddl_N_K.pddl "
+                                                              "(or a folder of such folders).")],
+    model: Annotated[str, typer.Option("--model", help="The model that wrote the replies (the study's name for it).")],
+    study: Annotated[str, typer.Option("--study", help="Name of the study to define.")],
+    store: Annotated[str | None, typer.Option("--store", help="Store file or URL (default: $CRITIQUEBENCH_STORE).")] = None,  # noqa: E501
+    replay: ReplayNowOpt = False,
+    progress: ProgressNowOpt = True,
+) -> None:
+    """Import the validator-guided refinement study's recorded runs (paper 004) as a `refine` study that replays
+    them round by round with 0 LLM calls; `critiquebench confidence train|eval NAME` reads it once replayed."""
+    from critiquebench.importers.refinement import RefinementError, import_refinement
+    from critiquebench.store.db import resolve_store
+
+    try:
+        done = import_refinement(replies, problems, resolve_store(store), study, model=model)
+    except RefinementError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    for bad in done.bad:
+        typer.echo(f"skipped {bad.describe()}", err=True)
+    rounds = ", ".join(f"{n} in {r} round(s)" for r, n in done.by_rounds.items())
+    typer.echo(f"imported {done.runs} run(s) ({rounds}; {done.added} new recorded call(s)) as model "
+               f"{done.config.model!r}; study {study!r}: {done.config.schemes[0]}. "
+               + ("Replaying it:" if replay else f"Replay it with: critiquebench resume {study} --replay"))  # fmt: skip
+    if replay:
+        replay_now(resolve_store(store), study, progress)
     if done.bad:
         raise typer.Exit(1)
 

@@ -127,8 +127,9 @@ def measure(domain: PlanningDomain, instance: Instance, text: str) -> Attempt:
 
 def _is_planning(domain: Any) -> bool:
     from critiquebench.domains.planning import PlanningDomain
+    from critiquebench.domains.replayed import unwrapped
 
-    return isinstance(domain, PlanningDomain)
+    return isinstance(unwrapped(domain), PlanningDomain)
 
 
 def _row(source: str, domain: str, scheme: str, instance: Instance, trial: int, run: str, iteration: int,

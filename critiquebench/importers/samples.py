@@ -8,18 +8,19 @@ by its line (or row) number and skipped; nothing is stored unless the import as 
 
 Every sample is judged by the domain's sound verifier once, here, and kept with its verdict (`store.samples`):
 the pass@k and labels reports read those. Every sample also goes into the call cache under the key the study's
-schemes ask (model, the recorded endpoint, the prompt, the sampling parameters, sample i), as `import planbench`
-records its answers: `standard` (sample 0), `sampling:k=K` and `self-consistency:k=K` then replay through our own
+schemes ask (model, the study's recorded endpoint, the prompt, the sampling parameters, sample i), through the
+one writer of recorded runs (`importers.recording`, as `import planbench`): the endpoint names the samples
+read (`recorded:samples:<sha256>`), so two logs of the same instances are two sources and never answer each
+other's replays. `standard` (sample 0), `sampling:k=K` and `self-consistency:k=K` then replay through our own
 graphs with 0 LLM calls (`critiquebench resume NAME --replay`). Where a row says what was sent and it differs
-from our prompt, the recorded prompt is the domain's prompt for that instance (`recorded_prompts`): what a
-replay sends and its transcript shows.
+from our prompt, the recorded prompt is the domain's prompt for that instance (the `recorded_prompts` option:
+`domains.replayed.Replayed`): what a replay sends and its transcript shows. Importing another domain into a
+study of the same model, temperature and schemes adds it (two imports at once both land, see the writer).
 """
 
 from __future__ import annotations
 
-import csv
 import json
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -29,49 +30,28 @@ from typing import Any
 from critiquebench.domains import call_options, get_domain
 from critiquebench.domains.contract import Domain, Instance, Transcribed
 from critiquebench.domains.references import InstanceCache
-from critiquebench.store.cache import CallCache, sampling_params
-from critiquebench.store.db import opened, transaction
-from critiquebench.store.results import has_runs, load_study, save_study
+from critiquebench.importers.recording import (
+    BadRecord,
+    RecordedCall,
+    Recording,
+    RecordingError,
+    content_source,
+    source_kind,
+    write_recording,
+)
+from critiquebench.importers.sample_rows import SUFFIXES, BadLine, Row, SamplesError, parse_row, read_rows
+from critiquebench.store.cache import sampling_params
+from critiquebench.store.results import has_runs
 from critiquebench.store.samples import ensure_samples_schema, replace_samples
 from critiquebench.studies.config import StudyConfig, canonical_schemes, validate
 
-RECORDED_ENDPOINT = "recorded:samples"
 DEFAULT_MODEL = "recorded"
 DEFAULT_TEMPERATURE = 1.0  # a source that does not say: samples are drawn, not the one greedy answer
 MAX_ANSWER_CHARS = 100_000  # as `score`: a runaway answer is judged on its first 100,000 characters
-SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 # Schemes the recorded samples answer alone (every call is sample i of the bare prompt); any other scheme needs
 # new calls (a verifier's, or rounds with feedback).
 REPLAYED = ("standard", "sampling", "self-consistency")
-_TRUE = {"true", "1", "yes", "valid", "correct", "pass", "passed"}
-_FALSE = {"false", "0", "no", "invalid", "incorrect", "wrong", "fail", "failed"}
-
-
-class SamplesError(ValueError):
-    """The import cannot go ahead; the message is one line."""
-
-
-@dataclass(frozen=True)
-class Row:
-    """One sample as read from the source."""
-
-    line: int
-    instance: str
-    response: str
-    sample: int | None = None
-    messages: tuple[dict[str, str], ...] | None = None
-    label: bool | None = None
-    model: str | None = None
-    temperature: float | None = None
-
-
-@dataclass(frozen=True)
-class BadLine:
-    line: int
-    reason: str
-
-    def describe(self) -> str:
-        return f"line {self.line}: {self.reason}"
+__all__ = ["SUFFIXES", "BadLine", "Imported", "Row", "SamplesError", "import_samples", "parse_row", "read_rows"]
 
 
 @dataclass(frozen=True)
@@ -88,130 +68,6 @@ class Imported:
     left_out: tuple[str, ...] = field(default=())
 
 
-# ---- reading rows ------------------------------------------------------------------------------------------
-
-
-def read_rows(source: Path | Any) -> Iterator[tuple[int, Mapping[str, Any] | str]]:
-    """(line or row number, the row as a mapping, or why it is not one) for every non-blank row of `source`."""
-    if not isinstance(source, str | Path):
-        if not hasattr(source, "to_dict"):
-            raise SamplesError("samples must be a file (.jsonl, .csv, .parquet) or a pandas DataFrame")
-        for number, record in enumerate(source.to_dict("records"), start=1):
-            yield number, record
-        return
-    path = Path(source)
-    kind = SUFFIXES.get(path.suffix.lower())
-    if kind is None:
-        raise SamplesError(f"{path}: a samples file is .jsonl, .csv or .parquet ({', '.join(SUFFIXES)})")
-    try:
-        if kind == "parquet":
-            import pandas
-
-            yield from read_rows(pandas.read_parquet(path))
-            return
-        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-            if kind == "csv":
-                for number, record in enumerate(csv.DictReader(handle), start=2):  # line 1 is the header
-                    yield number, {k: v for k, v in record.items() if k is not None and v != ""}
-                return
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    yield number, _json_object(line)
-    except ImportError as exc:
-        raise SamplesError(f"{path}: reading Parquet needs the analysis extra ({exc})") from None
-    except OSError as exc:
-        raise SamplesError(f"{path}: {exc.strerror or exc}") from None
-
-
-def _json_object(line: str) -> Mapping[str, Any] | str:
-    try:
-        item = json.loads(line)
-    except ValueError as exc:
-        return f"bad JSON: {exc}"
-    return item if isinstance(item, dict) else "a line must be a JSON object"
-
-
-def parse_row(number: int, record: Mapping[str, Any] | str) -> Row | BadLine:
-    """The row's sample, or the first reason it is not one."""
-    if isinstance(record, str):
-        return BadLine(number, record)
-    record = {k: v for k, v in record.items() if not _missing(v)}
-    instance = record.get("instance")
-    if isinstance(instance, float) and instance.is_integer():  # a CSV/Parquet column of ids read as numbers
-        instance = int(instance)
-    if isinstance(instance, int) and not isinstance(instance, bool):
-        instance = str(instance)
-    if not isinstance(instance, str) or not instance.strip():
-        return BadLine(number, "missing 'instance' (an instance id of the domain)")
-    response = record.get("response")
-    if not isinstance(response, str):
-        return BadLine(number, "missing 'response' (the sampled answer text)")
-    try:
-        sample = _index(record.get("sample"))
-        messages = _messages(record.get("messages"), record.get("prompt"))
-        label = _label(record.get("label"))
-        temperature = _temperature(record.get("temperature"))
-    except ValueError as exc:
-        return BadLine(number, str(exc))
-    model = record.get("model")
-    if model is not None and not isinstance(model, str):
-        return BadLine(number, f"'model' must be a string, not {model!r}")
-    return Row(number, instance.strip(), response, sample, messages, label, model, temperature)
-
-
-def _missing(value: Any) -> bool:
-    """None, or a DataFrame's missing value (NaN)."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def _index(value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if hasattr(value, "__index__") and not isinstance(value, bool) and int(value) >= 0:
-        return int(value)
-    raise ValueError(f"'sample' must be an index >= 0, not {value!r}")
-
-
-def _messages(messages: Any, prompt: Any) -> tuple[dict[str, str], ...] | None:
-    if messages is None:
-        if prompt is None:
-            return None
-        if not isinstance(prompt, str):
-            raise ValueError(f"'prompt' must be the text sent, not {type(prompt).__name__}")
-        return ({"role": "user", "content": prompt},)
-    if isinstance(messages, str):  # a CSV cell
-        try:
-            messages = json.loads(messages)
-        except ValueError:
-            raise ValueError("'messages' must be a JSON list of {role, content}") from None
-    if hasattr(messages, "tolist"):  # a Parquet list column
-        messages = messages.tolist()
-    ok = isinstance(messages, list) and messages and all(
-        isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
-        for m in messages
-    )  # fmt: skip
-    if not ok:
-        raise ValueError("'messages' must be a non-empty list of {role, content} strings")
-    return tuple({"role": m["role"], "content": m["content"]} for m in messages)
-
-
-def _label(value: Any) -> bool | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
-        return bool(value)
-    text = str(int(value)) if isinstance(value, int | float) and float(value) in (0, 1) else str(value)
-    if text.strip().lower() in _TRUE:
-        return True
-    if text.strip().lower() in _FALSE:
-        return False
-    raise ValueError(f"'label' must be true/false (or valid/invalid, 1/0), not {value!r}")
-
-
 def _unrecorded(rows: Sequence[Row], base_url: str | None) -> tuple[str, ...]:
     """The sampling settings a replayed samples study cannot know: a sample file records no length cap, and maybe
     no temperature (with `base_url`, live schemes make real calls at the study's settings: nothing is left out)."""
@@ -219,17 +75,6 @@ def _unrecorded(rows: Sequence[Row], base_url: str | None) -> tuple[str, ...]:
         return ()
     return ("temperature", "max_tokens") if all(r.temperature is None for r in rows) else ("max_tokens",)
 
-
-def _temperature(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = math.nan
-    if not 0.0 <= number <= 2.0:
-        raise ValueError(f"'temperature' must be a number in [0, 2], not {value!r}")
-    return number
 
 
 # ---- the import ----------------------------------------------------------------------------------------------
@@ -293,22 +138,33 @@ def import_samples(
         name=study, domains=(domain,), instances={domain: _selection(ids)}, schemes=spec_list,
         dataset=str(Path(dataset).resolve()) if dataset else None, model=model, base_url=base_url,
         temperature=temperature, max_tokens=None, domain_options={domain: domain_options} if domain_options else {},
-        endpoint_id=RECORDED_ENDPOINT, replay=base_url is None, unrecorded=_unrecorded(rows, base_url),
+        replay=base_url is None, unrecorded=_unrecorded(rows, base_url),
     )  # fmt: skip
     validate(config)
     stop = tuple(call_options(get_domain(domain, **domain_options)).get("stop") or ())
     params = sampling_params(temperature=temperature, max_tokens=None, stop=stop)
-    with opened(store) as db:
+    calls = [RecordedCall(tuple(messages[ref][0]), item.row.response, item.index, f"line {item.row.line}")
+             for ref, items in judged.items() for item in items]  # fmt: skip
+    replaced: list[str] = []  # the domain, when the import replaces its samples in an existing study
+
+    def merge(existing: StudyConfig, new: StudyConfig) -> StudyConfig:
+        if domain in existing.domains:
+            replaced.append(domain)
+        return _with_existing(existing, new)
+
+    def store_samples(db: Any, final: StudyConfig) -> None:
+        if replaced and has_runs(db, study):
+            raise SamplesError(f"study {study!r} has replayed runs of {domain}: import the new samples as "
+                               "another study")  # fmt: skip
         ensure_samples_schema(db)
-        config = _with_existing(db, config)
-        cache = CallCache(db)
-        with transaction(db):  # every sample or none
-            for ref, items in judged.items():
-                sent = messages[ref][0]
-                for item in items:
-                    cache.put_recorded(model, RECORDED_ENDPOINT, sent, item.row.response, item.index, params)
-            replace_samples(db, study, domain, _sample_rows(judged, instances, model, temperature))
-            save_study(db, study, config.to_dict())
+        replace_samples(db, study, domain, _sample_rows(judged, instances, model, temperature))
+
+    recording = Recording(content_source("samples", model, calls), config, calls, params,
+                          [BadRecord(f"line {b.line}", b.reason) for b in bad], store_samples)  # fmt: skip
+    try:
+        config = write_recording(store, recording, merge).config
+    except RecordingError as exc:
+        raise SamplesError(str(exc)) from None
     valid = sum(item.verdict.valid for items in judged.values() for item in items)
     labelled = sum(item.row.label is not None for items in judged.values() for item in items)
     count = sum(per.values())
@@ -442,26 +298,17 @@ def _selection(ids: Iterable[str]) -> str:
                        f"to define a study; got {', '.join(ids[:3])}")  # fmt: skip
 
 
-def _with_existing(db: Any, config: StudyConfig) -> StudyConfig:
-    """`config`, or the stored study with this domain added (a samples study of the same model, temperature and
-    schemes): importing a domain again replaces its samples; anything else is an error naming the clash."""
-    stored = load_study(db, config.name)
-    if stored is None:
-        return config
-    existing = StudyConfig.from_dict(stored)
-    if not existing.differences(config):
-        return existing
+def _with_existing(existing: StudyConfig, config: StudyConfig) -> StudyConfig:
+    """The stored study with this domain added (a samples study of the same model, temperature and schemes):
+    importing a domain again replaces its samples; anything else is an error naming the clash."""
     shared = ("domains", "instances", "domain_options", "dataset")
     mine = {k: v for k, v in config.identity().items() if k not in shared}
     theirs = {k: v for k, v in existing.identity().items() if k not in shared}
-    if existing.endpoint_id != RECORDED_ENDPOINT or mine != theirs or (existing.dataset or config.dataset) and \
+    if source_kind(existing.endpoint_id) != "samples" or mine != theirs or (existing.dataset or config.dataset) and \
             existing.dataset != config.dataset:  # fmt: skip
         raise SamplesError(f"study {config.name!r} already exists with another definition; choose another name "
                            f"(or critiquebench studies delete {config.name})")  # fmt: skip
     [domain] = config.domains
-    if domain in existing.domains and has_runs(db, config.name):
-        raise SamplesError(f"study {config.name!r} has replayed runs of {domain}: import the new samples as "
-                           "another study")  # fmt: skip
     return replace(
         existing,
         domains=tuple(dict.fromkeys([*existing.domains, domain])),

@@ -142,11 +142,13 @@ def _baseline_shots(config: dict[str, Any], domain: str, spec: str) -> int | Non
     its prompt is not the many-shot one or the domain cannot be built here."""
     from critiquebench.domains import get_domain
     from critiquebench.domains.planning import PlanningDomain
+    from critiquebench.domains.replayed import unwrapped
 
     try:
         built = get_domain(domain, **dict((config.get("domain_options") or {}).get(domain, {})))
     except (ValueError, LookupError, OSError):
         return None
+    built = unwrapped(built)
     if not isinstance(built, PlanningDomain):
         return None
     return built.shots if (parse_spec(spec).params.get("style") or built.prompt_style) == "pddl" else None

@@ -222,6 +222,7 @@ def plan_critique_rows(study: str, config: dict[str, Any], rows: Sequence[dict[s
 
     from critiquebench.domains import get_domain, load_instances
     from critiquebench.domains.planning import PlanningDomain
+    from critiquebench.domains.replayed import unwrapped
     from critiquebench.studies.critique_quality import plan_critique_scores
 
     counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
@@ -235,7 +236,7 @@ def plan_critique_rows(study: str, config: dict[str, Any], rows: Sequence[dict[s
             except (ValueError, LookupError):
                 domains[name] = None
         domain = domains[name]
-        if not isinstance(domain, PlanningDomain):
+        if not isinstance(unwrapped(domain), PlanningDomain):
             continue  # not a planning domain (or none the study's options build)
         dataset = Path(config["dataset"]) if config.get("dataset") else None
         instance = load_instances(domain, row["instance_id"], dataset)[0]

@@ -25,6 +25,7 @@ from typing import Any
 
 from critiquebench.domains.contract import Domain, FromFolder, Instance
 from critiquebench.domains.memo import ObjectMemo, read_once
+from critiquebench.domains.planning.instances import domain_file
 from critiquebench.store.db import Store, transaction
 from critiquebench.store.memo import copy_run, finished_with
 
@@ -78,7 +79,8 @@ def _identity_hash(
     files = {}
     if isinstance(domain, FromFolder):  # a PDDL folder domain: its files are part of what it computes
         for name in ("domain.pddl", "config.yaml"):
-            files[name] = _file_digest(Path(domain.folder) / name)
+            found = domain_file(Path(domain.folder)) if name == "domain.pddl" else None
+            files[name] = _file_digest(found or Path(domain.folder) / name)
     identity = {
         "code": code_fingerprint(),
         "study": {k: v for k, v in study_config.items() if k not in _NOT_IDENTITY},

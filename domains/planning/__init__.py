@@ -1,5 +1,6 @@
 """STRIPS planning domains from PDDL: PlanBench's Blocksworld, Mystery Blocksworld and Logistics, or any
-folder with a ``domain.pddl`` and its problems (IPC, AutoPlanBench and PlanBench layouts alike).
+folder with a ``domain.pddl`` and its problems (IPC, AutoPlanBench and PlanBench layouts alike; the refinement
+study's ``NAME_domain.pddl`` beside its problems too).
 
     domain = load_planning_domain("blocksworld")                  # shipped domain, nl prompts
     domain = load_planning_domain("path/to/my_domain", "pddl")   # a user folder, raw-PDDL prompts
@@ -14,6 +15,7 @@ from typing import Any
 
 from critiquebench.domains.options import COMMON, signature_options
 from critiquebench.domains.planning.domain import PlanningDomain
+from critiquebench.domains.planning.instances import domain_file
 from critiquebench.domains.planning.prompts import PROMPT_STYLES
 from critiquebench.domains.planning.replay import REPLAY_OPTIONS, Replay, ReplayedPlanning
 from critiquebench.domains.planning.strips import PlanningError
@@ -54,7 +56,7 @@ def load_planning_domain(
     verdict: str = "study",
     replay: Replay | None = None,
     **recorded: Any,
-) -> PlanningDomain:
+) -> PlanningDomain | ReplayedPlanning:
     """A builtin planning domain by name, or a PDDL domain folder as it is (domain.pddl, problems in
     instances/, orig_problems/ or the folder itself, optional natural-language templates).
 
@@ -72,13 +74,10 @@ def load_planning_domain(
         given, _ = Replay.split(recorded)
         replay = given if replay is None else replace(replay, **recorded)
     options: dict[str, Any] = dict(intro=intro, prompts=prompts or DEFAULT, verifier=verifier, verdict=verdict)
-    make: Any = PlanningDomain
-    if replay is not None:
-        make, options["replay"] = ReplayedPlanning, replay
     builtin = BUILTIN.get(str(name_or_folder))
     if builtin is not None and builtin.folder:
         name = str(name_or_folder)
-        return make(
+        live = PlanningDomain(
             name,
             DATA_DIR / builtin.folder,
             prompt_style or ("pddl" if builtin.generated else "nl"),
@@ -86,17 +85,19 @@ def load_planning_domain(
             (PAPER_SHOTS if builtin.generated else OTHER_SHOTS) if shots is None else shots,
             generator=name,
             optimal=builtin.generated,
+            shipped=True,
             **options,
         )
+        return live if replay is None else ReplayedPlanning(live, replay)
     folder = Path(name_or_folder).expanduser()
     if not folder.is_dir():
         raise PlanningError(
             f"{name_or_folder}: not a builtin planning domain "
             f"({', '.join([*BUILTIN_PLANNING, *PAPER_PLANNING])}) nor a folder"
         )
-    if not (folder / "domain.pddl").is_file():
-        raise PlanningError(f"{folder}: a planning domain folder needs domain.pddl")
-    return make(
+    if domain_file(folder) is None:
+        raise PlanningError(f"{folder}: a planning domain folder needs domain.pddl (or one NAME_domain.pddl)")
+    live = PlanningDomain(
         folder.resolve().name,
         folder.resolve(),
         prompt_style,
@@ -105,6 +106,7 @@ def load_planning_domain(
         fewer_shots=shots is None,
         **options,
     )
+    return live if replay is None else ReplayedPlanning(live, replay)
 
 
 # Option name -> type, as `domains.options` reads a domain module's table (beside the options every domain takes):

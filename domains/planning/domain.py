@@ -12,7 +12,7 @@ import random
 import re
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from critiquebench.domains.planning.critique import FORMATTED, critic_prompt, ma
 from critiquebench.domains.planning.generators import GENERATORS, generate_problems, set_size, training_problems
 from critiquebench.domains.planning.instances import (
     TRAIN_POOL,
+    domain_file,
     generated_instances,
     load_instances,
     problem_folder,
@@ -43,7 +44,7 @@ from critiquebench.domains.planning.pddl_io import shared_domain_model, shared_t
 from critiquebench.domains.planning.planner import find_plan, optimal_plan
 from critiquebench.domains.planning.requests import refinement_request, run_request
 from critiquebench.domains.planning.strips import DomainModel, PlanningError, Task
-from critiquebench.domains.planning.styles import NL_STYLES, PDDL_STYLES, STYLES
+from critiquebench.domains.planning.styles import LIVE, NL_STYLES, PDDL_STYLES, STYLES
 from critiquebench.domains.planning.templates import NL_SOURCES, NLConfig, find_nl_config
 from critiquebench.domains.planning.val_words import read_val, repair_advice
 from critiquebench.domains.planning.validator import (
@@ -97,8 +98,9 @@ INTROS: dict[str | None, str] = {
 
 @dataclass
 class PlanningDomain:
-    """A PDDL planning domain. `folder` holds domain.pddl, optionally natural-language templates (config.yaml
-    or domain_description*.json) and problems. `prompt_style` None means nl when templates exist, else pddl."""
+    """A PDDL planning domain. `folder` holds domain.pddl (or one `NAME_domain.pddl`), optionally
+    natural-language templates (config.yaml or domain_description*.json) and problems. `prompt_style` None means
+    nl when templates exist, else pddl."""
 
     name: str
     folder: Path
@@ -124,6 +126,10 @@ class PlanningDomain:
     # back_prompting.py @27b0c44: valid when any line contains "plan is valid"), "lenient" by our reader (a JSON
     # verdict, else the last verdict phrase). JSON replies ([JSON] ... [JSON_END]) are read by their "valid" key.
     verdict: str = "study"
+    # Shipped with critiquebench: the comment lines of its PDDL files are our notes on them, so prompts that show
+    # a whole file (`refine`) leave them out; a folder of yours is shown as read (the refinement study's
+    # `read_file`).
+    shipped: bool = False
     model: DomainModel = field(init=False, repr=False)
     cfg: NLConfig = field(init=False, repr=False)
     domain_pddl: str = field(init=False, repr=False)
@@ -133,11 +139,10 @@ class PlanningDomain:
     _problems: dict[str, _Problem] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _said_fewer: bool = field(default=False, init=False, repr=False)
-    newline = False  # PlanBench's older pipeline's trailing newline after each prompt: only a replay sends it
 
     def __post_init__(self) -> None:
         self.cfg, self.nl_source = find_nl_config(self.folder, self.name)
-        source = self.folder / "domain.pddl"
+        source = domain_file(self.folder) or self.folder / "domain.pddl"
         try:
             self.domain_pddl = source.read_text(encoding="utf-8")
         except OSError as err:
@@ -149,7 +154,7 @@ class PlanningDomain:
             raise PlanningError(f"{self.nl_source}: no English template for action(s) {unknown}")
 
     def configure(self) -> None:
-        """Check the options and set what they select; run again by a view under other options (`replay.view`)."""
+        """Check the options and set what they select."""
         if self.prompt_style is None:
             self.prompt_style = "nl" if self.nl_source is not None else "pddl"
         if self.prompt_style not in plan_prompts.PROMPT_STYLES:
@@ -174,7 +179,7 @@ class PlanningDomain:
             verbatim,
             self.prompts[SELF_CRITIQUE][f"planning.backprompt.{revise}"],
             binary_sentence=self.texts.text("feedback.invalid"),
-            own=self._own_feedback,
+            own=is_sound_feedback,
             empty="critique",
         )
 
@@ -240,7 +245,7 @@ class PlanningDomain:
         row = STYLES.get(style or self.prompt_style or "")
         if row is None:
             raise PlanningError(f"unknown prompt style {style!r}; known: {plan_prompts.PROMPT_STYLES}")
-        return row.build(self, instance, shots)
+        return row.build(self, instance, shots, LIVE)
 
     def intro_text(self, name: str) -> str | None:
         """The intro `name` selects: a config key (`INTROS`), else one of PlanBench's historical intros of
@@ -249,26 +254,21 @@ class PlanningDomain:
             return getattr(self.cfg, INTROS[name]) or (self.cfg.intros.get(name) if name == "legacy" else None)
         return self.cfg.intros.get(name)
 
-    # ---- what a prompt shows; a replayed run (`replay.ReplayedPlanning`) shows its recorded run's instead ----
-    def example_of(self, instance: Instance) -> dict[str, Any] | None:
-        """The one-shot example of `instance`'s prompt (id, problem, known plan): by PlanBench's rule the instance
-        before it."""
-        return next(iter(instance.data.get("examples", [])), None)
+    # ---- what a prompt shows (`styles.Shown`: the live rule, or a recorded run's) ----
+    def plan_of(self, example: Mapping[str, Any], known: list[str] | None = None) -> list[Step]:
+        """An example's plan: `known` (PDDL lines) when given, else our planner's."""
+        return self._plan(example["problem"], example["id"], known)
 
-    def known_plan(self, example: Mapping[str, Any]) -> list[str] | None:
-        """The plan an example is known by (PDDL lines), None for our planner's."""
-        return example.get("plan")
+    def solved(self, example: Mapping[str, Any], known: list[str] | None = None) -> tuple[Task, list[Step]]:
+        """An example problem's task and plan (`known`, else our planner's), as a one-shot prompt shows them."""
+        return self._problem(example["problem"], example["id"]).task, self.plan_of(example, known)
 
-    def plan_of(self, example: Mapping[str, Any]) -> list[Step]:
-        return self._plan(example["problem"], example["id"], self.known_plan(example))
-
-    def solved(self, example: Mapping[str, Any]) -> tuple[Task, list[Step]]:
-        """An example problem's task and plan, as a one-shot prompt shows them."""
-        return self._problem(example["problem"], example["id"]).task, self.plan_of(example)
-
-    def sent(self, text: str, instance: Instance | None = None) -> list[dict[str, str]]:
-        """A PlanBench prompt as sent: after PlanBench's system message."""
-        return plan_prompts.messages(text, self.prompts)
+    def with_options(self, **options: Any) -> PlanningDomain:
+        """This domain under other live options (prompt style, intro, ...), built through the constructor and
+        sharing its parsed problems: the importer tries many option sets on one file's domain."""
+        made = replace(self, **options)
+        made._problems, made._lock = self._problems, self._lock
+        return made
 
     def read(self, instance: Instance, text: str) -> ParsedPlan | None:
         """The plan committed to in `text`, or None when it holds none (a malformed answer, a verdict). The reader
@@ -514,9 +514,6 @@ class PlanningDomain:
         verdict) verbatim after natural-language prompts, followed by the 2025 script's request after PDDL ones. A
         recorded run's feedback goes back as it was sent (`replay.ReplayedPlanning`)."""
         return self.handback(critique)
-
-    def _own_feedback(self, text: str) -> bool:
-        return is_sound_feedback(text)
 
 
 def step_of(line: str) -> Step:

@@ -37,6 +37,10 @@ PROBLEM_FOLDERS = ("instances", "orig_problems", "problems")
 PLAN_FOLDERS = ("orig_gold_plans", "gold_plans", "plans")
 PLAN_SUFFIXES = ("_gold_plan.txt", ".plan", ".soln", ".txt")
 NOT_PROBLEMS = ("domain.pddl", "domain_p.pddl")
+# The refinement study's folders name their domain file `NAME_domain.pddl` beside the problems (Singh8899/
+# LLM-Planning-Leonardo, `file_manager.py` `find_pddl_files`: the first file ending "_domain.pddl"; every other
+# .pddl file is a problem).
+DOMAIN_SUFFIX = "_domain.pddl"
 _ID = re.compile(r"^instance-(.+)$")
 
 
@@ -62,7 +66,20 @@ def _problem_files(folder: Path) -> list[Path]:
 
 
 def _list_problems(folder: Path) -> list[Path]:
-    return [p for p in folder.glob("*.pddl") if p.name.lower() not in NOT_PROBLEMS]
+    return [p for p in folder.glob("*.pddl") if p.name.lower() not in NOT_PROBLEMS and not is_domain_file(p)]
+
+
+def is_domain_file(path: Path) -> bool:
+    return path.name.lower().endswith(DOMAIN_SUFFIX)
+
+
+def domain_file(folder: Path) -> Path | None:
+    """The domain file of a planning folder: domain.pddl, else its one `NAME_domain.pddl` (the refinement
+    study's layout); None when it has neither, or several of the latter (which one is meant is not ours to guess)."""
+    if (folder / "domain.pddl").is_file():
+        return folder / "domain.pddl"
+    found = sorted(p for p in folder.glob("*.pddl") if is_domain_file(p) and p.is_file())
+    return found[0] if len(found) == 1 else None
 
 
 def _files(path: Path) -> tuple[Path, list[Path]]:

@@ -107,12 +107,16 @@ def pddl_prompt(domain_pddl: str, problem_pddl: str, examples: Sequence[tuple[st
     return texts.render("planner", domain=strip_comments(domain_pddl), examples=shots, problem=problem_pddl.strip())
 
 
-def refine_messages(domain_pddl: str, problem_pddl: str, prompts: Prompts = DEFAULT) -> list[dict[str, str]]:
-    """The refinement paper's chat: its system prompt, then the domain and problem in its frame (zero-shot)."""
+def refine_messages(domain_pddl: str, problem_pddl: str, prompts: Prompts = DEFAULT, as_read: bool = False
+                    ) -> list[dict[str, str]]:  # fmt: skip
+    """The refinement paper's chat: its system prompt, then the domain and problem in its frame (zero-shot).
+
+    `as_read`: the files' texts exactly as read, as the study's code sends them (`ppdl_problem_prompt(domain_text,
+    problem_text)` on `read_file`'s texts: comment lines and the final newline kept); else tidied (comment lines
+    out, outer blank space trimmed), for the shipped domains, whose comments are our notes."""
     texts = prompts[REFINE]
-    user = texts.render(
-        "user", description=texts.text("description"), domain=strip_comments(domain_pddl), problem=problem_pddl.strip()
-    )
+    domain, problem = (domain_pddl, problem_pddl) if as_read else (strip_comments(domain_pddl), problem_pddl.strip())
+    user = texts.render("user", description=texts.text("description"), domain=domain, problem=problem)
     return [{"role": "system", "content": texts.text("system")}, {"role": "user", "content": user}]
 
 

@@ -2,15 +2,17 @@
 
 `Replay` is the one record of what a recorded run did that a live study never does (the example plans its prompts
 showed, its reader, the feedback it sent, ...); `import planbench` stores these options with the study.
-`ReplayedPlanning` is a `PlanningDomain` that honours them: its prompts, verdicts, feedback and backprompts are
-the recorded run's; everything else is the live domain's. `load_planning_domain` builds one only when a replay
-option is given, so a live study never constructs a `Replay`.
+`ReplayedPlanning` holds a live `PlanningDomain` and honours them (a `domains.replayed.Wrapper`): its prompts,
+verdicts, feedback and backprompts are the recorded run's; everything else is the live domain's, forwarded.
+`load_planning_domain` builds one only when a replay option is given, so a live study never constructs a
+`Replay`.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from critiquebench.domains.contract import FeedbackLevel, Instance, Verdict
@@ -33,8 +35,11 @@ from critiquebench.domains.planning.planbench_reading import (
     logistics_plan,
     val_feedback,
 )
+from critiquebench.domains.planning.prompts import PROMPT_STYLES
 from critiquebench.domains.planning.strips import PlanningError
-from critiquebench.domains.planning.validator import check_plan, error_sentences
+from critiquebench.domains.planning.styles import LIVE, STYLES
+from critiquebench.domains.planning.validator import check_plan, error_sentences, is_sound_feedback
+from critiquebench.domains.replayed import Wrapper
 
 NOT_RECORDED = (
     "no recorded PlanBench feedback for this answer: this study replays PlanBench's PDDL backprompting runs, whose "
@@ -86,43 +91,60 @@ class Replay:
 REPLAY_OPTIONS: tuple[str, ...] = tuple(f.name for f in fields(Replay))
 
 
-@dataclass
-class ReplayedPlanning(PlanningDomain):
-    """A planning domain replaying a recorded PlanBench run (`Replay`), as tasks/'s `TaskDomain` serves a task."""
+class ReplayedPlanning(Wrapper):
+    """A recorded PlanBench run (`replay`) replayed on a live planning domain (`inner`), which it holds: its
+    prompts show what the recorded run's showed (it is their `styles.Shown`), its answers are read, judged and
+    answered as the run's were; everything else is the live domain's."""
 
-    replay: Replay = field(default_factory=Replay)
-    _examples: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
+    inner: PlanningDomain
 
-    def configure(self) -> None:
-        super().configure()
-        reading = self.replay.reading
+    def __init__(self, inner: PlanningDomain, replay: Replay) -> None:
+        super().__init__(inner)
+        self.replay = replay
+        self._examples: dict[str, dict[str, Any]] = {}
+        self._examples_lock = threading.Lock()
+        reading = replay.reading
         if reading is not None and reading not in READINGS:
             raise PlanningError(f"unknown reading {reading!r}; known: {', '.join(READINGS)}")
-        if reading == "planbench" and self.model.name != "logistics-strips":
+        if reading == "planbench" and inner.model.name != "logistics-strips":
             raise PlanningError("reading 'planbench' is PlanBench's Logistics reader: it needs the logistics domain")
-        if reading == TRANSLATION and self.replay.translations is None:
+        if reading == TRANSLATION and replay.translations is None:
             raise PlanningError("reading 'planbench-translation' needs the recorded translations (import planbench)")
-        if reading in BLOCKSWORLD_READINGS and "blocksworld" not in self.cfg.domain_name:
+        if reading in BLOCKSWORLD_READINGS and "blocksworld" not in inner.cfg.domain_name:
             raise PlanningError(
                 f"reading {reading!r} is PlanBench's (mystery) Blocksworld reader: it needs such a domain"
             )
+        # the live domain's hand-back, with PlanBench's "None" (a reader's failure) counted as our own feedback
+        self.handback = replace(inner.handback, own=self._own_feedback)
 
-    # ---- prompts: the recorded run's example, plans, names, newline and system message ----
-    def example_of(self, instance: Instance) -> dict[str, Any] | None:
+    def _args(self) -> tuple[Any, ...]:
+        return self.inner, self.replay
+
+    def __repr__(self) -> str:
+        return f"ReplayedPlanning({self.inner!r}, {self.replay!r})"
+
+    # ---- prompts: the recorded run's example, plans, names, newline and system message (`styles.Shown`) ----
+    def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> list[dict[str, str]]:
+        row = STYLES.get(style or self.inner.prompt_style or "")
+        if row is None:
+            raise PlanningError(f"unknown prompt style {style!r}; known: {PROMPT_STYLES}")
+        return row.build(self.inner, instance, shots, self)
+
+    def example_of(self, domain: PlanningDomain, instance: Instance) -> dict[str, Any] | None:
         """The one-shot example: `Replay.example` when set (loaded once), else the instance before it."""
         wanted = self.replay.example
         if wanted is None:
-            return super().example_of(instance)
+            return LIVE.example_of(domain, instance)
         pool = instance.data.get("train_pool", instance.data.get("train", []))
         for known in (*instance.data.get("examples", []), *pool):
             if str(known["id"]) == wanted:
                 return known
-        with self._lock:
+        with self._examples_lock:
             found = self._examples.get(wanted)
         if found is None:
-            [loaded] = self.load(wanted)
+            [loaded] = domain.load(wanted)
             found = {"id": loaded.id, "problem": loaded.data["problem"], "plan": None}
-            with self._lock:
+            with self._examples_lock:
                 self._examples[wanted] = found
         return found
 
@@ -133,30 +155,30 @@ class ReplayedPlanning(PlanningDomain):
     def newline(self) -> bool:
         return self.replay.newline
 
-    def sent(self, text: str, instance: Instance | None = None) -> list[dict[str, str]]:
+    def sent(self, domain: PlanningDomain, text: str, instance: Instance | None = None) -> list[dict[str, str]]:
         """PlanBench's messages for `text`: under the instance's drawn domain name (`Replay.domain_names`:
         PlanBench replaced the name wherever the query held it, `prompt_generation.py:452`), after its system
         message unless the run sent none."""
         name = None if instance is None else (self.replay.domain_names or {}).get(str(instance.id))
-        found = DOMAIN_HEADER.search(self.domain_pddl)
+        found = DOMAIN_HEADER.search(domain.domain_pddl)
         if name is not None and found is not None:
             text = text.replace(found.group(1), name)
-        return super().sent(text) if self.replay.system else [{"role": "user", "content": text}]
+        return LIVE.sent(domain, text) if self.replay.system else [{"role": "user", "content": text}]
 
     # ---- verdicts: PlanBench's readers, and the feedback the run sent ----
     def verify(self, instance: Instance, text: str) -> Verdict:
         if self.replay.reading is not None:
             return self.assess(instance, text)[0]
-        return super().verify(instance, text)
+        return self.inner.verify(instance, text)
 
     def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
-        claim = self._no_plan_claim(instance, text)
+        claim = self.inner._no_plan_claim(instance, text)
         if claim is not None:
             verdict, canonical = claim, None
         elif self.replay.reading is not None:
             verdict, canonical = self._planbench_verdict(instance, text)
         else:
-            verdict, canonical = super().assess(instance, text)
+            verdict, canonical = self.inner.assess(instance, text)
         if self.replay.recorded_feedback is not None:
             verdict = self._recorded(instance, text, verdict)
         return verdict, canonical
@@ -181,13 +203,13 @@ class ReplayedPlanning(PlanningDomain):
         """PlanBench's reading and VAL's verdict (`planbench_reading`): a reader failure ends the loop, a plan
         VAL cannot take is malformed (its feedback is PlanBench's "None")."""
         reading = self.replay.reading
-        task = self.task(instance)
+        task = self.inner.task(instance)
         if reading == TRANSLATION:
             lines = (self.replay.translations or {}).get(answer_digest(text or ""))
             if lines is None:
                 return Verdict("malformed", ("No recorded translation of this answer.",), None, final=True), None
             if any(NO_PLAN_POSSIBLE in line.lower() for line in lines):  # PlanBench's rule on the translated plan
-                claim = self._no_plan_claim(instance, NO_PLAN_POSSIBLE)
+                claim = self.inner._no_plan_claim(instance, NO_PLAN_POSSIBLE)
                 return (claim or Verdict("invalid", (), None)), None
             junk = [ln for ln in lines if not ln.strip().startswith(("(", ";")) or not ln.strip().strip("()").strip()]
             if junk:  # VAL refuses a plan file holding a line that is no action ("[PDDL PLAN]", "```pddl")
@@ -196,13 +218,13 @@ class ReplayedPlanning(PlanningDomain):
         elif reading in BLOCKSWORLD_READINGS:
             steps = self._blocksworld_steps(text)
         else:
-            verbs = sorted({name.split("-")[0] for name in self.model.schemas})
+            verbs = sorted({name.split("-")[0] for name in self.inner.model.schemas})
             try:
                 steps = logistics_plan(text or "", verbs)
             except NotExtracted as exc:
                 return Verdict("malformed", (str(exc),), None, final=True), None
             answer = [pddl_line(s) for s in steps]
-            result = val_feedback(self.cfg, task, steps)
+            result = val_feedback(self.inner.cfg, task, steps)
             if result.sentence is None:
                 return Verdict("malformed", (), answer), "\n".join(answer)
             status = "valid" if result.valid else "invalid"
@@ -210,18 +232,19 @@ class ReplayedPlanning(PlanningDomain):
         answer = [pddl_line(s) for s in steps]
         check = check_plan(task, steps)
         status = "valid" if check.valid else "invalid"
-        return Verdict(status, error_sentences(self.cfg, task, check, self.texts), answer), "\n".join(answer)
+        errors = error_sentences(self.inner.cfg, task, check, self.inner.texts)
+        return Verdict(status, errors, answer), "\n".join(answer)
 
     def _blocksworld_steps(self, text: str) -> list[Step]:
         reading = self.replay.reading
-        arity = {name: len(schema.params) for name, schema in self.model.schemas.items()}
+        arity = {name: len(schema.params) for name, schema in self.inner.model.schemas.items()}
         head, nostar = reading == "planbench-head", reading == "planbench-whole-nostar"
-        return blocksworld_plan(text or "", self.cfg, arity, head=head, nostar=nostar)
+        return blocksworld_plan(text or "", self.inner.cfg, arity, head=head, nostar=nostar)
 
     def read_plan(self, instance: Instance, text: str) -> str | None:
         """The plan `assess` reads from `text` (its canonical lines), without judging it: the importer compares
         each reader's plans with the ones PlanBench stored, and VAL's verdict plays no part there."""
-        if self.replay.reading in BLOCKSWORLD_READINGS and self._no_plan_claim(instance, text) is None:
+        if self.replay.reading in BLOCKSWORLD_READINGS and self.inner._no_plan_claim(instance, text) is None:
             return "\n".join(pddl_line(s) for s in self._blocksworld_steps(text))
         return self.assess(instance, text)[1]
 
@@ -229,29 +252,25 @@ class ReplayedPlanning(PlanningDomain):
         if verdict.sent is None and self.replay.reading is not None and verdict.status == "malformed":
             if not verdict.final:
                 return NO_ADVICE
-        return super().feedback(instance, verdict, level)
+        return self.inner.feedback(instance, verdict, level)
 
     def backprompt(self, instance: Instance, critique: str) -> str:
         """A recorded run's feedback goes back as it was sent."""
         if self.replay.recorded_feedback is not None:
             return critique
-        return super().backprompt(instance, critique)
+        return self.handback(critique)
 
     def _own_feedback(self, text: str) -> bool:
-        return super()._own_feedback(text) or (self.replay.reading is not None and text == NO_ADVICE)
+        return is_sound_feedback(text) or (self.replay.reading is not None and text == NO_ADVICE)
 
 
-def view(domain: PlanningDomain, **options: Any) -> PlanningDomain:
-    """`domain` under other prompt and replay options, sharing its parsed problems and files: the importer
-    tries many option sets on one file's domain, built once. A `ReplayedPlanning` when a replay option is set."""
+def view(domain: PlanningDomain, **options: Any) -> PlanningDomain | ReplayedPlanning:
+    """`domain` under other prompt and replay options, sharing its parsed problems and files
+    (`PlanningDomain.with_options`): the importer tries many option sets on one file's domain, built once. A
+    `ReplayedPlanning` holding it when a replay option is set."""
     replay, live = Replay.split(options)
     unknown = sorted(set(live) - {"prompt_style", "intro", "strict", "shots", "verifier", "verdict"})
     if unknown:
         raise PlanningError(f"a view of a planning domain takes no option {', '.join(unknown)}")
-    made = object.__new__(PlanningDomain if replay is None else ReplayedPlanning)
-    made.__dict__.update(domain.__dict__)
-    made.__dict__.update({"prompt_style": None, "intro": None, **live})
-    if replay is not None:
-        made.__dict__.update(replay=replay, _examples={})
-    made.configure()
-    return made
+    made = domain.with_options(**{"prompt_style": None, "intro": None, **live})
+    return made if replay is None else ReplayedPlanning(made, replay)

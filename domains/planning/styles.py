@@ -12,9 +12,9 @@ from the rows (docs/generate.py).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from critiquebench.domains.contract import Instance
 from critiquebench.domains.planning import planbench_prompts as pp
@@ -26,7 +26,30 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("critiquebench.domains.planning.domain")  # the domain's warnings, under its name
 Messages = list[dict[str, str]]
-Builder = Callable[["PlanningDomain", Instance, "int | None"], Messages]
+Builder = Callable[["PlanningDomain", Instance, "int | None", "Shown"], Messages]
+
+
+class Shown:
+    """What a prompt shows of its example and how it is sent: the live rule, PlanBench's (the instance before it,
+    its known plan, after PlanBench's system message). A recorded run's replay (`replay.ReplayedPlanning`) shows
+    its own: the example, plans, domain names, system message and trailing newline its prompts had."""
+
+    newline = False  # PlanBench's older pipeline's trailing newline after each prompt: only a replay sends it
+
+    def example_of(self, domain: PlanningDomain, instance: Instance) -> dict[str, Any] | None:
+        """The one-shot example of `instance`'s prompt (id, problem, known plan)."""
+        return next(iter(instance.data.get("examples", [])), None)
+
+    def known_plan(self, example: Mapping[str, Any]) -> list[str] | None:
+        """The plan an example is known by (PDDL lines), None for our planner's."""
+        return example.get("plan")
+
+    def sent(self, domain: PlanningDomain, text: str, instance: Instance | None = None) -> Messages:
+        """A PlanBench prompt as sent: after PlanBench's system message."""
+        return plan_prompts.messages(text, domain.prompts)
+
+
+LIVE = Shown()
 
 
 @dataclass(frozen=True)
@@ -46,21 +69,21 @@ class PromptStyle:
     recognised_by: str = ""  # `recognised` in words, for the docs table
 
 
-def _nl(domain: PlanningDomain, instance: Instance, shots: int | None, legacy: bool = False) -> Messages:
+def _nl(domain: PlanningDomain, instance: Instance, shots: int | None, shown: Shown, legacy: bool = False) -> Messages:
     domain.require_english("nl_legacy" if legacy else "nl")
-    shown = domain.example_of(instance)
-    examples = [] if shown is None else [domain.solved(shown)]
+    example = shown.example_of(domain, instance)
+    examples = [] if example is None else [domain.solved(example, shown.known_plan(example))]
     intro = None if domain.intro is None else domain.intro_text(domain.intro)
     task = domain.task(instance)
     text = plan_prompts.nl_prompt(domain.cfg, task, examples, legacy=legacy, intro=intro, prompts=domain.prompts)
-    return plan_prompts.messages(text + ("\n" if domain.newline and not legacy else ""), domain.prompts)
+    return plan_prompts.messages(text + ("\n" if shown.newline and not legacy else ""), domain.prompts)
 
 
-def _nl_legacy(domain: PlanningDomain, instance: Instance, shots: int | None) -> Messages:
-    return _nl(domain, instance, shots, legacy=True)
+def _nl_legacy(domain: PlanningDomain, instance: Instance, shots: int | None, shown: Shown) -> Messages:
+    return _nl(domain, instance, shots, shown, legacy=True)
 
 
-def _pddl(domain: PlanningDomain, instance: Instance, shots: int | None) -> Messages:
+def _pddl(domain: PlanningDomain, instance: Instance, shots: int | None, shown: Shown) -> Messages:
     count = domain.shots if shots is None else shots
     pool = domain.training_pool(instance)
     if count > len(pool) and shots is None and domain.fewer_shots:
@@ -71,7 +94,7 @@ def _pddl(domain: PlanningDomain, instance: Instance, shots: int | None) -> Mess
             f"{count} planning examples asked for, but the training pool of {domain.name} instance "
             f"{instance.id} holds {len(pool)} problems (disjoint from the test instances): ask for fewer"
         )
-    chosen = [(e["problem"], domain.plan_of(e)) for e in pool[:count]]
+    chosen = [(e["problem"], domain.plan_of(e, shown.known_plan(e))) for e in pool[:count]]
     text = plan_prompts.pddl_prompt(domain.domain_pddl, instance.data["problem"], chosen, domain.prompts)
     return [{"role": "user", "content": text}]  # no system message: the paper gives none
 
@@ -87,50 +110,54 @@ def _say_fewer(domain: PlanningDomain, held: int) -> None:
     )  # fmt: skip
 
 
-def _refine(domain: PlanningDomain, instance: Instance, shots: int | None) -> Messages:
-    return plan_prompts.refine_messages(domain.domain_pddl, instance.data["problem"], domain.prompts)
+def _refine(domain: PlanningDomain, instance: Instance, shots: int | None, shown: Shown) -> Messages:
+    return plan_prompts.refine_messages(domain.domain_pddl, instance.data["problem"], domain.prompts,
+                                        as_read=not domain.shipped)  # fmt: skip
 
 
-def _nl_zero_shot(domain: PlanningDomain, instance: Instance, shots: int | None) -> Messages:
+def _nl_zero_shot(domain: PlanningDomain, instance: Instance, shots: int | None, shown: Shown) -> Messages:
     # PlanBench's zero-shot prompt starts with the intro giving an example of each action when the config has one
     # (`prompt_generation.py:232-235`); `intro` names another
     intro = domain.intro_text(domain.intro or "zero_shot") or domain.cfg.domain_intro
-    return domain.sent(pp.zero_shot_nl(domain.cfg, domain.task(instance), intro, domain.newline, domain.texts))
+    text = pp.zero_shot_nl(domain.cfg, domain.task(instance), intro, shown.newline, domain.texts)
+    return shown.sent(domain, text)
 
 
-def _pddl_zero_shot(domain: PlanningDomain, instance: Instance, shots: int | None) -> Messages:
-    return domain.sent(pp.pddl_zero_shot(domain.domain_pddl, instance.data["problem"], domain.texts), instance)
+def _pddl_zero_shot(domain: PlanningDomain, instance: Instance, shots: int | None, shown: Shown) -> Messages:
+    return shown.sent(domain, pp.pddl_zero_shot(domain.domain_pddl, instance.data["problem"], domain.texts), instance)
 
 
-def _pddl_zero_shot_2023(domain: PlanningDomain, instance: Instance, shots: int | None) -> Messages:
+def _pddl_zero_shot_2023(domain: PlanningDomain, instance: Instance, shots: int | None, shown: Shown) -> Messages:
     problem = instance.data["problem"]
-    return domain.sent(pp.pddl_zero_shot_2023(domain.domain_pddl, problem, domain.newline, domain.texts), instance)
+    text = pp.pddl_zero_shot_2023(domain.domain_pddl, problem, shown.newline, domain.texts)
+    return shown.sent(domain, text, instance)
 
 
-def _example(domain: PlanningDomain, instance: Instance) -> dict:
-    example = domain.example_of(instance)
+def _example(domain: PlanningDomain, instance: Instance, shown: Shown) -> dict:
+    example = shown.example_of(domain, instance)
     if example is None:
         raise PlanningError(f"instance {instance.id}: a one-shot prompt needs an example instance")
     return example
 
 
-def _pddl_planbench(domain: PlanningDomain, instance: Instance, shots: int | None) -> Messages:
-    example = _example(domain, instance)
-    lines = ["(" + " ".join((name, *args)) + ")" for name, args in domain.solved(example)[1]]
+def _pddl_planbench(domain: PlanningDomain, instance: Instance, shots: int | None, shown: Shown) -> Messages:
+    example = _example(domain, instance, shown)
+    lines = ["(" + " ".join((name, *args)) + ")" for name, args in domain.solved(example, shown.known_plan(example))[1]]
     problem = instance.data["problem"]
-    return domain.sent(
-        pp.pddl_one_shot(domain.domain_pddl, example["problem"], lines, problem, domain.newline, domain.texts)
+    return shown.sent(
+        domain, pp.pddl_one_shot(domain.domain_pddl, example["problem"], lines, problem, shown.newline, domain.texts)
     )
 
 
-def _state_tracking(domain: PlanningDomain, instance: Instance, shots: int | None) -> Messages:
+def _state_tracking(domain: PlanningDomain, instance: Instance, shots: int | None, shown: Shown) -> Messages:
     domain.require_english("state_tracking")
-    example_task, plan = domain.solved(_example(domain, instance))
+    example = _example(domain, instance, shown)
+    example_task, plan = domain.solved(example, shown.known_plan(example))
     intro = domain.cfg.domain_intro_state_tracking
     if intro is None:
         raise PlanningError(f"{domain.nl_source}: the state-tracking prompt needs `domain_intro_state_tracking`")
     task = domain.task(instance)
-    return domain.sent(pp.state_tracking(domain.cfg, intro, example_task, plan, task, domain.texts))
+    return shown.sent(domain, pp.state_tracking(domain.cfg, intro, example_task, plan, task, domain.texts))
 
 
 def _zero_shot_english(query: str) -> bool:

@@ -21,13 +21,19 @@ from critiquebench.importers.planbench.fallbacks import from_prompts
 from critiquebench.importers.planbench.file import ImportError_
 from critiquebench.importers.planbench.kinds import PlanBenchRun, first_queries, read_planbench
 from critiquebench.importers.planbench.readers import plan_generation_options
-from critiquebench.store.cache import CallCache, sampling_params
-from critiquebench.store.db import opened
-from critiquebench.store.results import ensure_schema, load_study, save_study
-from critiquebench.studies.config import StudyConfig, validate
+from critiquebench.importers.recording import (
+    BadRecord,
+    Recording,
+    RecordingError,
+    content_source,
+    source_kind,
+    write_recording,
+)
+from critiquebench.store.cache import sampling_params
+from critiquebench.studies.config import StudyConfig
 from critiquebench.studies.provenance import SAMPLING
 
-RECORDED_ENDPOINT = "recorded:planbench"
+RECORDED_ENDPOINT = "recorded:planbench"  # every import's endpoint before answers were keyed by their file
 
 
 def dataset_folder(path: Path, domain: str, planbench: str | None = None, instances: Path | None = None) -> Path:
@@ -156,26 +162,17 @@ def import_file(
         temperature=temperature,
         max_tokens=max_tokens,
         domain_options={key: options},
-        endpoint_id=RECORDED_ENDPOINT,
         replay=True,
         unrecorded=SAMPLING,  # the file records neither: `temperature` and `max_tokens` only label the cache keys
     )
-    validate(config)
-    with opened(store) as db:
-        ensure_schema(db)
-        existing = load_study(db, study)
-        if existing is not None:
-            config = _merged(StudyConfig.from_dict(existing), config)
-        cache = CallCache(db)
-        params = sampling_params(temperature=temperature, max_tokens=max_tokens)
-        before = cache.count()
-        for call in run.calls:
-            cache.put_recorded(
-                run.model, RECORDED_ENDPOINT, call.messages, call.response, sample=call.sample, params=params
-            )
-        added = cache.count() - before
-        save_study(db, study, config.to_dict())
-    return Imported(config, added, run.unanswered, options, rebuilt)
+    params = sampling_params(temperature=temperature, max_tokens=max_tokens)
+    skipped = [BadRecord(f"instance {i}", "no recorded answer (PlanBench skipped it too)") for i in run.unanswered]
+    recording = Recording(content_source("planbench", run.model, run.calls), config, run.calls, params, skipped)
+    try:
+        written = write_recording(store, recording, _merged)
+    except RecordingError as exc:
+        raise ImportError_(str(exc)) from None
+    return Imported(written.config, written.added, run.unanswered, options, rebuilt)
 
 
 # the name the command and the main job know it by; its result also unpacks as (study, calls newly recorded)
@@ -190,7 +187,7 @@ def _merged(existing: StudyConfig, new: StudyConfig) -> StudyConfig:
     clash = "already exists with another definition; choose another name"
     same_run = {k: v for k, v in existing.identity().items() if k not in ("domains", "instances", "domain_options")}
     theirs = {k: v for k, v in new.identity().items() if k not in ("domains", "instances", "domain_options")}
-    if same_run != theirs or key in existing.domains:
+    if same_run != theirs or key in existing.domains or source_kind(existing.endpoint_id) != "planbench":
         raise ImportError_(f"study {existing.name!r} {clash}")
     return replace(
         existing,

@@ -16,6 +16,7 @@ from critiquebench.importers.planbench.checkout import (
     shipped_name,
 )
 from critiquebench.importers.planbench.file import ImportError_, RecordedFile, RecordedInstance, read_file
+from critiquebench.importers.recording import RecordedCall
 from critiquebench.nodes.context import RECORDED_CONTEXT_OVERFLOW
 
 PLANBENCH_SYSTEM = DEFAULT["planbench"].text("system")  # PlanBench's chat queries were sent after it
@@ -23,13 +24,6 @@ PLANBENCH_SYSTEM = DEFAULT["planbench"].text("system")  # PlanBench's chat queri
 
 # PlanBench names engines after the API flavour ("gpt-4_chat"); the model is the part before it.
 _ENGINE_SUFFIXES = ("_chat",)
-
-
-@dataclass(frozen=True)
-class RecordedCall:
-    messages: tuple[Mapping[str, str], ...]
-    response: str
-    sample: int = 0  # the n-th time a run sent these messages (a windowed run can repeat a request)
 
 
 @dataclass(frozen=True)
@@ -140,7 +134,8 @@ def _window_calls(
                 )
             answer = raw[i]["content"]
             # the same window again (the same answer and feedback) is the next sample of that request
-            calls.append(RecordedCall(messages, answer, sum(c.messages == messages for c in calls[start:])))
+            again = sum(c.messages == messages for c in calls[start:])
+            calls.append(RecordedCall(messages, answer, again, f"instance {recorded.ident} step {k}"))
             after = raw[i + 1]["content"] if i + 1 < len(raw) and raw[i + 1]["role"] == "user" else None
             feedback.setdefault(answer_digest(answer), after)
         sent[str(recorded.ident)] = feedback
@@ -236,6 +231,7 @@ def _one_shot_calls(instances: Sequence[RecordedInstance]) -> list[RecordedCall]
                 {"role": "user", "content": sent_query(inst.query or "")},
             ),
             inst.answer or "",
+            position=f"instance {inst.ident}",
         )
         for inst in instances
     ]
@@ -257,7 +253,7 @@ def _conversation_calls(path: Path, instances: Sequence[RecordedInstance]) -> li
                 continue
             if message["role"] == "assistant":
                 answer = RECORDED_CONTEXT_OVERFLOW if i == overflow else message["content"]
-                calls.append(RecordedCall(tuple(messages), answer))
+                calls.append(RecordedCall(tuple(messages), answer, position=f"instance {recorded.ident} turn {i}"))
             messages.append(message)
     return calls
 

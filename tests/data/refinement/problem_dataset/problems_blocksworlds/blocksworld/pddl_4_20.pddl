@@ -1,0 +1,6 @@
+(define (problem blocksworld_n4_r5010)
+    (:domain blocksworld)
+    (:objects b1 b2 b3 b4 - object)
+    (:init (arm-empty) (on b1 b3) (on-table b2) (on b3 b4) (on b4 b2) (clear b1))
+    (:goal (and (on-table b1) (on b2 b1) (on b3 b2) (on b4 b3) (clear b4)))
+)

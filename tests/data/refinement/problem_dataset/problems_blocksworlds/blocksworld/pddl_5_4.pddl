@@ -1,0 +1,6 @@
+(define (problem blocksworld_n5_r14)
+    (:domain blocksworld)
+    (:objects b1 b2 b3 b4 b5 - object)
+    (:init (arm-empty) (on b1 b4) (on-table b2) (on b3 b2) (on-table b4) (on b5 b3) (clear b1) (clear b5))
+    (:goal (and (on-table b1) (on-table b2) (on b3 b1) (on-table b4) (on-table b5) (clear b2) (clear b3) (clear b4) (clear b5)))
+)

@@ -1,0 +1,6 @@
+(define (problem blocksworld_n9_r13)
+    (:domain blocksworld)
+    (:objects b1 b2 b3 b4 b5 b6 b7 b8 b9 - object)
+    (:init (arm-empty) (on b1 b5) (on b2 b1) (on b3 b9) (on b4 b7) (on b5 b6) (on b6 b4) (on b7 b8) (on-table b8) (on-table b9) (clear b2) (clear b3))
+    (:goal (and (on-table b1) (on b2 b5) (on-table b3) (on b4 b8) (on b5 b7) (on b6 b4) (on b7 b6) (on b8 b3) (on b9 b2) (clear b1) (clear b9)))
+)
