@@ -1,6 +1,8 @@
 """llm-llm (and llm-llm-cot): the LLM generates, the same LLM verifies and critiques (a critic without the
 history), the critique is backprompted with the full history; stop when the critic says correct or after
-`rounds` rounds. The sound verdict of every answer is recorded beside the critic's (FP/FN rates)."""
+`rounds` rounds. The sound verdict of every answer is recorded beside the critic's (FP/FN rates).
+`critique_last=false` ends a run that reaches `rounds` with its last answer unjudged, as the self-verification
+study's October 2023 loop did (16 answers, 15 critiques: `response_generation.py@ada66fc6:106-143`)."""
 
 from __future__ import annotations
 
@@ -9,9 +11,11 @@ from typing import Any
 from critiquebench.graphs.cost import Calls, critic_calls
 from critiquebench.graphs.direct import Blueprint
 from critiquebench.graphs.loops import critic_loop
-from critiquebench.graphs.params import critic, history, rounds, style, votes
+from critiquebench.graphs.params import Param, critic, history, rounds, style, votes
 
-PARAMS = (rounds(15), critic("llm"), votes(1), history(), style())  # llm-llm-cot: critic=llm-cot
+CRITIQUE_LAST = Param("critique_last", bool, True,
+                      "the critic judges the last round's answer too (false: the run ends with it unjudged)")
+PARAMS = (rounds(15), critic("llm"), votes(1), history(), style(), CRITIQUE_LAST)  # llm-llm-cot: critic=llm-cot
 
 
 def build(
@@ -21,11 +25,13 @@ def build(
     votes: int,
     history: str,
     style: str | None,
+    critique_last: bool,
     critic_params: dict[str, Any],
 ) -> Blueprint:
     return critic_loop(
-        rounds=rounds, critic=critic, critic_params=critic_params, votes=votes, style=style, history=history
-    )
+        rounds=rounds, critic=critic, critic_params=critic_params, votes=votes, style=style, history=history,
+        critique_last=critique_last,
+    )  # fmt: skip
 
 
 def calls(params: dict[str, Any]) -> Calls:

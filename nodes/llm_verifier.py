@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from critiquebench.nodes.context import RunContext, RunState, add_usage, past_entry
 from critiquebench.nodes.critics import make_critic
-from critiquebench.nodes.sound_verifier import finish, sound_fields
+from critiquebench.nodes.sound_verifier import finish
+from critiquebench.nodes.sound_verifier import judge as sound_judge
 
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
@@ -20,13 +21,16 @@ def make_critic_node(
     votes: int = 1,
     rounds: int = 15,
     handback: Callable[[str], str] = lambda critique: critique,
+    critique_last: bool = True,
 ) -> Callable[[RunState, Runtime[RunContext]], dict[str, Any]]:
     """A node where the sound verifier and then the critic judge the current answer: the critic's "valid" (by
     majority of `votes` samples) or the round limit ends the run with this answer; otherwise
     `handback(critique)` is the round's feedback, which the generator's history hands back.
 
     The critic's verdict is kept next to the sound verdict so LLM-verifier FP/FN rates can be computed; both are
-    judged in this one step, so a round takes two checkpoints (generator, critic).
+    judged in this one step, so a round takes two checkpoints (generator, critic). A final sound verdict
+    (`Verdict.final`: the study's loop gave up on this reply) ends the run before the critic is asked, as does the
+    last round when `critique_last` is false.
     """
     from critiquebench.nodes.voting import majority
 
@@ -36,7 +40,9 @@ def make_critic_node(
         ctx = runtime.context
         round_, attempt = state["round"], state["attempt"]
         answer = attempt["answer"] or ""
-        fields = sound_fields(ctx, answer, None)
+        fields, final = sound_judge(ctx, answer, None)
+        if final or (round_ >= rounds and not critique_last):
+            return finish(round_, attempt, **fields)
         ctx.llm.take()
         judge = make_critic(critic, ctx.llm, ctx.domain, **(critic_params or {}))
         verdict = majority(judge, ctx.instance, answer, votes)
