@@ -1,4 +1,5 @@
-"""`critiquebench import planbench | samples`: recorded studies as cache entries plus a replayable study."""
+"""`critiquebench import planbench | samples | self-verification`: recorded studies as cache entries plus a
+replayable study."""
 
 from __future__ import annotations
 
@@ -104,6 +105,44 @@ def planbench(
         typer.echo(f"skipped {len(done.unanswered)} instance(s) with no recorded answer, as PlanBench does: {shown}")
     if replay:
         replay_now(resolve_store(store), study, progress)
+
+
+@import_app.command("self-verification")
+def self_verification(
+    paths: Annotated[list[Path], typer.Argument(help="gpt-and-i responses.json files, or folders holding them.")],
+    study: Annotated[str, typer.Option("--study", help="Study name (several files: STUDY-VARIANT each).")],
+    store: Annotated[str | None, typer.Option("--store", help="Store file or URL (default: $CRITIQUEBENCH_STORE).")] = None,  # noqa: E501
+    domain: Annotated[str | None, typer.Option(help="coloring or game24 (default: from the path).")] = None,
+    scheme: Annotated[str | None, typer.Option(help="The scheme replaying the file (default: from the path).")] = None,
+    protocol: Annotated[str | None, typer.Option(help="Colouring protocol 2023 or 2024 (default: the file's format's).")] = None,  # noqa: E501
+    dataset: Annotated[Path | None, typer.Option(help="Datasets root (default: the shipped data).")] = None,
+    replay: ReplayNowOpt = False,
+    progress: ProgressNowOpt = True,
+) -> None:
+    """Import gpt-and-i's recorded runs of the self-verification study (both file formats); every request our
+    graph will send is checked against the recorded one first (the first that differs is an error)."""
+    from critiquebench.importers.self_verification import SelfVerificationError, import_files
+    from critiquebench.store.db import resolve_store
+    from critiquebench.studies.config import ConfigError
+
+    try:
+        done = import_files(paths, resolve_store(store), study, domain=domain, scheme=scheme, protocol=protocol,
+                            dataset=dataset)  # fmt: skip
+    except (SelfVerificationError, ConfigError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    for item in done:
+        config = item.config
+        [name] = config.domains
+        typer.echo(f"study {config.name}: {', '.join(config.schemes)} on {len(config.instances[name].split(','))} "
+                   f"{name} instance(s), {item.added} recorded call(s) of {config.model!r}")  # fmt: skip
+        for note in item.notes:
+            typer.echo(f"  {note}")
+        for bad in item.bad:
+            typer.echo(f"  skipped {bad.describe()}")
+    if replay:
+        for item in done:
+            replay_now(resolve_store(store), item.config.name, progress)
 
 
 @import_app.command("samples")

@@ -1,0 +1,164 @@
+"""The self-verification study's 2023 colouring protocol and `import self-verification`.
+
+Expected prompt texts come from the study's own data and the paper, never from our output: GPT-4's recorded
+colouring runs (kstechly/gpt-and-i @ada66fc6, `../shared/datasets/self_verification/recorded/`: what its code
+sent) and 000's appendix A.4.3 (000:1098-1126). Fixtures under tests/fixtures/gpt_and_i/ are trimmed from
+gpt-and-i's history: `2023/...backprompting-first` = graphs 11 and 13 of `llm-csp/responses/graph_coloring/
+gpt-4_chat/backprompting-first/responses.json@ada66fc6`; `2024/...` = puzzles 1-2 of `llm-csp/responses/game24/
+gpt-3.5-turbo_chat/backprompting-first/responses.json@1e63de57`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from critiquebench.domains import get_domain, load_instances
+from critiquebench.importers.self_verification import (
+    SelfVerificationError,
+    import_files,
+    kind_of,
+    traces,
+)
+from tests.test_study_cli import DATASETS, invoke
+
+RECORDED = DATASETS / "self_verification/recorded/gpt-and-i@ada66fc6/llm-csp/responses"
+LOOPS = RECORDED / "graph_coloring/gpt-4_chat"
+FIXTURES = Path(__file__).parent / "fixtures" / "gpt_and_i"
+PAPER = DATASETS.parent / "papers" / "000_7dad9bd10bc7f316.txt"
+
+
+def _recorded(variant: str) -> dict:
+    folder = LOOPS if variant == "standard" else LOOPS / f"backprompting-{variant}"
+    return json.loads((folder / "responses.json").read_text())
+
+
+def _coloring(ids: str = "1-100"):
+    domain = get_domain("coloring", form="transcript", protocol="2023")
+    return domain, {i.id: i for i in load_instances(domain, ids, DATASETS)}
+
+
+def _words(text: str) -> list[str]:
+    return re.sub(r"\s+", " ", text).strip().split(" ")
+
+
+def test_the_2023_generation_prompt_is_what_the_study_sent_for_every_graph() -> None:
+    domain, graphs = _coloring()
+    recorded = _recorded("passfail")
+    for ident, graph in graphs.items():
+        [system, user] = domain.prompt(graph)
+        assert system["content"] == "You are a constraint satisfaction solver that solves various CSP problems."
+        assert user["content"] == recorded[ident]["query"]
+    assert recorded["1"]["query"].endswith("Please do not provide anything else in your response.")
+
+
+def test_the_2023_backprompts_are_the_papers_a43_examples() -> None:
+    domain, graphs = _coloring("1")
+    answer = _recorded("full")["1"]["response"]  # graph 1's first answer: A.4.3's backprompts are about it
+    verdict = domain.verify(graphs["1"], answer)
+    paper = PAPER.read_text().splitlines()
+    appendix = "\n".join(paper[1097:1127])
+    for level, title in (("binary", "(Pass/Fail)"), ("first", "(First)"), ("all", "(Full)")):
+        ours = domain.backprompt(graphs["1"], domain.feedback(graphs["1"], verdict, level))
+        printed = appendix.split(f"Backprompt Generated From Sound Verifier {title}", 1)[1]
+        printed = printed.split("Backprompt Generated From", 1)[0].split("\n1297", 1)[0]
+        assert _words(ours) == _words(printed)
+        assert "Feedback: " not in ours and "[ANSWER END]" not in ours
+
+
+def test_the_2023_loop_requests_equal_the_recorded_transcripts_byte_for_byte() -> None:
+    """Every generation request of the sound loops (the transcript joined by newlines, no stop, no [ANSWER END])
+    equals the one gpt-and-i's loop built from its trace (`response_generation.py@ada66fc6:132`)."""
+    domain, graphs = _coloring("11,13")
+    counts: list[int] = []
+    for variant, level in (("passfail", "binary"), ("first", "first"), ("full", "all")):
+        recorded = _recorded(variant)
+        for ident, graph in graphs.items():
+            trace = recorded[ident]
+            first = domain.prompt(graph)
+            turns: list[dict[str, str]] = []
+            values = [trace["query"], trace["response"]]
+            reply = trace["response"]
+            n = 0
+            while f"backprompt {n}" in trace:
+                feedback = domain.feedback(graph, domain.verify(graph, reply), level)
+                assert domain.backprompt(graph, feedback) == trace[f"backprompt {n}"], (variant, ident, n)
+                turns += [{"role": "assistant", "content": reply},
+                          {"role": "user", "content": domain.backprompt(graph, feedback)}]  # fmt: skip
+                values.append(trace[f"backprompt {n}"])
+                assert domain.conversation([*first, *turns])[1]["content"] == "\n".join(values)
+                reply = trace[f"response {n}"]
+                values.append(reply)
+                n += 1
+            counts.append(n)
+    assert max(counts) == 15  # 16 answers: the loop's 1 + MAX_BACKPROMPT_LENGTH (response_generation.py@ada66fc6:12)
+
+
+def test_a_reply_with_a_give_up_word_ends_the_2023_loop() -> None:
+    domain, graphs = _coloring("1")
+    assert domain.verify(graphs["1"], "I'm sorry, I cannot.").final
+    assert domain.verify(graphs["1"], "0: Red\n(the constraints)").final
+    assert not get_domain("coloring").verify(graphs["1"], "I'm sorry").final  # 2024 has no such rule
+
+
+def test_paths_name_domain_scheme_and_variant() -> None:
+    assert kind_of(LOOPS / "backprompting-first/responses.json").schemes == ("sound-first:rounds=16",)
+    assert kind_of(LOOPS / "backprompting-llm/responses.json").schemes == (
+        "llm-llm:rounds=16,critique_last=false",
+    )
+    top = kind_of(LOOPS / "backprompting-15top1/responses.json")
+    assert top.schemes == ("sampling:k=15,temperature=1.0", "self-consistency:k=15,temperature=1.0,vote=text")
+    assert kind_of(LOOPS / "responses.json").schemes == ("standard",)
+    verify = kind_of(RECORDED / "color_verification/gpt-4_chat/ablated/responses.json")
+    assert verify.verification == "ablated" and verify.model == "gpt-4"
+    with pytest.raises(SelfVerificationError, match="pass --domain"):
+        kind_of(Path("/tmp/x/responses.json"))
+
+
+def test_both_formats_read_and_the_2023_fixture_imports_and_replays_with_no_call(tmp_path: Path) -> None:
+    old = FIXTURES / "2023/graph_coloring/gpt-4_chat/backprompting-first/responses.json"
+    read, bad = traces(old, kind_of(old))
+    assert [len(t.replies) for t in read] == [16, 16] and not bad
+    new = FIXTURES / "2024/game24/gpt-3.5-turbo_chat/backprompting-first/responses.json"
+    read, bad = traces(new, kind_of(new, protocol="2024"))
+    assert [t.instance for t in read] == ["1", "2"] and read[0].prompts[0].startswith("Use numbers") and not bad
+    store = tmp_path / "s.sqlite"
+    result = invoke("import", "self-verification", str(old), "--study", "sv", "--store", str(store),
+                    "--dataset", str(DATASETS), "--replay", "--no-progress")  # fmt: skip
+    assert "sound-first:rounds=16 on 2 coloring instance(s), 32 recorded call(s)" in result.output
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT count(*) FROM llm_events WHERE kind = 'call'").fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM llm_events WHERE kind = 'hit'").fetchone()[0] == 32
+
+
+def test_a_prompt_that_is_not_ours_is_one_error_naming_the_instance_and_line(tmp_path: Path) -> None:
+    """The 2024 fixture's puzzles were asked with an older Game of 24 prompt ("Write your answer first. At the
+    end of your answer, ..."): the import says where ours departs, and stores nothing."""
+    new = FIXTURES / "2024/game24/gpt-3.5-turbo_chat/backprompting-first/responses.json"
+    with pytest.raises(SelfVerificationError, match=r"instance 1, graph 1 call 1: .*line 1: recorded"):
+        import_files([new], tmp_path / "s.sqlite", "g24", dataset=DATASETS)
+    edited = json.loads((FIXTURES / "2023/graph_coloring/gpt-4_chat/backprompting-first/responses.json").read_text())
+    edited["13"]["backprompt 2"] = edited["13"]["backprompt 2"].replace("Please recolor.", "Recolor.")
+    path = tmp_path / "graph_coloring/gpt-4_chat/backprompting-first/responses.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(edited))
+    store = tmp_path / "t.sqlite"
+    result = invoke("import", "self-verification", str(path), "--study", "sv", "--store", str(store),
+                    "--dataset", str(DATASETS), check=2)  # fmt: skip
+    assert "instance 13, graph 13 call 4" in result.stderr and "Recolor." in result.stderr
+    assert not store.exists() or sqlite3.connect(store).execute("SELECT count(*) FROM sqlite_master "
+                                                               "WHERE name = 'llm_calls'").fetchone()[0] == 0
+
+
+def test_a_truncated_file_is_one_line(tmp_path: Path) -> None:
+    text = (FIXTURES / "2023/graph_coloring/gpt-4_chat/backprompting-first/responses.json").read_text()
+    path = tmp_path / "graph_coloring/gpt-4_chat/backprompting-first/responses.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(text[: len(text) // 2])
+    result = invoke("import", "self-verification", str(path), "--study", "sv", "--store", str(tmp_path / "s"),
+                    check=2)  # fmt: skip
+    assert "not JSON (truncated?)" in result.stderr and len(result.stderr.strip().splitlines()) == 1
