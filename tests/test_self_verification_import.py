@@ -108,7 +108,7 @@ def test_a_reply_with_a_give_up_word_ends_the_2023_loop() -> None:
 def test_paths_name_domain_scheme_and_variant() -> None:
     assert kind_of(LOOPS / "backprompting-first/responses.json").schemes == ("sound-first:rounds=16",)
     assert kind_of(LOOPS / "backprompting-llm/responses.json").schemes == (
-        "llm-llm:rounds=16,critique_last=false",
+        "llm-llm:rounds=16,critique_last=false,resample=true",
     )
     top = kind_of(LOOPS / "backprompting-15top1/responses.json")
     assert top.schemes == ("sampling:k=15,temperature=1.0", "self-consistency:k=15,temperature=1.0,vote=text")

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ STOPPED_REPLY = ("[critiquebench: the study kept no reply here: its loop stopped
                  "'Verifier confirmed success' (response_generation.py@ada66fc6:126-129)]")  # fmt: skip
 _LLM_WRAPPER = re.compile(r"\AThis is incorrect\. Feedback:\n(?P<reply>.*)\n\nUsing this feedback, please try again\. ",
                           re.DOTALL)  # fmt: skip
+STOP = "verifier confirmed success"  # response_generation.py@ada66fc6:163, compared in lower case
 _TOP = re.compile(r"(?P<k>\d\d)top(?P<t>\d+(?:\.\d+)?)")
 _ENGINE = re.compile(r"(?P<model>.+?)_chat")
 
@@ -108,7 +109,7 @@ def kind_of(path: Path, domain: str | None = None, scheme: str | None = None, pr
                                     "pass --scheme")  # fmt: skip
     spec = f"{SCHEMES.get(loop, 'standard')}:rounds={rounds}"
     if loop == "llm" and protocol == "2023":
-        spec += ",critique_last=false"
+        spec += ",critique_last=false,resample=true"
     return FileKind(name, engine, loop, (scheme or spec,))
 
 
@@ -184,6 +185,8 @@ def _trace(ident: str, record: Mapping[str, Any], kind: FileKind) -> Trace:
                 raise ValueError(f"backprompt {i} is not the LLM wrapper (graph_coloring.py@ada66fc6:300-304)")
             trace.critiques.append(found["reply"])
         if f"response {i}" not in record:
+            if kind.variant == "llm" and STOP in backprompt.lower() and f"backprompt {i + 1}" not in record:
+                break  # the critique that stopped the run, kept by the older code (check_backprompt, l.162-164)
             raise ValueError(f"backprompt {i} has no response {i} (a truncated record)")
         values += [backprompt]
         trace.prompts.append("\n".join(values))  # response_generation.py@ada66fc6:132
@@ -327,9 +330,7 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
                     theirs, mine = recorded[n].messages[-1]["content"], ours[n][-1]["content"]
                     raise SelfVerificationError(f"{path}: instance {trace.instance}, {recorded[n].position}: our "
                                                 f"request is not the recorded one: {first_difference(theirs, mine)}")
-            if clash := _asked_twice(recorded):
-                bad.append(BadRecord(f"{path.name} graph {trace.instance}", clash))
-                continue
+            recorded = _resampled(recorded)
             file_calls += recorded
             kept.append(trace)
         read = kept
@@ -356,15 +357,16 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
     return done
 
 
-def _asked_twice(recorded: Sequence[RecordedCall]) -> str | None:
-    """Why the trace cannot replay when it asked one request twice and got two replies (GPT-4 at temperature 0
-    is not deterministic): our loop asks it as the same call, which has one answer."""
-    seen: dict[str, str] = {}
+def _resampled(recorded: Sequence[RecordedCall]) -> list[RecordedCall]:
+    """The calls with a repeated request (the critic asked about an answer it judged before) as its next sample,
+    as `llm-llm:resample=true` asks it: the study's loop sent it again and got a reply of its own."""
+    seen: dict[str, int] = {}
+    out = []
     for call in recorded:
-        key = json.dumps([call.messages, call.sample])
-        if seen.setdefault(key, call.reply) != call.reply:
-            return f"{call.position} repeats an earlier request with another reply: one call has one answer here"
-    return None
+        key = json.dumps(call.messages)
+        out.append(replace(call, sample=seen.get(key, 0)))
+        seen[key] = seen.get(key, 0) + 1
+    return out
 
 
 def _critic(domain: Any, instance: Any) -> Any:
