@@ -162,3 +162,30 @@ def test_a_truncated_file_is_one_line(tmp_path: Path) -> None:
     result = invoke("import", "self-verification", str(path), "--study", "sv", "--store", str(tmp_path / "s"),
                     check=2)  # fmt: skip
     assert "not JSON (truncated?)" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_gpt4s_colouring_runs_replay_with_no_call_and_give_table_1s_colouring_row(tmp_path: Path) -> None:
+    """GPT-4's recorded colouring loops (gpt-and-i@ada66fc6), imported and replayed: 0 new calls; graphs 1-100
+    give S.P. 16, k=15 40, LLM+LLM 1, B.F. 38, F.E.F. 38, A.E.F. 35 (000:192: 16/40/14/2/38/37/34). B.F.: the
+    recordings of graphs 7 and 8 hold the whole transcript as the reply, its last colouring right: the study's
+    check_coloring, reading every "N: C" line (the prompt's '"{VERTEX NUMBER}: {VERTEX COLOR ASSIGNMENT}"' too),
+    says 36. S.C. 13: our vote takes the earliest of tied replies; the study's `max(set(...))` takes its set's
+    first, which moves with the hash seed (12-19 over graphs 9, 15, 55, 58, 70, 77, 97; 14 in the paper)."""
+    store = tmp_path / "s.sqlite"
+    result = invoke("import", "self-verification", str(LOOPS), "--study", "gpt4", "--store", str(store),
+                    "--dataset", str(DATASETS), "--replay", "--no-progress")  # fmt: skip
+    assert "LLM calls: 0 new" in result.stderr and " new (" not in result.stderr.replace("0 new (", "")
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT count(*) FROM llm_events WHERE kind = 'call'").fetchone()[0] == 0
+        rows = db.execute("SELECT study, scheme, sum(correct), count(*) FROM runs WHERE CAST(instance_id AS INT) "
+                          "<= 100 AND status = 'done' GROUP BY 1, 2").fetchall()  # fmt: skip
+    cells = {(study, scheme.split(":")[0]): (right, n) for study, scheme, right, n in rows}
+    assert cells == {
+        ("gpt4-standard", "standard"): (16, 100),
+        ("gpt4-15top1", "sampling"): (40, 100),
+        ("gpt4-15top1", "self-consistency"): (13, 100),
+        ("gpt4-llm", "llm-llm"): (1, 100),
+        ("gpt4-passfail", "sound-binary"): (38, 100),
+        ("gpt4-first", "sound-first"): (38, 100),
+        ("gpt4-full", "sound-all"): (35, 100),
+    }
