@@ -189,3 +189,15 @@ def test_gpt4s_colouring_runs_replay_with_no_call_and_give_table_1s_colouring_ro
         ("gpt4-first", "sound-first"): (38, 100),
         ("gpt4-full", "sound-all"): (35, 100),
     }
+
+
+def test_gpt4s_verification_replies_replay_as_table_2s_colouring_row(tmp_path: Path) -> None:
+    """GPT-4's 500 recorded colouring verification replies (gpt-and-i@ada66fc6 color_verification/gpt-4_chat,
+    whose queries are our prompts over the study's candidate files): 362/500, FP 25/382, FN 113/118 (000:210)."""
+    store = tmp_path / "s.sqlite"
+    result = invoke("import", "self-verification", str(RECORDED / "color_verification"), "--study", "gv",
+                    "--store", str(store), "--dataset", str(DATASETS), "--replay")  # fmt: skip
+    assert "verification of ablated, correct, llm, non_optimal, random on 100 coloring" in result.stdout
+    assert "500 judged now" in result.stderr and "LLM calls 0 new, 500 from the cache" in result.stderr
+    row = next(line for line in result.stdout.splitlines() if "│ all " in line and "coloring" in line)
+    assert "72.4% (362/500)" in row and "6.5% (25/382)" in row and "95.8% (113/118)" in row

@@ -134,15 +134,26 @@ def self_verification(
     for item in done:
         config = item.config
         [name] = config.domains
-        typer.echo(f"study {config.name}: {', '.join(config.schemes)} on {len(config.instances[name].split(','))} "
+        what = ", ".join(config.schemes) or "verification of " + ", ".join(config.kinds_for(name))
+        typer.echo(f"study {config.name}: {what} on {len(config.instances[name].split(','))} "
                    f"{name} instance(s), {item.added} recorded call(s) of {config.model!r}")  # fmt: skip
         for note in item.notes:
             typer.echo(f"  {note}")
         for bad in item.bad:
             typer.echo(f"  skipped {bad.describe()}")
-    if replay:
-        for item in done:
+    for item in done:
+        if item.config.kind == "verify":
+            again = ["verify-study", item.config.name, *(["--store", store] if store else [])]
+            if replay:
+                from critiquebench.cli import app
+
+                app(again, standalone_mode=False)
+            else:
+                typer.echo(f"Replay it with: critiquebench {' '.join(again)}")
+        elif replay:
             replay_now(resolve_store(store), item.config.name, progress)
+        else:
+            typer.echo(f"Replay it with: critiquebench resume {item.config.name} --replay")
 
 
 @import_app.command("samples")

@@ -300,6 +300,7 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
         raise SelfVerificationError(f"no responses.json in {', '.join(map(str, paths))}")
     done: list[Imported] = []
     skipped: list[str] = []
+    verify: list[tuple[Path, FileKind]] = []
     for path in files:
         bad: list[BadRecord] = []
         notes: list[str] = []
@@ -307,7 +308,7 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
         chosen = protocol or data_format
         kind = kind_of(path, domain, scheme, chosen)
         if kind.verification is not None:
-            skipped.append(f"{path}: verification replies ({kind.verification}) are not imported here")
+            verify.append((path, kind))
             continue
         name = study if len(files) == 1 else f"{study}-{kind.variant}"
         options = domain_options(kind, chosen)
@@ -352,9 +353,64 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
         except RecordingError as exc:
             raise SelfVerificationError(str(exc)) from None
         done.append(Imported(written.config, written.added, tuple(bad), tuple(notes)))
+    if verify:
+        name = study if len(files) == len(verify) else f"{study}-verify"
+        done.append(_import_verification(verify, store, name, dataset, check))
     if not done:
         raise SelfVerificationError("; ".join(skipped) or "nothing to import")
     return done
+
+
+VERIFY_CANDIDATES = "self_verification/color_verification"  # the candidate files the replies judged (README)
+
+
+def _import_verification(files: Sequence[tuple[Path, FileKind]], store: Path | str, study: str,
+                         dataset: Path | None, check: bool) -> Imported:  # fmt: skip
+    """The color_verification replies as one verification-only study (`verify-study`) over the study's own
+    candidate files: every query is the candidate's verification prompt with the study's system message."""
+    from critiquebench.domains import get_domain
+    from critiquebench.domains.base import verification_messages
+    from critiquebench.domains.datasets import default_root, resolve_data_path
+    from critiquebench.domains.study_files import candidates
+    from critiquebench.importers.planbench.styles import first_difference
+    from critiquebench.importers.recording import Recording, RecordingError, content_source, write_recording
+    from critiquebench.store.cache import sampling_params
+    from critiquebench.studies.config import VERIFY, StudyConfig
+
+    root = Path(dataset) if dataset else default_root()
+    live = get_domain("coloring", form="transcript")
+    graphs = {i.id: i for i in live.load(None, resolve_data_path("coloring", root))}
+    kinds, ids, recorded, bad = [], set(), [], []
+    for path, kind in files:
+        name = kind.verification.replace("-", "_") if kind.verification else ""
+        kinds.append(name)
+        for ident, record in load(path).items():
+            where = f"{path.parent.name} graph {ident}"
+            if not isinstance(record, Mapping) or not isinstance(record.get("query"), str) or ident not in graphs:
+                bad.append(BadRecord(where, "no query of a known graph"))
+                continue
+            call = RecordedCall(messages(record["query"]), str(record.get("response", "")), 0, where)
+            if check:
+                text = candidates(root / VERIFY_CANDIDATES, ident).get(name)
+                ours = verification_messages(live, graphs[ident], text or "")
+                if text is None or first_mismatch([call], [ours]) is not None:
+                    shown = first_difference(record["query"], ours[-1]["content"]) if text else f"no {name} candidate"
+                    raise SelfVerificationError(f"{path}: graph {ident}: our request is not the recorded one: {shown}")
+            recorded.append(call)
+            ids.add(int(ident))
+    config = StudyConfig(
+        name=study, domains=("coloring",), instances={"coloring": ",".join(map(str, sorted(ids)))}, kind=VERIFY,
+        kinds=tuple(kinds), candidate_files={"coloring": VERIFY_CANDIDATES}, dataset=str(root.resolve()),
+        model=files[0][1].model, temperature=0.0, max_tokens=None, domain_options={"coloring": {"form": "transcript"}},
+        replay=True,
+    )  # fmt: skip
+    recording = Recording(content_source("self-verification", config.model, recorded), config, recorded,
+                          sampling_params(temperature=0.0, max_tokens=None))  # fmt: skip
+    try:
+        written = write_recording(store, recording)
+    except RecordingError as exc:
+        raise SelfVerificationError(str(exc)) from None
+    return Imported(written.config, written.added, tuple(bad))
 
 
 def _resampled(recorded: Sequence[RecordedCall]) -> list[RecordedCall]:

@@ -52,7 +52,7 @@ NO_CAP = "none"  # max_tokens = "none": no length cap (TOML has no null)  # seco
 _STORED_WHEN_SET = {"llm_instances": {}, "llm_per_instance": 0, "prompt_sets": {}, "candidate_files": {},
                     "unrecorded": ()}  # fmt: skip
 _ONLY = {
-    LOOP: frozenset({"schemes", "trials", "budget_tokens", "endpoint_id", "replay", "unrecorded"}),
+    LOOP: frozenset({"schemes", "trials", "budget_tokens", "unrecorded"}),
     VERIFY: frozenset({"kinds", "per_kind", "from_study", "llm_instances", "llm_per_instance", "cot", "seed",
                        "candidate_files"}),
 }
@@ -96,8 +96,8 @@ class StudyConfig:
     budget_tokens: int | None = None  # loop
     domain_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     kind: str = LOOP
-    endpoint_id: str | None = None  # loop: cache identity of a recorded endpoint (e.g. "recorded:planbench")
-    replay: bool = False  # loop: answer every call from the cache (recorded studies); never contact an endpoint
+    endpoint_id: str | None = None  # cache identity of a recorded endpoint (e.g. "recorded:planbench")
+    replay: bool = False  # answer every call from the cache (recorded studies); never contact an endpoint
     # loop: the sampling settings (temperature, max_tokens) a recorded study's source did not record: their values
     # above only label its calls' cache keys, and its runs' exports leave them empty (`studies.provenance`)
     unrecorded: tuple[str, ...] = ()
