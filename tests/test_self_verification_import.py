@@ -201,3 +201,21 @@ def test_gpt4s_verification_replies_replay_as_table_2s_colouring_row(tmp_path: P
     assert "500 judged now" in result.stderr and "LLM calls 0 new, 500 from the cache" in result.stderr
     row = next(line for line in result.stdout.splitlines() if "│ all " in line and "coloring" in line)
     assert "72.4% (362/500)" in row and "6.5% (25/382)" in row and "95.8% (113/118)" in row
+
+
+def test_report_published_sets_the_recorded_colouring_cells_beside_000s() -> None:
+    rows = json.loads(invoke("report", "--published", "--dataset", str(DATASETS), "--format", "json").stdout)
+    cells = {r["where"]: (r["published"], r["ours"], r["agrees"]) for r in rows if "Graph Coloring" in r["where"]
+             and ("Table 1" in r["where"] or r["where"].startswith("Table 2, "))}  # fmt: skip
+    assert cells == {
+        "Table 1, Graph Coloring, S.P. (000:192)": ("16%", "16.0% (16/100)", True),
+        "Table 1, Graph Coloring, Sampling, k=15 (000:192)": ("40%", "40.0% (40/100)", True),
+        "Table 1, Graph Coloring, S.C., k=15 (000:192)": ("14%", "13.0% (13/100)", False),
+        "Table 1, Graph Coloring, LLM+LLM (000:192)": ("2%", "1.0% (1/100)", False),
+        "Table 1, Graph Coloring, B.F. (000:192)": ("38%", "38.0% (38/100)", True),
+        "Table 1, Graph Coloring, F.E.F. (000:192)": ("37%", "38.0% (38/100)", False),
+        "Table 1, Graph Coloring, A.E.F. (000:192)": ("34%", "35.0% (35/100)", False),
+        "Table 2, Graph Coloring (000:210)": ("362/500, FP 25, FN 113", "362/500, FP 25, FN 113", True),
+    }
+    bf = next(r for r in rows if r["where"] == "Table 1, Graph Coloring, B.F. (000:192)")
+    assert "graphs 7 and 8" in bf["reason"] and "36" in bf["reason"]
