@@ -55,6 +55,7 @@ def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_pat
         assert "gpt-4: 31.4% (157/500)" in out and "0 new, 500 cached" in out
         assert "gpt-4: 82.0% (41/50)" in out and "0 new, 286 cached" in out
         assert "gpt-4: 70.0% (35/50)" in out and "0 new, 332 cached" in out  # Logistics backprompting
+        print(out)  # TEMP
         # the live study's cells of the same domain and scheme family sit beside them
         assert "0.0% (0/1) (standard)" in out and "0.0% (0/1) (sound-first:rounds=2)" in out
         # Figure 2 carries GPT-4's backprompting curve over rounds: 41/50 by round 15
