@@ -139,8 +139,13 @@ def test_a_prompt_that_is_not_ours_is_one_error_naming_the_instance_and_line(tmp
     """The 2024 fixture's puzzles were asked with an older Game of 24 prompt ("Write your answer first. At the
     end of your answer, ..."): the import says where ours departs, and stores nothing."""
     new = FIXTURES / "2024/game24/gpt-3.5-turbo_chat/backprompting-first/responses.json"
-    with pytest.raises(SelfVerificationError, match=r"instance 1, graph 1 call 1: .*line 1: recorded"):
+    with pytest.raises(SelfVerificationError, match=r"instance 1 call 1: .*line 1: recorded"):
         import_files([new], tmp_path / "s.sqlite", "g24", dataset=DATASETS)
+    # unchecked, it is stored as recorded (the 2024 format: 10 calls of 2 puzzles) and says where it departs
+    [done] = import_files([new], tmp_path / "s.sqlite", "g24", dataset=DATASETS, check=False)
+    assert done.added == 10 and done.config.schemes == ("sound-first:rounds=15",)
+    assert done.config.domain_options["game24"]["stop"] == ["[ANSWER END]"]
+    assert "2 instance(s) sent other requests than ours" in done.notes[0]
     edited = json.loads((FIXTURES / "2023/graph_coloring/gpt-4_chat/backprompting-first/responses.json").read_text())
     edited["13"]["backprompt 2"] = edited["13"]["backprompt 2"].replace("Please recolor.", "Recolor.")
     path = tmp_path / "graph_coloring/gpt-4_chat/backprompting-first/responses.json"
@@ -149,7 +154,8 @@ def test_a_prompt_that_is_not_ours_is_one_error_naming_the_instance_and_line(tmp
     store = tmp_path / "t.sqlite"
     result = invoke("import", "self-verification", str(path), "--study", "sv", "--store", str(store),
                     "--dataset", str(DATASETS), check=2)  # fmt: skip
-    assert "instance 13, graph 13 call 4" in result.stderr and "Recolor." in result.stderr
+    assert "instance 13 call 4: our request is not the recorded one: line 75" in result.stderr
+    assert 'recorded "This is wrong. Recolor. Please' in result.stderr
     assert not store.exists() or sqlite3.connect(store).execute("SELECT count(*) FROM sqlite_master "
                                                                "WHERE name = 'llm_calls'").fetchone()[0] == 0
 

@@ -116,6 +116,9 @@ def self_verification(
     scheme: Annotated[str | None, typer.Option(help="The scheme replaying the file (default: from the path).")] = None,
     protocol: Annotated[str | None, typer.Option(help="Colouring protocol 2023 or 2024 (default: the file's format's).")] = None,  # noqa: E501
     dataset: Annotated[Path | None, typer.Option(help="Datasets root (default: the shipped data).")] = None,
+    check: Annotated[bool, typer.Option(help="Refuse a file whose requests are not ours (--no-check: store it "
+                                        "as recorded and say where it departs; a replay then asks the rest anew).")
+                     ] = True,
     replay: ReplayNowOpt = False,
     progress: ProgressNowOpt = True,
 ) -> None:
@@ -127,7 +130,7 @@ def self_verification(
 
     try:
         done = import_files(paths, resolve_store(store), study, domain=domain, scheme=scheme, protocol=protocol,
-                            dataset=dataset)  # fmt: skip
+                            dataset=dataset, check=check)  # fmt: skip
     except (SelfVerificationError, ConfigError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -107,21 +107,26 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
         read = [t for t in read if t.instance in instances] if read else []
         file_calls: list[RecordedCall] = []
         kept: list[Trace] = []
+        differ: list[str] = []
         for trace in read:
             instance = instances[trace.instance]
             critic = _critic(live, instance) if kind.variant == "llm" else None
             recorded = calls(trace, critic, getattr(live, "give_up", ()))
-            if check:
-                ours = _requests(live, instance, trace, kind)
-                n = first_mismatch(recorded, ours)
-                if n is not None:
-                    theirs, mine = recorded[n].messages[-1]["content"], ours[n][-1]["content"]
-                    raise SelfVerificationError(f"{path}: instance {trace.instance}, {recorded[n].position}: our "
-                                                f"request is not the recorded one: {first_difference(theirs, mine)}")
+            ours = _requests(live, instance, trace, kind)
+            n = first_mismatch(recorded, ours)
+            if n is not None:
+                theirs, mine = recorded[n].messages[-1]["content"], ours[n][-1]["content"]
+                why = f"{recorded[n].position}: our request is not the recorded one: {first_difference(theirs, mine)}"
+                if check:
+                    raise SelfVerificationError(f"{path}: {why}")
+                differ.append(why)
             recorded = _resampled(recorded)
             file_calls += recorded
             kept.append(trace)
         read = kept
+        if differ:
+            notes.append(f"{len(differ)} instance(s) sent other requests than ours (stored as recorded, they replay "
+                         f"only up to there: a replay asks the rest anew), first {differ[0]}")
         converted = sum(t.converted for t in read)
         if converted:
             notes.append(f"{path.name} ({kind.variant}): {converted} trace(s) converted from the older one-string "

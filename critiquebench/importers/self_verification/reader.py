@@ -213,7 +213,7 @@ def calls(trace: Trace, critic: Any | None = None, gave_up: Sequence[str] = ()) 
     """The trace's calls as our graph asks them: generation i (sample 0, or sample j of a sampling file), and
     for llm loops the critic's call after each reply (`critic(reply)`: its request) with the recorded reply;
     the last reply's critic call, where the run stopped on it and no give-up word ended it, with STOPPED_REPLY."""
-    where = f"graph {trace.instance}"
+    where = f"instance {trace.instance}"
     if trace.samples:
         return [RecordedCall(messages(trace.prompts[0]), text, j, f"{where} sample {j}")
                 for j, text in enumerate(trace.samples)]  # fmt: skip
