@@ -470,6 +470,19 @@ def refinement_layout(_: str | None = None) -> str:
 
     rows = [(f if f.startswith("(") else code(f), wrote, read) for f, wrote, read in layout()]
     return table(("file", "what the study wrote", "what the import reads"), rows)
+def self_verification_formats(_: str | None = None) -> str:
+    """gpt-and-i's response-file formats (critiquebench/importers/self_verification/reader.py FORMATS)."""
+    from critiquebench.importers.self_verification import FORMATS
+
+    return table(("format", "one instance's record", "the code that wrote it; how it replays"),
+                 [(name, f"`{shape}`", code) for name, shape, code in FORMATS])  # fmt: skip
+
+
+def self_verification_paths(_: str | None = None) -> str:
+    """What a gpt-and-i response file's path says (critiquebench/importers/self_verification/reader.py PATH_RULES)."""
+    from critiquebench.importers.self_verification import PATH_RULES
+
+    return table(("path part", "what it gives"), [(f"`{part}`", what) for part, what in PATH_RULES])
 
 
 GENERATORS: dict[str, Callable[[str | None], str]] = {
@@ -493,6 +506,8 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "planbench-readers": planbench_readers,
     "planbench-reader-rules": planbench_reader_rules,
     "refinement-layout": refinement_layout,
+    "self-verification-formats": self_verification_formats,
+    "self-verification-paths": self_verification_paths,
 }
 
 

@@ -103,8 +103,9 @@ FORMS = ("chat", "transcript")
 
 def study_answer(text: str, end: str = "[ANSWER END]") -> str:
     """An answer as the self-verification study's code kept it: cut at the stop sequence the call carried and
-    stripped (`send_query`, `response_generation.py` @b583c3c9 l.133, l.138), for one recorded without the stop."""
-    return text.split(end)[0].strip()
+    stripped (`send_query`, `response_generation.py` @b583c3c9 l.133, l.138), for one recorded without the stop;
+    `end` "" (the 2023 code, which sent none): stripped only (`response_generation.py@ada66fc6:215`)."""
+    return (text.split(end)[0] if end else text).strip()
 
 
 def study_transcript(messages: list[dict[str, str]], system: str, end: str = "[ANSWER END]",
@@ -113,6 +114,9 @@ def study_transcript(messages: list[dict[str, str]], system: str, end: str = "[A
     `response_generation.py` @b583c3c9 `send_query`): its system message, then one user message holding the
     whole transcript: the first prompt, then for each answer `before_answer`, the answer as its `[ANSWER END]`
     stop cut it (stripped), "[ANSWER END]\\n" and the feedback that followed it.
+
+    `end` "" is the colouring code of October 2023, which joined the trace's values with "\\n" and sent no stop
+    (`response_generation.py@ada66fc6:132`): `before_answer="\\n"`, and "\\n" alone after each answer.
 
     `before_answer` is where the domains' `concat_trace` differ: Game of 24's joins prompt and answer directly
     (`game24.py@b583c3c9:31`), colouring's puts "\\n" between them (`graph_coloring.py@b583c3c9:124`)."""

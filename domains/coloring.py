@@ -4,6 +4,13 @@ Prompts, feedback sentences and candidate kinds follow the studies' code (kstech
 `domain_utils/graph_coloring.py`, `color_verification.py`); reading files, exact coloring and generation live
 in `coloring_graphs`. Instance.data = {"n", "edges", "k"} (+ "stated_n": the vertex count the study's prompt
 states when it differs from n).
+
+The study's code changed between the runs behind 000's colouring numbers and the version the repository holds
+today; `protocol` picks which one the domain follows (`PROTOCOLS`): "2024", the January 2024 code
+(`graph_coloring.py@b583c3c9`, `@d883df86`: "[ANSWER END]" requested, "Feedback: " before sound feedback), or
+"2023", the October 2023 code (`graph_coloring.py@ada66fc6`, `response_generation.py@ada66fc6`) that made GPT-4's
+recorded colouring runs and the prompts 000 prints (A.4.3, A.4.4). Their texts are the prompt set's
+`coloring.*` and `coloring.2023.*` keys.
 """
 
 from __future__ import annotations
@@ -11,10 +18,18 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.backprompt import FORMS, Backprompt, study_answer, study_transcript
+from critiquebench.domains.backprompt import (
+    FORMS,
+    Backprompt,
+    only_sentences,
+    sentence_pattern,
+    study_answer,
+    study_transcript,
+)
 from critiquebench.domains.base import leveled_feedback
 from critiquebench.domains.coloring_graphs import (
     DEFAULT_VERTICES,
@@ -44,6 +59,9 @@ SET = "self_verification"  # this domain's prompts: domains/prompts/self_verific
 _SENTENCE_FIELDS = {"vertex": r"\d+", "u": r"\d+", "v": r"\d+", "used": r"\d+", "k": r"\d+"}
 _FEEDBACK_KEYS = ("coloring.feedback.missing", "coloring.feedback.conflict", "coloring.feedback.not-optimal")
 CANDIDATE_KINDS = ("correct", "ablated", "non_optimal", "random")
+# The study code's versions (module docstring): "2024" (gpt-and-i @b583c3c9 / @d883df86), "2023" (@ada66fc6).
+PROTOCOLS = ("2024", "2023")
+_UNFINISHED_KEYS = ("coloring.feedback.missing", "coloring.feedback.not-optimal")
 
 _MARKUP = " \t>#*_`"
 _LIST_MARK = re.compile(r"(?:[-+•]|\d+[.)])[ \t]+")
@@ -140,7 +158,9 @@ class Coloring:
     }
 
     def __init__(self, vertices: tuple[int, int] = DEFAULT_VERTICES, prompts: Prompts = DEFAULT,
-                 form: str = "chat", verdict: str = "lenient") -> None:  # fmt: skip
+                 form: str = "chat", verdict: str = "lenient", protocol: str = "2024") -> None:  # fmt: skip
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"coloring protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
         if form not in FORMS:
             raise ValueError(f"coloring form must be one of {', '.join(FORMS)}, not {form!r}")
         if verdict not in VERDICTS:
@@ -151,6 +171,15 @@ class Coloring:
         self.prompts = prompts
         self.texts = prompts[SET]
         self.handback = Backprompt.of(self.texts, "coloring", _FEEDBACK_KEYS, _SENTENCE_FIELDS)
+        self.protocol = protocol
+        self.old = protocol == "2023"
+        self.answer_format = self.texts.text("coloring.2023.answer-format" if self.old else "coloring.answer-format")
+        # what the study's loop cut each answer at: its stop sequence; none in 2023 (`study_transcript`)
+        self.answer_end = "" if self.old else "[ANSWER END]"
+        self.give_up = tuple(self.texts.text("coloring.2023.give-up").split()) if self.old else ()
+        if self.old:
+            self._conflict = sentence_pattern([self.texts["coloring.feedback.conflict"]], _SENTENCE_FIELDS)
+            self._unfinished = sentence_pattern([self.texts[k] for k in _UNFINISHED_KEYS], _SENTENCE_FIELDS)
 
     def load(self, selection: str | None = None, path: Path | None = None) -> list[Instance]:
         ids = parse_selection(selection)
@@ -178,8 +207,9 @@ class Coloring:
         """What goes out for a generation with history: chat turns, or the study's one-message transcript."""
         if self.form != "transcript":
             return messages
-        # the study's colouring trace puts the answer on a line of its own (graph_coloring.py@b583c3c9:124)
-        return study_transcript(messages, self.texts.text("system"), before_answer="\n")
+        # the study's colouring trace puts the answer on a line of its own (graph_coloring.py@b583c3c9:124); in
+        # 2023, "\n".join of the trace's values (response_generation.py@ada66fc6:132)
+        return study_transcript(messages, self.texts.text("system"), self.answer_end, before_answer="\n")
 
     def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> Messages:
         content = self.texts.render(
@@ -187,7 +217,7 @@ class Coloring:
             k=instance.data["k"],
             graph=graph_text(instance, self.texts),
             count=instance.data.get("stated_n", instance.data["n"]),
-            answer_format=self.texts.text("coloring.answer-format"),
+            answer_format=self.answer_format,
         )
         return self._chat({"role": "user", "content": content})
 
@@ -196,10 +226,24 @@ class Coloring:
         return {str(v): c for v, c in sorted(coloring.items())} if coloring else None
 
     def verify(self, instance: Instance, text: str) -> Verdict:
-        return check_coloring(instance, parse_coloring(text), self.texts)
+        return self._gave_up(text, check_coloring(instance, parse_coloring(text), self.texts))
+
+    def _gave_up(self, text: str, verdict: Verdict) -> Verdict:
+        """In 2023, a reply containing "sorry" or "constraints" ends the loop there, before any verifier or critic
+        call (`response_generation.py@ada66fc6:109`): a final verdict (`Verdict.final`)."""
+        if any(word in (text or "") for word in self.give_up):
+            return replace(verdict, final=True)
+        return verdict
 
     def feedback(self, instance: Instance, verdict: Verdict, level: FeedbackLevel) -> str:
-        """"" for a valid answer; the study's pass/fail sentence; its first error sentence; all of them."""
+        """"" for a valid answer; the study's pass/fail sentence; its first error sentence; all of them. In 2023
+        the study stopped at its first missing vertex and, with conflicts, named only those, each followed by a
+        space (`graph_coloring.py@ada66fc6:55-63, 289-290`)."""
+        if self.old and level == "all" and verdict.errors and not verdict.valid:
+            conflicts = [e for e in verdict.errors if self._conflict.fullmatch(e)]
+            if conflicts and verdict.errors[0] == conflicts[0]:
+                return "".join(f"{e} " for e in conflicts)
+            level = "first"
         return leveled_feedback(verdict, level, self.texts.text("coloring.feedback.binary"))
 
     def canonical(self, instance: Instance, text: str) -> str | None:
@@ -209,7 +253,8 @@ class Coloring:
 
     def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
         coloring = parse_coloring(text)
-        return check_coloring(instance, coloring, self.texts), canonical_coloring(instance, coloring)
+        verdict = self._gave_up(text, check_coloring(instance, coloring, self.texts))
+        return verdict, canonical_coloring(instance, coloring)
 
     def candidate(self, instance: Instance, kind: str, rng: random.Random) -> str:
         """A coloring of the study's kinds: correct (optimal), ablated (a random vertex takes the color of a
@@ -247,7 +292,7 @@ class Coloring:
         # the loop's verifier ("critique", "critique-cot")
         key = "coloring.critique-cot" if purpose == "critique-cot" else "coloring.critique"
         if self.form == "transcript":  # the study's critic saw the answer as its loop kept it
-            answer = study_answer(answer)
+            answer = study_answer(answer, self.answer_end)
         content = self.texts.render(key, intro=self._intro(instance), coloring=answer)
         return self._chat({"role": "user", "content": content})
 
@@ -256,6 +301,10 @@ class Coloring:
         the study's success phrase does. An [Answer] without a Correct line, or an empty reply, is no verdict
         (wrong, parsed=False). The critique is the whole reply, as the study handed it back. With `verdict =
         "study"`, the study's code reads it (`study_verdicts.coloring_verdict`)."""
+        if self.old and purpose == "critique":  # the loop's own test of the wrapped reply (@ada66fc6:162-164)
+            reply = (reply or "").strip()
+            found = self.texts.text("coloring.2023.stop-phrase").lower() in reply.lower()
+            return Judgement(LLMVerdict(found, reply, parsed=bool(reply)))
         if self.verdict == "study":
             return Judgement(coloring_verdict(purpose, reply))
         reply = (reply or "").strip()
@@ -284,8 +333,27 @@ class Coloring:
         """The study's three wrappers (`backprompt.Backprompt`): pass/fail for the binary sentence (or no
         critique); "Feedback: <errors>\\nThis is wrong. Please recolor." when the critique is this domain's
         own error sentences; "This is incorrect. Feedback:\\n<critique>\\n\\nUsing this feedback, please try
-        again." for any other critique. Each ends with the study's answer format request."""
-        return self.handback(critique, answer_format=self.texts.text("coloring.answer-format"))
+        again." for any other critique. Each ends with the study's answer format request. In 2023 (`_handback_2023`)
+        the forms are `backprompt@ada66fc6`'s."""
+        if self.old:
+            return self._handback_2023(critique)
+        return self.handback(critique, answer_format=self.answer_format)
+
+    def _handback_2023(self, critique: str) -> str:
+        """`graph_coloring.backprompt@ada66fc6:261-304`: pass/fail; check_coloring's own string for a missing
+        vertex or too many colours (sentence, space, prompt end); conflict sentences before "\\nThis is wrong.
+        Please recolor." (as given: "full" leaves a space after each); any other text in the LLM wrapper."""
+        text = critique or ""
+        bare = text.strip()
+        if bare == self.handback.binary_sentence or not bare:
+            key = "coloring.2023.backprompt.binary"
+        elif self._unfinished.fullmatch(bare):
+            key, text = "coloring.2023.backprompt.unfinished", bare
+        elif only_sentences(self._conflict, bare):
+            key = "coloring.2023.backprompt.sound"
+        else:
+            key, text = "coloring.2023.backprompt.critique", bare
+        return self.texts.render(key, critique=text, answer_format=self.answer_format)
 
 
 def _study_ablation(edges: list[tuple[int, int]], rng: random.Random) -> tuple[int, int]:
@@ -301,20 +369,24 @@ def _study_ablation(edges: list[tuple[int, int]], rng: random.Random) -> tuple[i
 
 
 # The options `make_coloring` takes beside `prompts` and `prompt_style` (`domains.options` types flags by it).
-OPTIONS: dict[str, type] = {"vertices": list, "form": str, "verdict": str}
+OPTIONS: dict[str, type] = {"vertices": list, "form": str, "verdict": str, "protocol": str}
 
 
 def make_coloring(**options: Any) -> Coloring:
     """The registry's factory: `vertices=(low, high)` for generated graphs; `form` "chat" (default) or
     "transcript" (the study's calls, `study_transcript`); `verdict` "lenient" (default, ours) or "study" (the
-    study's code) reads the LLM verifier's replies; `prompt_style` is accepted and unused."""
+    study's code) reads the LLM verifier's replies; `protocol` "2024" (default) or "2023": which version of the
+    study's code the prompts and loop follow (module docstring); `prompt_style` is accepted and unused."""
     options.pop("prompt_style", None)
     prompts = options.pop("prompts", None) or DEFAULT
     vertices = tuple(options.pop("vertices", DEFAULT_VERTICES))
     form = str(options.pop("form", "chat"))
     verdict = str(options.pop("verdict", "lenient"))
+    protocol = str(options.pop("protocol", "2024"))
     if options:
-        raise ValueError(f"coloring takes no options {sorted(options)} (only vertices, form, verdict, prompts)")
+        raise ValueError(
+            f"coloring takes no options {sorted(options)} (only vertices, form, verdict, protocol, prompts)"
+        )
     if len(vertices) != 2 or not 1 <= vertices[0] <= vertices[1]:
         raise ValueError(f"vertices must be (low, high) with 1 <= low <= high, got {vertices}")
-    return Coloring((int(vertices[0]), int(vertices[1])), prompts, form, verdict)
+    return Coloring((int(vertices[0]), int(vertices[1])), prompts, form, verdict, protocol)

@@ -62,12 +62,15 @@ def critic_loop(
     history: str = "full",
     wrap: Callable[[Instance, str], str] | None = None,
     handback: Callable[[str], str] = lambda critique: critique,
+    critique_last: bool = True,
+    resample: bool = False,
 ) -> Blueprint:
     graph = Blueprint(RunState)
     graph.add_node("generator", make_generator(style=style, history_policy=history, wrap=wrap, then="critic"))
     graph.add_node(
         "critic",
-        make_critic_node(critic=critic, critic_params=critic_params, votes=votes, rounds=rounds, handback=handback),
+        make_critic_node(critic=critic, critic_params=critic_params, votes=votes, rounds=rounds, handback=handback,
+                         critique_last=critique_last, resample=resample),  # fmt: skip
     )
     graph.add_edge(START, "generator")
     graph.add_edge("generator", "critic")

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from critiquebench.nodes.context import RunContext, RunState, add_usage, past_entry
+from critiquebench.nodes.context import RunContext, RunState, add_usage, past_entry, rounds_before
 from critiquebench.nodes.critics import make_critic
-from critiquebench.nodes.sound_verifier import finish, sound_fields
+from critiquebench.nodes.sound_verifier import finish
+from critiquebench.nodes.sound_verifier import judge as sound_judge
 
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
@@ -20,13 +21,18 @@ def make_critic_node(
     votes: int = 1,
     rounds: int = 15,
     handback: Callable[[str], str] = lambda critique: critique,
+    critique_last: bool = True,
+    resample: bool = False,
 ) -> Callable[[RunState, Runtime[RunContext]], dict[str, Any]]:
     """A node where the sound verifier and then the critic judge the current answer: the critic's "valid" (by
     majority of `votes` samples) or the round limit ends the run with this answer; otherwise
     `handback(critique)` is the round's feedback, which the generator's history hands back.
 
     The critic's verdict is kept next to the sound verdict so LLM-verifier FP/FN rates can be computed; both are
-    judged in this one step, so a round takes two checkpoints (generator, critic).
+    judged in this one step, so a round takes two checkpoints (generator, critic). A final sound verdict
+    (`Verdict.final`: the study's loop gave up on this reply) ends the run before the critic is asked, as does the
+    last round when `critique_last` is false. With `resample`, an answer judged in an earlier round of the run is
+    judged anew (the next samples of the same request), as the study's loop sent it again; else the same call.
     """
     from critiquebench.nodes.voting import majority
 
@@ -36,10 +42,13 @@ def make_critic_node(
         ctx = runtime.context
         round_, attempt = state["round"], state["attempt"]
         answer = attempt["answer"] or ""
-        fields = sound_fields(ctx, answer, None)
+        fields, final = sound_judge(ctx, answer, None)
+        if final or (round_ >= rounds and not critique_last):
+            return finish(round_, attempt, **fields)
         ctx.llm.take()
         judge = make_critic(critic, ctx.llm, ctx.domain, **(critic_params or {}))
-        verdict = majority(judge, ctx.instance, answer, votes)
+        repeats = sum(e["answer"] == answer for e in rounds_before(ctx, state, round_)) if resample else 0
+        verdict = majority(judge, ctx.instance, answer, votes, first=repeats * votes)
         fields.update(add_usage(attempt, ctx.llm.take()))
         fields.update(llm_verdict=int(verdict.says_valid), llm_critique=verdict.critique)
         if verdict.says_valid or round_ >= rounds:

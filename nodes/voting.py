@@ -15,14 +15,15 @@ if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
 
-def majority(critic: Callable[..., LLMVerdict], instance: Instance, answer: str, n: int) -> LLMVerdict:
-    """Ask `critic` with samples 0..n-1; "valid" needs a strict majority (a tie counts as wrong).
+def majority(critic: Callable[..., LLMVerdict], instance: Instance, answer: str, n: int, first: int = 0
+             ) -> LLMVerdict:  # fmt: skip
+    """Ask `critic` with samples first..first+n-1; "valid" needs a strict majority (a tie counts as wrong).
 
     The critique is the first one on the winning side, so a "wrong" majority hands back a reason to fix.
     """
     if n < 1:
         raise ValueError(f"votes must be >= 1, not {n}")
-    verdicts = [critic(instance, answer, sample=i) for i in range(n)]
+    verdicts = [critic(instance, answer, sample=first + i) for i in range(n)]
     says_valid = 2 * sum(v.says_valid for v in verdicts) > n
     side = [v for v in verdicts if v.says_valid == says_valid]
     return LLMVerdict(says_valid, side[0].critique if side else "", parsed=any(v.parsed for v in verdicts))

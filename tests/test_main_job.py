@@ -3,6 +3,7 @@ beside them, one summary. The live part talks to the scripted server, never the 
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
@@ -12,6 +13,11 @@ from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
 
 REFERENCE = DATASETS / "planbench" / "reference"
+# GPT-4's own colouring runs of the self-verification study (kstechly/gpt-and-i @ada66fc6)
+COLORING = DATASETS / "self_verification/recorded/gpt-and-i@ada66fc6/llm-csp/responses/graph_coloring/gpt-4_chat"
+COLORING_FILES = {"sp": "responses.json", "binary": "backprompting-passfail/responses.json",
+                  "first": "backprompting-first/responses.json", "all": "backprompting-full/responses.json",
+                  "llm": "backprompting-llm/responses.json", "k15": "backprompting-15top1/responses.json"}
 CLI = [sys.executable, "-m", "critiquebench.cli"]
 
 
@@ -45,6 +51,7 @@ def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_pat
         "gpt4-backprompt": REFERENCE / "gpt-4_blocksworld_backprompting_first_error.json",
         "gpt4-verify": DATASETS / "planbench/tasks/blocksworld/gpt-4/task_3_plan_verification.json",
         "gpt4-logistics": REFERENCE / "gpt-4_logistics_backprompting_first_error.json",
+        **{f"gpt4-coloring-{name}": COLORING / file for name, file in COLORING_FILES.items()},
     }
     store = tmp_path / "store.sqlite"
     with ScriptedServer(reply="[PLAN]\n[PLAN END]") as server:
@@ -62,7 +69,15 @@ def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_pat
         assert "Table 2" in out and "scripted" in out  # the live llm-llm rounds judged by the LLM
         # GPT-4 as plan verifier (PlanBench t3): its real rates in Table 2
         assert "plan verification (binary)" in out and "94.6% (473/500)" in out and "1.4% (5/345)" in out
-        assert f"critiquebench view main gpt4-oneshot gpt4-backprompt gpt4-verify gpt4-logistics --store {store}" in out
+        coloring = " ".join(f"gpt4-coloring-{name}" for name in COLORING_FILES)
+        assert f"view main gpt4-oneshot gpt4-backprompt gpt4-verify gpt4-logistics {coloring} --store {store}" in out
+        # 000's Table 1 colouring row from GPT-4's own answers (graphs 1-200 for S.P.: 16/100 on 1-100)
+        for right, cached in (("38.0% (38/100)", 1197), ("38.0% (38/100)", 1166), ("35.0% (35/100)", 1202),
+                              ("1.0% (1/100)", 2926), ("40.0% (40/100)", 1095), ("13.0% (13/100)", 1500)):
+            assert re.search(rf"gpt-4: {re.escape(right)} *│ +0 new, {cached} cached", out), (right, cached)
+        # Figure 2's colouring curves from GPT-4's answers: B.F. reaches 38/100 by its 16th answer
+        assert any(line.startswith("│ coloring") and line.rstrip(" │").endswith("38.0% (38/100)")
+                   for line in out.splitlines())
         answered = server.answered
     with sqlite3.connect(store) as db:
         recorded_calls = db.execute(

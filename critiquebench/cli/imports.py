@@ -1,5 +1,5 @@
-"""`critiquebench import planbench | samples | refinement`: recorded studies as cache entries plus a replayable
-study."""
+"""`critiquebench import planbench | samples | self-verification | refinement`: recorded studies as cache entries
+plus a replayable study."""
 
 from __future__ import annotations
 
@@ -105,6 +105,58 @@ def planbench(
         typer.echo(f"skipped {len(done.unanswered)} instance(s) with no recorded answer, as PlanBench does: {shown}")
     if replay:
         replay_now(resolve_store(store), study, progress)
+
+
+@import_app.command("self-verification")
+def self_verification(
+    paths: Annotated[list[Path], typer.Argument(help="gpt-and-i responses.json files, or folders holding them.")],
+    study: Annotated[str, typer.Option("--study", help="Study name (several files: STUDY-VARIANT each).")],
+    store: Annotated[str | None, typer.Option("--store", help="Store file or URL (default: $CRITIQUEBENCH_STORE).")] = None,  # noqa: E501
+    domain: Annotated[str | None, typer.Option(help="coloring or game24 (default: from the path).")] = None,
+    scheme: Annotated[str | None, typer.Option(help="The scheme replaying the file (default: from the path).")] = None,
+    protocol: Annotated[str | None, typer.Option(help="Colouring protocol 2023 or 2024 (default: the file's format's).")] = None,  # noqa: E501
+    dataset: Annotated[Path | None, typer.Option(help="Datasets root (default: the shipped data).")] = None,
+    check: Annotated[bool, typer.Option(help="Refuse a file whose requests are not ours (--no-check: store it "
+                                        "as recorded and say where it departs; a replay then asks the rest anew).")
+                     ] = True,
+    replay: ReplayNowOpt = False,
+    progress: ProgressNowOpt = True,
+) -> None:
+    """Import gpt-and-i's recorded runs of the self-verification study (both file formats); every request our
+    graph will send is checked against the recorded one first (the first that differs is an error)."""
+    from critiquebench.importers.self_verification import SelfVerificationError, import_files
+    from critiquebench.store.db import resolve_store
+    from critiquebench.studies.config import ConfigError
+
+    try:
+        done = import_files(paths, resolve_store(store), study, domain=domain, scheme=scheme, protocol=protocol,
+                            dataset=dataset, check=check)  # fmt: skip
+    except (SelfVerificationError, ConfigError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    for item in done:
+        config = item.config
+        [name] = config.domains
+        what = ", ".join(config.schemes) or "verification of " + ", ".join(config.kinds_for(name))
+        typer.echo(f"study {config.name}: {what} on {len(config.instances[name].split(','))} "
+                   f"{name} instance(s), {item.added} recorded call(s) of {config.model!r}")  # fmt: skip
+        for note in item.notes:
+            typer.echo(f"  {note}")
+        for bad in item.bad:
+            typer.echo(f"  skipped {bad.describe()}")
+    for item in done:
+        if item.config.kind == "verify":
+            again = ["verify-study", item.config.name, *(["--store", store] if store else [])]
+            if replay:
+                from critiquebench.cli import app
+
+                app(again, standalone_mode=False)
+            else:
+                typer.echo(f"Replay it with: critiquebench {' '.join(again)}")
+        elif replay:
+            replay_now(resolve_store(store), item.config.name, progress)
+        else:
+            typer.echo(f"Replay it with: critiquebench resume {item.config.name} --replay")
 
 
 @import_app.command("samples")

@@ -78,6 +78,7 @@ def verify_study_cmd(
         ready_store,
         resolve_config,
         run_verify,
+        stored_verify_config,
     )
 
     path = resolve_store(store)
@@ -96,7 +97,9 @@ def verify_study_cmd(
                          temperature=temperature, max_tokens=max_tokens, concurrency=concurrency,
                          timeout=timeout, domain_option=domain_option or None)  # fmt: skip
             given = {**file, **{k: v for k, v in flags.items() if v is not None}}
-            config = build_config(name, file, flags, VERIFY, defaults=from_study_defaults(db, given, dry_run))
+            # a stored study (an imported recording) named alone resumes as it was defined
+            stored = None if file or any(v is not None for v in flags.values()) else stored_verify_config(db, name)
+            config = stored or build_config(name, file, flags, VERIFY, defaults=from_study_defaults(db, given, dry_run))
             if dry_run:
                 print_estimate(estimate_verify(db, config, path), price_in, price_out, config.model)
                 return
@@ -104,7 +107,7 @@ def verify_study_cmd(
             settings = LLMSettings(
                 model=config.model, base_url=config.base_url, temperature=config.temperature,
                 max_tokens=config.max_tokens, timeout=config.timeout, concurrency=config.concurrency,
-                replay=replay,
+                replay=replay or config.replay, endpoint_id=config.endpoint_id,
             )  # fmt: skip
             with stop_on_ctrl_c(err.print) as stop, open_llm(settings, held.enter_context(CallCache(path))) as llm:
                 counts = run_verify(path, config, llm, stop)

@@ -2,7 +2,8 @@
 can check, beside what the data gives, with the reason for each mismatch (`critiquebench report --published`);
 and every "±" of the intrinsic self-critique paper (001), against a Wald half-width at the n it gives.
 
-Recorded data: the study's own verification inputs (`self_verification/`) and GPT-4's recorded PlanBench runs
+Recorded data: the study's own verification inputs (`self_verification/`), GPT-4's recorded colouring runs
+(`self_verification/recorded/`, `reports.recorded_coloring`) and GPT-4's recorded PlanBench runs
 (`planbench/reference/`), judged by our sound verifiers (the study's Game of 24 reader). Nothing is called and no
 store is read. The papers' lines are cited as `000:212`. Paper 001 quotes 000's Table 1 (001:158-159); its quoted
 numbers are checked with the same data.
@@ -307,8 +308,15 @@ def plus_minus_rows() -> list[PublishedRow]:
     return rows
 
 
+def recorded_coloring(root: Path) -> list[PublishedRow]:
+    """Table 1's colouring cells and Table 2's colouring row from GPT-4's recorded colouring runs."""
+    from critiquebench.reports.recorded_coloring import recorded_coloring_rows
+
+    return recorded_coloring_rows(root)
+
+
 SECTIONS: tuple[Callable[[Path], list[PublishedRow]], ...] = (
-    planning_rows, denominator_rows, coloring_a4_rows, backprompting_rows)
+    planning_rows, denominator_rows, coloring_a4_rows, recorded_coloring, backprompting_rows)
 
 
 def published_rows(root: Path) -> list[PublishedRow]:

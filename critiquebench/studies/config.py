@@ -51,8 +51,11 @@ NO_CAP = "none"  # max_tokens = "none": no length cap (TOML has no null)  # seco
 # Settings added later are stored only when set, so the definitions of older studies stay as they were.
 _STORED_WHEN_SET = {"llm_instances": {}, "llm_per_instance": 0, "prompt_sets": {}, "candidate_files": {},
                     "unrecorded": ()}  # fmt: skip
+# A verification study replays a recording only since verify studies had these: stored only when set, so the
+# definitions of the others read and store as before.
+_VERIFY_WHEN_SET = {"endpoint_id": None, "replay": False}
 _ONLY = {
-    LOOP: frozenset({"schemes", "trials", "budget_tokens", "endpoint_id", "replay", "unrecorded"}),
+    LOOP: frozenset({"schemes", "trials", "budget_tokens", "unrecorded"}),
     VERIFY: frozenset({"kinds", "per_kind", "from_study", "llm_instances", "llm_per_instance", "cot", "seed",
                        "candidate_files"}),
 }
@@ -96,8 +99,8 @@ class StudyConfig:
     budget_tokens: int | None = None  # loop
     domain_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     kind: str = LOOP
-    endpoint_id: str | None = None  # loop: cache identity of a recorded endpoint (e.g. "recorded:planbench")
-    replay: bool = False  # loop: answer every call from the cache (recorded studies); never contact an endpoint
+    endpoint_id: str | None = None  # cache identity of a recorded endpoint (e.g. "recorded:planbench")
+    replay: bool = False  # answer every call from the cache (recorded studies); never contact an endpoint
     # loop: the sampling settings (temperature, max_tokens) a recorded study's source did not record: their values
     # above only label its calls' cache keys, and its runs' exports leave them empty (`studies.provenance`)
     unrecorded: tuple[str, ...] = ()
@@ -124,7 +127,8 @@ class StudyConfig:
         data["instances"] = dict(self.instances)
         data["domain_options"] = {k: dict(v) for k, v in self.domain_options.items()}
         data["base_url"] = stored_url(self.base_url)
-        for key, default in _STORED_WHEN_SET.items():
+        stored_when_set = {**_STORED_WHEN_SET, **(_VERIFY_WHEN_SET if self.kind == VERIFY else {})}
+        for key, default in stored_when_set.items():
             if key in data and data[key] == default:
                 del data[key]
             elif key in data and isinstance(data[key], Mapping):

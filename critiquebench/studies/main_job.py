@@ -1,11 +1,12 @@
 """The main job: recorded GPT-4 runs replayed offline beside a small live study, as one command.
 
 A study TOML becomes a main job when it has a `[recorded]` table: study name -> recorded results file (paths
-relative to the TOML file). `critiquebench run NAME --config FILE` then imports and replays every recorded file
-(each call answered from the cache, 0 calls to any endpoint), runs the live study NAME, and prints one summary
-(`critiquebench.reports.findings`). Without the datasets folder, it says where each dataset comes from and
-runs the live study on generated instances instead, under the name NAME-generated (so the study stored
-under NAME never changes definition).
+relative to the TOML file): a PlanBench results file, or one of gpt-and-i's `responses.json` (the
+self-verification study's GPT-4 runs, `import self-verification`). `critiquebench run NAME --config FILE` then
+imports and replays every recorded file (each call answered from the cache, 0 calls to any endpoint), runs the
+live study NAME, and prints one summary (`critiquebench.reports.findings`). Without the datasets folder, it says
+where each dataset comes from and runs the live study on generated instances instead, under the name
+NAME-generated (so the study stored under NAME never changes definition).
 """
 
 from __future__ import annotations
@@ -47,6 +48,11 @@ def read_recorded(values: Any, base: Path) -> list[Recorded]:
     return out
 
 
+def gpt_and_i(file: Path) -> bool:
+    """Whether `file` is one of kstechly/gpt-and-i's response files (`llm-csp/responses/...`), not PlanBench's."""
+    return file.name == "responses.json" and "responses" in file.parts[:-1]
+
+
 def missing_data(dataset: str | None) -> bool:
     return bool(dataset) and not Path(str(dataset)).is_dir()
 
@@ -81,6 +87,7 @@ def run_main_job(store: Any, live: Any, recorded: list[Recorded], *, replay: boo
     """Replay every recorded file (0 calls), then run the live study; `run(store, config, replay, execution)`
     runs one study (default: `studies.session.run_session`, so a caller can wrap it with its terminal UI)."""
     from critiquebench.importers.planbench import ImportError_, import_planbench
+    from critiquebench.importers.self_verification import SelfVerificationError, import_files
     from critiquebench.studies.session import LOCAL, run_session
 
     execution = execution or LOCAL
@@ -94,8 +101,12 @@ def run_main_job(store: Any, live: Any, recorded: list[Recorded], *, replay: boo
             job.skipped.append(f"recorded study {item.study}: skipped, {item.file} is missing")
             continue
         try:
-            config, _ = import_planbench(item.file, store, item.study)
-        except (ImportError_, ConfigError) as exc:
+            if gpt_and_i(item.file):  # GPT-4's recorded self-verification runs (gpt-and-i's responses.json)
+                [done] = import_files([item.file], store, item.study)
+                config = done.config
+            else:
+                config, _ = import_planbench(item.file, store, item.study)
+        except (ImportError_, ConfigError, SelfVerificationError) as exc:
             job.skipped.append(f"recorded study {item.study}: skipped: {exc}")
             continue
         job.sessions.append(run(store, config, True, LOCAL))

@@ -191,7 +191,7 @@ def estimate_verify(db: sqlite_utils.Database, config: StudyConfig, store: Path)
     from critiquebench.llm.client import LLMSettings
 
     settings = LLMSettings(model=config.model, base_url=config.base_url, temperature=config.temperature,
-                           max_tokens=config.max_tokens)  # fmt: skip
+                           max_tokens=config.max_tokens, endpoint_id=config.endpoint_id)  # fmt: skip
     done = judged_keys(db, config.name) if "verify_results" in table_names(db) else set()
     items = make_items(config, db, pending_ok=True)
     todo = [i for i in items if (i.domain.name, i.instance.id, i.kind, i.idx) not in done]
