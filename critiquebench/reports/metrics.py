@@ -330,7 +330,7 @@ class CompareRow:
     other_total: int | None
     other_accuracy: float | None
     delta: float | None
-    table: str = "compare"
+    table: str = "side-by-side"  # `--compare OTHER`; "compare" is the paired table (reports.paired)
 
 
 def compare(db: sqlite_utils.Database, study: str, other: str) -> list[CompareRow]:

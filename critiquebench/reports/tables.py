@@ -2,8 +2,8 @@
 
 JSON and CSV are long format: one object/line per row with every field (Table 1 rows carry at least domain,
 scheme, correct, total, accuracy, ci_low, ci_high, mean_rounds, prompt_tokens, completion_tokens, llm_calls,
-cache_hits; every row has a `table` key: "1", "2", "figure" or "compare"). The terminal and Markdown forms
-use the papers' layout: schemes as rows, domains as columns, cells like "23.0% (23/100)".
+cache_hits; every row has a `table` key: "1", "2", "figure", "compare", "stops" or "side-by-side"). The terminal
+and Markdown forms use the papers' layout: schemes as rows, domains as columns, cells like "23.0% (23/100)".
 """
 
 from __future__ import annotations
@@ -199,7 +199,8 @@ GRIDS: dict[type, Callable[[Any], list[Grid]]] = {
 
 def grids_for(rows: Sequence[Any]) -> list[Grid]:
     if not rows:
-        return [Grid("(no rows)", ["result"], [["the study has no finished results yet"]])]
+        why = "no finished results for this table yet (--table compare needs two schemes of a domain)"
+        return [Grid("(no rows)", ["result"], [[why]])]
     return GRIDS[type(rows[0])](rows)
 
 
@@ -218,7 +219,9 @@ def _csv(dicts: list[dict[str, Any]]) -> str:
     if dicts:
         writer = csv.DictWriter(buf, fieldnames=list(dicts[0]), lineterminator="\n")
         writer.writeheader()
-        writer.writerows(spreadsheet_row(d) for d in dicts)
+        # a mapping or list (a stops row's lost_at) as JSON text, not Python's repr
+        writer.writerows(spreadsheet_row({k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in d.items()})
+                         for d in dicts)
     return buf.getvalue()
 
 
