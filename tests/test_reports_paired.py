@@ -249,3 +249,46 @@ def test_cli_compare_and_stops(loop_db: Any, tmp_path: Path) -> None:
     assert misplaced.returncode == 2 and "--table compare" in misplaced.stderr
     stops = cli("--table", "stops", "--format", "md")
     assert stops.returncode == 0 and "Why each loop stopped" in stops.stdout
+
+
+# --- intervals: Figure 2's band, the spread across trials ------------------------------------------------------
+
+
+def test_figure_points_carry_a_wilson_band_and_the_spread_across_trials(tmp_path: Path) -> None:
+    from critiquebench.reports.figures import budget_figure
+    from critiquebench.reports.metrics import budget_curve, table1, wilson
+
+    db = new_store(tmp_path / "t.sqlite", "t", ["game24"], ["sound-first:rounds=2"])
+    # trial 0: 3 of 4 right by round 2 (1 at round 1); trial 1: 1 of 4 (at round 2)
+    outcomes = {0: [[1], [0, 1], [0, 1], [0, 0]], 1: [[0, 1], [0, 0], [0, 0], [0, 0]]}
+    for trial, runs in outcomes.items():
+        for i, valid in enumerate(runs):
+            add_run(db, "t", "game24", "sound-first:rounds=2", str(i), rounds_of([(v, None) for v in valid]),
+                    trial=trial)  # fmt: skip
+    points = {p.budget: p for p in budget_curve(db, "t")}
+    two = points[2]
+    assert (two.correct, two.total) == (4, 8) and (two.ci_low, two.ci_high) == pytest.approx(wilson(4, 8))
+    assert (two.trials, two.trial_mean, two.trial_sd) == (2, pytest.approx(0.5), pytest.approx(math.sqrt(0.125)))
+    one = points[1]  # trial 0: 1/4, trial 1: 0/4
+    assert (one.trial_mean, one.trial_sd) == (pytest.approx(0.125), pytest.approx(math.sqrt(2 * 0.125**2)))
+    text = render(list(points.values()), "md")
+    assert "| game24 | sound-first:rounds=2 | 2 | 50.0% (4/8) | [21.5, 78.5] | 50.0% ± 35.4 (2 trials) |" in text
+    [row] = table1(db, "t")
+    assert (row.trials, row.trial_mean, row.trial_sd) == (2, pytest.approx(0.5), pytest.approx(math.sqrt(0.125)))
+    assert "50.0% ± 35.4 (2 trials)" in render([row], "md")
+    assert budget_figure(list(points.values()), tmp_path / "f.png").stat().st_size > 0
+
+
+def test_python_api_compare_and_stops(loop_db: Any) -> None:
+    import critiquebench as cb
+
+    store = str(loop_db.conn.execute("PRAGMA database_list").fetchone()[2])
+    frame = cb.compare("loop", store=store, pairs="sound-first:llm-llm")
+    assert frame.loc[0, ["a_only", "b_only", "n"]].tolist() == [12, 0, N] and bool(frame.loc[0, "significant"])
+    stops = cb.stops("loop", store=store).set_index("scheme")
+    assert stops.loc["llm-llm:rounds=3", "accepted_wrong"] == 9
+    per_run = cb.stops("loop", store=store, runs=True)
+    counted = per_run[per_run.scheme == "llm-llm:rounds=3"]["stop"].value_counts().to_dict()
+    assert counted == {kind: sum(c for k, c, _ in LLM_PATTERNS if k == kind) for kind in CLASSES}
+    with pytest.raises(cb.StudyError, match="no study named"):
+        cb.stops("nope", store=store)

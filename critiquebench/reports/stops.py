@@ -53,6 +53,8 @@ class RunStop:
     thread_id: str
     domain: str
     scheme: str
+    instance: str
+    trial: int
     stop: str  # one of CLASSES
     ever_correct: bool
     lost_at: int | None  # the round its last correct answer was generated at, when it was lost
@@ -77,7 +79,9 @@ def classify(db: Any, study: str) -> tuple[list[RunStop], dict[tuple[str, str], 
     (ended_early, rejected_correct, decided_by, failed, unfinished)."""
     from critiquebench.reports.metrics import _runs, iterative
     from critiquebench.store.reads import study_rounds
+    from critiquebench.studies.define import study_config
 
+    study_config(db, study)  # no such study: ReportError
     runs = [r for r in _runs(db, study) if iterative(r["spec"].partition(":")[0])]
     rounds: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in study_rounds(db, study):
@@ -112,7 +116,18 @@ def classify(db: Any, study: str) -> tuple[list[RunStop], dict[tuple[str, str], 
         lost_at = max(valid) if valid and not correct else None
         if not accepted and (budget := _budget(run["spec"], run.get("params"))) and len(att) < budget:
             cell["ended_early"] += 1
-        out.append(RunStop(run["thread_id"], run["domain"], run["spec"], kind, bool(valid), lost_at))
+        out.append(
+            RunStop(
+                run["thread_id"],
+                run["domain"],
+                run["spec"],
+                str(run["instance_id"]),
+                int(run["trial"]),
+                kind,
+                bool(valid),
+                lost_at,
+            )
+        )
     return out, cells
 
 

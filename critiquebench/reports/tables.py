@@ -67,6 +67,21 @@ def flagged(text: str, flag: bool, mark: str) -> str:
     return f"{text} {mark}" if flag else text
 
 
+def spread(trials: int, mean: float | None, sd: float | None) -> str:
+    """Accuracy across trials as "41.0% ± 3.2 (3 trials)"; "-" with one trial."""
+    if mean is None or sd is None:
+        return "-"
+    return f"{100 * mean:.1f}% ± {100 * sd:.1f} ({trials} trials)"
+
+
+def interval(low: float | None, high: float | None) -> str:
+    return "-" if low is None or high is None else f"[{100 * low:.1f}, {100 * high:.1f}]"
+
+
+TRIALS_NOTE = ("across trials: each trial's accuracy over its instances, mean ± sample standard deviation "
+               "(several trials per instance only).")  # fmt: skip
+
+
 def _notes(note: str, *extra: tuple[bool, str]) -> str:
     return "\n".join([note, *(line for shown, line in extra if shown)])
 
@@ -77,6 +92,7 @@ def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
     domains = list(dict.fromkeys(r.domain for r in rows))
     schemes = list(dict.fromkeys(r.scheme for r in rows))
     cell = {(r.domain, r.scheme): r for r in rows}
+    several = any(r.trials > 1 for r in rows)
     main = [
         [s, *(flagged(pct(c.correct, c.total), c.small_n, "*") if (c := cell.get((d, s))) else "" for d in domains)]
         for s in schemes
@@ -95,6 +111,7 @@ def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
             str(r.failed),
             str(r.unfinished),
             "-" if r.planned is None else str(r.planned),
+            *([spread(r.trials, r.trial_mean, r.trial_sd)] if several else []),
         ]
         for r in rows
     ]
@@ -121,8 +138,10 @@ def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
                 "failed",
                 "unfinished",
                 "planned",
+                *(["across trials"] if several else []),
             ],
             detail,
+            TRIALS_NOTE if several else "",
         ),
     ]
 
@@ -152,14 +171,16 @@ def table2_grids(rows: Sequence[Table2Row]) -> list[Grid]:
 
 
 def budget_grids(rows: Sequence[BudgetPoint]) -> list[Grid]:
-    body = [[r.domain, r.scheme, str(r.budget), pct(r.correct, r.total)] for r in rows]
+    several = any(r.trials > 1 for r in rows)
+    body = [[r.domain, r.scheme, str(r.budget), pct(r.correct, r.total), interval(r.ci_low, r.ci_high),
+             *([spread(r.trials, r.trial_mean, r.trial_sd)] if several else [])] for r in rows]  # fmt: skip
     study = rows[0].study if rows else ""
     return [
         Grid(
             f"Figure 2 data: accuracy by round budget ({study})",
-            ["domain", "scheme", "budget n", "accuracy"],
+            ["domain", "scheme", "budget n", "accuracy", "95% CI (%)", *(["across trials"] if several else [])],
             body,
-            NOTES["figure"],
+            _notes(NOTES["figure"] + " 95% Wilson interval (the band of the figure).", (several, TRIALS_NOTE)),
         )
     ]
 
