@@ -197,6 +197,7 @@ def test_paired_compare_and_stops_on_gpt4s_recorded_runs(replayed: Path) -> None
     assert (row["a_only"], row["b_only"]) == (a_only, b_only) == (41, 0)
     assert row["mcnemar_p"] == pytest.approx(binomtest(b_only, a_only + b_only, 0.5).pvalue)
     assert row["significant"] is True and row["ci_low"] <= row["difference"] <= row["ci_high"]
+    assert (row["difference"], row["ci_low"], row["ci_high"]) == pytest.approx((0.82, 0.70, 0.92))  # docs/reports.md
     assert row["unpaired"] == len(once) - len(shared)
 
     [stops] = report(replayed, "gpt4-backprompt", "--table", "stops")

@@ -292,3 +292,12 @@ def test_python_api_compare_and_stops(loop_db: Any) -> None:
     assert counted == {kind: sum(c for k, c, _ in LLM_PATTERNS if k == kind) for kind in CLASSES}
     with pytest.raises(cb.StudyError, match="no study named"):
         cb.stops("nope", store=store)
+
+
+def test_documented_fields_are_the_rows_fields() -> None:
+    from dataclasses import fields
+
+    from critiquebench.reports import paired, stops
+
+    assert [c.name for c in paired.COLUMNS] == [f.name for f in fields(paired.PairRow)]
+    assert [c.name for c in stops.COLUMNS] == [f.name for f in fields(stops.StopRow)]

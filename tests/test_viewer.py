@@ -174,6 +174,8 @@ def test_paired_comparison_and_stops_tables_list_a_class_s_runs(store: Path, pag
             sync_api.expect(page.locator("#run-count")).to_have_text("0")
             page.click("#all-stops")
             sync_api.expect(page.locator("#run-count")).to_have_text(str(RUNS))
+            # Figure 2: a 95% band around the llm-llm curve
+            sync_api.expect(page.locator('#figure2 polygon.band[data-scheme="llm-llm:rounds=3"]')).to_have_count(1)
 
 
 def test_static_export_opens_from_disk(store: Path, page: Any, tmp_path: Path) -> None:

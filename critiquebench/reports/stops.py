@@ -183,3 +183,34 @@ def _register() -> None:
 
 
 _register()
+
+
+def _columns() -> tuple[Any, ...]:
+    from critiquebench.reports.records import Column
+
+    return (
+        Column("study", "str", "study name"),
+        Column("domain", "str", "domain name"),
+        Column("scheme", "str", "scheme spec (iterative schemes only: those Figure 2 shows)"),
+        Column("runs", "int", "finished runs (status done); the four classes sum to it"),
+        Column("accepted_correct", "int", "the deciding verifier accepted the final answer, and it is sound-valid"),
+        Column("accepted_wrong", "int", "the deciding verifier accepted the final answer, and it is not: a "
+                                        "false-positive stop"),
+        Column("exhausted_correct", "int", "ended without that acceptance (out of rounds, or early), final answer "
+                                           "sound-valid"),
+        Column("exhausted_wrong", "int", "ended without that acceptance, final answer wrong"),
+        Column("ever_correct", "int", "runs that generated a sound-valid answer at some round"),
+        Column("lost", "int", "runs ever correct whose final answer is wrong"),
+        Column("lost_at", "str", "per round, the lost runs whose last correct answer was generated then (JSON "
+                                 "object round -> runs)"),
+        Column("ended_early", "int", "exhausted runs that took fewer rounds than the scheme's budget"),
+        Column("rejected_correct", "int", "rounds an LLM verifier called a sound-valid answer invalid (Table 2's "
+                                          "false negatives); empty when no LLM verifier judged"),
+        Column("decided_by", "str", "llm when an LLM verifier judged the rounds the runs stopped on, else sound"),
+        Column("failed", "int", "failed runs (in no class)"),
+        Column("unfinished", "int", "pending or running runs (in no class)"),
+        Column("table", "str", '"stops"'),
+    )  # fmt: skip
+
+
+COLUMNS = _columns()

@@ -396,7 +396,8 @@ function table1(study, p) {
       class: "cell" + (selected ? " selected" : "") + (r.small_n ? " small-n" : ""), "data-domain": d, "data-scheme": s,
       title: `${r.llm_calls} LLM calls, ${r.cache_hits} cache hits, ${r.mean_rounds?.toFixed(2) ?? "-"} rounds/run; click for the runs`,
       onclick: () => go({ cell: d + "|" + s, stop: null, run: null }),
-    }, pct(r.correct, r.total) + (r.small_n ? " *" : ""), el("small", { text: "95% CI " + (ci(r) || "-") + (r.failed ? ` · ${r.failed} failed` : "") }));
+    }, pct(r.correct, r.total) + (r.small_n ? " *" : ""), el("small", { text: "95% CI " + (ci(r) || "-") + (r.failed ? ` · ${r.failed} failed` : "") }),
+      r.trial_sd === null || r.trial_sd === undefined ? null : el("small", { class: "trials", text: `${r.trials} trials: ${(100 * r.trial_mean).toFixed(1)}% ± ${(100 * r.trial_sd).toFixed(1)}` }));
   })));
   return el("section", { id: "table1" }, el("h2", { text: "Table 1: accuracy" }),
     el("table", { class: "compact" }, el("thead", {}, head), el("tbody", {}, body)),
@@ -492,10 +493,15 @@ function figure2(study) {
     for (const s of schemes) {
       const line = mine.filter((q) => q.scheme === s).sort((a, b) => a.budget - b.budget);
       if (!line.length) continue;
+      if (line.every((q) => q.ci_low !== null && q.ci_low !== undefined)) {  // the 95% Wilson band
+        const band = [...line.map((q) => `${x(q.budget)},${y(q.ci_high)}`), ...[...line].reverse().map((q) => `${x(q.budget)},${y(q.ci_low)}`)];
+        svg.append(svgEl("polygon", { points: band.join(" "), fill: color(s), "fill-opacity": 0.15, stroke: "none", class: "band", "data-scheme": s }));
+      }
       svg.append(svgEl("polyline", { points: line.map((q) => `${x(q.budget)},${y(q.accuracy ?? 0)}`).join(" "), fill: "none", stroke: color(s), "stroke-width": 2 }));
       for (const q of line) {
         const dot = svgEl("circle", { cx: x(q.budget), cy: y(q.accuracy ?? 0), r: 4, fill: color(s), "data-scheme": s, "data-budget": q.budget });
-        const text = `${s} · n=${q.budget}: ${pct(q.correct, q.total)}`;
+        const spread = q.trial_sd === null || q.trial_sd === undefined ? "" : ` · trials ${(100 * q.trial_mean).toFixed(1)}% ± ${(100 * q.trial_sd).toFixed(1)}`;
+        const text = `${s} · n=${q.budget}: ${pct(q.correct, q.total)} ${ci(q)}${spread}`;
         dot.addEventListener("mouseenter", (ev) => { tip.textContent = text; tip.hidden = false; moveTip(ev); });
         dot.addEventListener("mousemove", moveTip);
         dot.addEventListener("mouseleave", () => { tip.hidden = true; });
@@ -506,7 +512,7 @@ function figure2(study) {
   });
   const legend = el("div", { class: "legend" }, schemes.map((s) => [swatch(color(s)), s]));
   return el("section", { id: "figure2" }, el("h2", { text: "Figure 2: accuracy by round budget" }), legend, el("div", { class: "panels" }, panels),
-    el("p", { class: "note", text: "A run's answer at budget n is the one it stopped at if that round is ≤ n, else round n's answer. Hover a point for its counts." }));
+    el("p", { class: "note", text: "A run's answer at budget n is the one it stopped at if that round is ≤ n, else round n's answer; bands: 95% Wilson intervals. Hover a point for its counts." }));
 }
 function swatch(color) {
   const span = el("span");
