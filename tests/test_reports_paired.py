@@ -115,8 +115,11 @@ LLM_PATTERNS = [
     ("accepted_correct", 2, [(1, 1)]),
     ("exhausted_wrong", 5, [(0, 0), (0, 0), (0, 0)]),
     ("exhausted_correct", 2, [(0, 0), (0, 0), (1, 0)]),  # right at the end, though the LLM said not
+    # a last round no LLM judged (gpt-and-i's 2023 colouring loop: a 16th answer after the 15th critique): out of
+    # rounds, though the sound verifier accepts it
+    ("exhausted_correct", 1, [(0, 0), (0, 0), (1, None)]),
 ]
-N = sum(count for _, count, _ in LLM_PATTERNS)  # 18 instances
+N = sum(count for _, count, _ in LLM_PATTERNS)  # 19 instances
 
 
 @pytest.fixture
@@ -140,18 +143,18 @@ def test_compare_counts_every_pair_on_the_shared_units(loop_db: Any) -> None:
     assert list(rows) == [("standard", "sound-first:rounds=3"), ("standard", "llm-llm:rounds=3"),
                           ("sound-first:rounds=3", "llm-llm:rounds=3")]  # fmt: skip
     sf = rows[("sound-first:rounds=3", "llm-llm:rounds=3")]
-    # llm-llm ends right on its 2 accepted-correct and 2 exhausted-correct instances
-    llm_right = {9, 10, 16, 17}
+    # llm-llm ends right on its 2 accepted-correct and 3 exhausted-correct instances
+    llm_right = {9, 10, 16, 17, 18}
     sf_right = set(range(2, N))
     assert (sf.n, sf.a_correct, sf.b_correct) == (N, len(sf_right), len(llm_right))
-    assert (sf.a_only, sf.b_only, sf.ties) == (12, 0, 6)  # ties: 4 both right, instances 0 and 1 both wrong
+    assert (sf.a_only, sf.b_only, sf.ties) == (12, 0, 7)  # ties: 5 both right, instances 0 and 1 both wrong
     assert sf.difference == pytest.approx((len(sf_right) - len(llm_right)) / N)
     assert sf.ci_low < sf.difference < sf.ci_high
     assert sf.mcnemar_p == pytest.approx(binomtest(sf.b_only, sf.a_only + sf.b_only, 0.5).pvalue)
     ps = [r.mcnemar_p for r in rows.values()]
     assert [r.holm_p for r in rows.values()] == pytest.approx(holm(ps))
     assert sf.significant is True and sf.holm_p < 0.05
-    assert rows[("standard", "llm-llm:rounds=3")].significant is False  # 4 vs 4 right, on different instances
+    assert rows[("standard", "llm-llm:rounds=3")].significant is False  # 4 vs 5 right, on different instances
     # seeded: the same table twice
     assert compare_rows(loop_db, "loop") == list(rows.values())
 
@@ -165,8 +168,8 @@ def test_compare_in_every_format(loop_db: Any) -> None:
     assert COMPARE_KEYS <= set(csv[0].split(",")) and len(csv) == 4
     for fmt in ("table", "md"):
         text = render(rows, fmt)
-        assert "88.9% (16/18)" in text and f"B = {RESAMPLES:,}, seed {SEED}" in text and "McNemar" in text
-    assert "| game24 | sound-first:rounds=3 | llm-llm:rounds=3 | 18 |" in render(rows, "md")
+        assert "89.5% (17/19)" in text and f"B = {RESAMPLES:,}, seed {SEED}" in text and "McNemar" in text
+    assert "| game24 | sound-first:rounds=3 | llm-llm:rounds=3 | 19 |" in render(rows, "md")
 
 
 def test_pairs_name_schemes_by_spec_or_by_name(loop_db: Any) -> None:
@@ -204,7 +207,7 @@ def test_stops_put_every_finished_run_in_one_class(loop_db: Any) -> None:
     for name in CLASSES:
         assert getattr(llm, name) == sum(c for kind, c, _ in LLM_PATTERNS if kind == name), name
     assert sum(getattr(llm, c) for c in CLASSES) == llm.runs == N
-    assert (llm.ever_correct, llm.lost, llm.lost_at) == (3 + 2 + 2, 3, {"1": 3})
+    assert (llm.ever_correct, llm.lost, llm.lost_at) == (3 + 2 + 3, 3, {"1": 3})
     assert llm.decided_by == "llm" and llm.ended_early == 0
     sound = rows["sound-first:rounds=3"]
     assert (sound.accepted_correct, sound.exhausted_wrong, sound.accepted_wrong, sound.lost) == (N - 2, 2, 0, 0)
@@ -228,7 +231,7 @@ def test_stops_in_every_format(loop_db: Any) -> None:
     csv = render(rows, "csv").splitlines()
     assert '"{""1"": 3}"' in csv[2]  # lost_at as JSON text
     md = render(rows, "md")
-    assert "| game24 | llm-llm:rounds=3 | 18 | 11.1% (2/18) | 50.0% (9/18) |" in md and "1: 3" in md
+    assert "| game24 | llm-llm:rounds=3 | 19 | 10.5% (2/19) | 47.4% (9/19) |" in md and "1: 3" in md
 
 
 def test_cli_compare_and_stops(loop_db: Any, tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 Per domain x iterative scheme (the schemes Figure 2 shows: `metrics.iterative`), every finished run (status done)
 is in exactly one of four classes, by why it ended and whether its final answer is right (the sound verdict):
 - `accepted_correct` / `accepted_wrong`: the verifier that decides the loop accepted the round it stopped on (the
-  LLM verifier where one judged that round, else the sound verifier); `accepted_wrong` is a false-positive stop;
+  LLM verifier where one judged the run's rounds, else the sound verifier); `accepted_wrong` is a false-positive
+  stop;
 - `exhausted_correct` / `exhausted_wrong`: it ended without that acceptance: out of rounds, or ended early (a
   recorded conversation that stopped, a context window, a verdict that ends the loop: counted in `ended_early`).
 Beside them: `ever_correct`, runs that generated a sound-valid answer at some round (the ceiling a perfect
@@ -105,8 +106,10 @@ def classify(db: Any, study: str) -> tuple[list[RunStop], dict[tuple[str, str], 
             continue
         final = next((a for a in att if a["round"] == run["final_round"]), None)
         final = final or next((a for a in att if a["stopped"]), att[-1])
-        if final["llm_verdict"] is not None:
-            accepted = bool(final["llm_verdict"])
+        if any(a["llm_verdict"] is not None for a in att):
+            # an LLM verifier decides this loop: a last round it did not judge (gpt-and-i's 2023 colouring loop
+            # generates a 16th answer after its 15th critique) ended it out of rounds, whatever its sound verdict
+            accepted = final["llm_verdict"] == 1
             cell["decided_by"] = "llm"
         else:
             accepted = bool(final["sound_valid"])
