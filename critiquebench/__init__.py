@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Result", "StudyError", "__version__", "calls", "define", "import_samples", "list_studies", "report",
-           "resume", "rounds", "run", "runs"]  # fmt: skip
+__all__ = ["Result", "StudyError", "__version__", "calls", "compare", "define", "import_samples", "list_studies",
+           "report", "resume", "rounds", "run", "runs", "stops"]  # fmt: skip
 _API = frozenset(__all__) - {"__version__"}
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         Result,
         StudyError,
         calls,
+        compare,
         define,
         import_samples,
         list_studies,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
         rounds,
         run,
         runs,
+        stops,
     )
 
 

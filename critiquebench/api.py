@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 
     from critiquebench.studies.config import StudyConfig
 
-__all__ = ["Result", "Settings", "StudyError", "calls", "define", "import_samples", "list_studies", "report", "resume",
-           "rounds", "run", "runs"]  # fmt: skip
+__all__ = ["Result", "Settings", "StudyError", "calls", "compare", "define", "import_samples", "list_studies", "report",
+           "resume", "rounds", "run", "runs", "stops"]  # fmt: skip
 
 Store = str | os.PathLike[str] | None
 Names = str | Sequence[str]
@@ -268,9 +268,11 @@ def calls(name: str, *, store: Store = None) -> pandas.DataFrame:
     return _frame(name, store, "calls")
 
 
-def report(name: str, *, store: Store = None, table: str = "1", fmt: str = "md", compare: str | None = None) -> str:
+def report(name: str, *, store: Store = None, table: str = "1", fmt: str = "md", compare: str | None = None,
+           pairs: str | None = None) -> str:  # fmt: skip
     """A study's table as `critiquebench report NAME --table TABLE --format FMT` prints it (fmt: table, md, csv,
-    json); `compare`: a second study, side by side."""
+    json); `compare`: a second study, side by side (of `table="compare"`: its schemes against this study's);
+    `pairs`: `--pairs`."""
     from critiquebench.reports.catalog import report_rows
     from critiquebench.reports.tables import FORMATS, render
     from critiquebench.store.db import StoreError, opened
@@ -280,9 +282,57 @@ def report(name: str, *, store: Store = None, table: str = "1", fmt: str = "md",
         raise StudyError(f"fmt must be one of {', '.join(FORMATS)}, not {fmt!r}")
     try:
         with opened(_store(store), readonly=True) as db:
-            return render(report_rows(db, name, table, compare), fmt)
+            return render(report_rows(db, name, table, compare, pairs), fmt)
     except (ReportError, StoreError) as exc:
         raise _one_line(exc) from exc
+
+
+def _rows_frame(rows: Sequence[Any]) -> pandas.DataFrame:
+    import pandas as pd
+
+    from critiquebench.reports.metrics import row_dict
+
+    return pd.DataFrame.from_records([row_dict(r) for r in rows])
+
+
+def compare(name: str, *, store: Store = None, other: str | None = None, pairs: str | None = None,
+            seed: int | None = None, resamples: int | None = None) -> pandas.DataFrame:  # fmt: skip
+    """`critiquebench report NAME --table compare` as a DataFrame: per domain, every pair of schemes on the runs
+    both finished (`other`: this study's schemes against another study's; `pairs`: only "A:B,C:D"), one row per
+    pair with each one's accuracy, the difference and its paired bootstrap interval (`seed`, `resamples`: the
+    bootstrap's, default `critiquebench.reports.stats.SEED` / `RESAMPLES`), McNemar's exact p and its Holm
+    adjustment (columns: `critiquebench.reports.paired.PairRow`)."""
+    from critiquebench.reports import stats
+    from critiquebench.reports.paired import compare_rows
+    from critiquebench.store.db import StoreError, opened
+    from critiquebench.studies.define import ReportError, study_config
+
+    try:
+        with opened(_store(store), readonly=True) as db:
+            if other is not None:
+                study_config(db, other)
+            rows = compare_rows(db, name, other, pairs, seed=stats.SEED if seed is None else seed,
+                                resamples=stats.RESAMPLES if resamples is None else resamples)  # fmt: skip
+    except (ReportError, StoreError) as exc:
+        raise _one_line(exc) from exc
+    return _rows_frame(rows)
+
+
+def stops(name: str, *, store: Store = None, runs: bool = False) -> pandas.DataFrame:
+    """`critiquebench report NAME --table stops` as a DataFrame: per domain x iterative scheme, the finished runs
+    in the four classes (accepted_correct, accepted_wrong, exhausted_correct, exhausted_wrong), ever_correct, lost
+    and the round each was lost at (columns: `critiquebench.reports.stops.StopRow`). `runs=True`: one row per
+    finished run instead (thread_id, domain, scheme, instance, trial, stop, ever_correct, lost_at)."""
+    from critiquebench.reports.stops import classify, stop_rows
+    from critiquebench.store.db import StoreError, opened
+    from critiquebench.studies.define import ReportError
+
+    try:
+        with opened(_store(store), readonly=True) as db:
+            rows: Sequence[Any] = classify(db, name)[0] if runs else stop_rows(db, name)
+    except (ReportError, StoreError) as exc:
+        raise _one_line(exc) from exc
+    return _rows_frame(rows)
 
 
 def import_samples(

@@ -203,6 +203,26 @@ def export_columns(which: str | None) -> str:
     return table(("column", "type", "meaning"), ((f"`{c.name}`", c.type, c.doc) for c in COLUMNS[which or "runs"]))
 
 
+def report_columns(which: str | None) -> str:
+    """The JSON / CSV fields of `report --table compare|stops` (critiquebench/reports/paired.py, stops.py)."""
+    import importlib
+
+    module = importlib.import_module(f"critiquebench.reports.{'paired' if which == 'compare' else 'stops'}")
+    return table(("field", "type", "meaning"), ((f"`{c.name}`", c.type, c.doc) for c in module.COLUMNS))
+
+
+def paired_settings(_: str | None = None) -> str:
+    """The fixed settings of the paired statistics (critiquebench/reports/stats.py)."""
+    from critiquebench.reports import stats
+
+    return table(("setting", "value", "where"), (
+        ("bootstrap resamples B", f"{stats.RESAMPLES:,}", "`stats.RESAMPLES`; `cb.compare(resamples=...)`"),
+        ("bootstrap seed", str(stats.SEED), "`stats.SEED`; `cb.compare(seed=...)`"),
+        ("interval level", "95% (2.5th and 97.5th percentiles)", "`stats.paired_bootstrap(level=...)`"),
+        ("significance", f"Holm-adjusted p < {stats.ALPHA}", "`stats.ALPHA`"),
+    ))  # fmt: skip
+
+
 def viewer_filters(which: str | None) -> str:
     """The viewer's filter fields or operators (critiquebench/viewer/filters.py), which the page's parser uses."""
     from critiquebench.viewer.filters import FIELDS, OPERATORS
@@ -508,6 +528,8 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "refinement-layout": refinement_layout,
     "self-verification-formats": self_verification_formats,
     "self-verification-paths": self_verification_paths,
+    "report-columns": report_columns,
+    "paired-settings": paired_settings,
 }
 
 

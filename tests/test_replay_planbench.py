@@ -172,3 +172,41 @@ def test_importing_a_file_that_is_not_planbench_is_a_clear_error(tmp_path: Path)
     result = cli("import", "planbench", str(bogus), "--study", "x", "--store", str(tmp_path / "s.sqlite"), check=False)
     assert result.returncode == 2
     assert "not a PlanBench results file" in result.stderr
+
+
+def _truth(value: Any) -> bool:
+    return value is True or str(value) == "True"
+
+
+def test_paired_compare_and_stops_on_gpt4s_recorded_runs(replayed: Path) -> None:
+    """GPT-4 with the sound verifier's first-error feedback against GPT-4 one-shot, on the instances both ran (the
+    backprompting set), computed from the recorded files directly; and each backprompting run in the stops class its
+    recorded conversation puts it in."""
+    from scipy.stats import binomtest
+
+    import critiquebench as cb
+
+    loops = {str(x["instance_id"]): x for x in json.loads(BACKPROMPTING.read_text())["instances"]}
+    once = {str(x["instance_id"]): _truth(x["correct"]) for x in json.loads(ONE_SHOT.read_text())["instances"]}
+    shared = sorted(loops.keys() & once.keys())
+    a_only = sum(1 for i in shared if _truth(loops[i]["correct"]) and not once[i])
+    b_only = sum(1 for i in shared if once[i] and not _truth(loops[i]["correct"]))
+    [row] = report(replayed, "gpt4-backprompt", "--table", "compare", "--compare", "gpt4-oneshot")
+    assert (row["scheme_a"], row["scheme_b"], row["n"]) == ("sound-first", "standard", len(shared)) == (
+        "sound-first", "standard", 50)  # fmt: skip
+    assert (row["a_only"], row["b_only"]) == (a_only, b_only) == (41, 0)
+    assert row["mcnemar_p"] == pytest.approx(binomtest(b_only, a_only + b_only, 0.5).pvalue)
+    assert row["significant"] is True and row["ci_low"] <= row["difference"] <= row["ci_high"]
+    assert (row["difference"], row["ci_low"], row["ci_high"]) == pytest.approx((0.82, 0.70, 0.92))  # docs/reports.md
+    assert row["unpaired"] == len(once) - len(shared)
+
+    [stops] = report(replayed, "gpt4-backprompt", "--table", "stops")
+    right = sum(_truth(x["correct"]) for x in loops.values())
+    assert (stops["accepted_correct"], stops["exhausted_wrong"], stops["runs"]) == (right, 50 - right, 50)
+    assert stops["accepted_wrong"] == stops["exhausted_correct"] == stops["lost"] == 0  # a sound verifier
+    per_run = cb.stops("gpt4-backprompt", store=replayed, runs=True)
+    for run in per_run.itertuples():
+        recorded = loops[run.instance]
+        assert run.stop == ("accepted_correct" if _truth(recorded["correct"]) else "exhausted_wrong"), run.instance
+    early = sum(1 for x in loops.values() if not _truth(x["correct"]) and int(x["steps"]) < 15)
+    assert stops["ended_early"] == early

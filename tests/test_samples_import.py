@@ -133,6 +133,9 @@ def test_pass_at_k_equals_a_direct_computation(imported: tuple[Path, list[Any]])
         assert report[k]["pass_at_k"] == pytest.approx(direct, abs=1e-12)
         assert report[k]["sampling_correct"] == sum(any(v[:k]) for v in truth.values())
         assert report[k]["pass_ci_low"] <= report[k]["pass_at_k"] <= report[k]["pass_ci_high"]
+        assert report[k]["small_n"] is True  # 20 instances: fewer than SMALL_N, marked as Table 1 marks its cells
+    shown = invoke("report", "log", "--table", "pass-at-k", "--format", "md", "--store", str(tmp_path / "s.sqlite"))
+    assert f"| 1 | {len(IDS)} * |" in shown.stdout and "* fewer than 30 instances" in shown.stdout
     valid = sum(sum(v) for v in truth.values())
     assert report[1]["samples"] == len(rows) and report[1]["samples_valid"] == valid
 

@@ -148,6 +148,36 @@ def test_list_cell_run_transcript_and_false_positive_filter(store: Path, page: A
     assert store.read_bytes() == before  # read-only
 
 
+def test_paired_comparison_and_stops_tables_list_a_class_s_runs(store: Path, page: Any, tmp_path: Path) -> None:
+    """Study `critic`: every llm-llm run stops on a wrong answer its LLM verifier accepted (a false-positive stop),
+    standard is wrong on each instance too: the pair ties on every unit."""
+    out = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "critic", "--store", str(store), "--output",
+                    str(out)], check=True, capture_output=True, timeout=120)  # fmt: skip
+    with ViewerServer(store, []) as server:
+        for url in (server.url, (out / "index.html").as_uri()):
+            page.goto(url + "#study=critic")
+            pair = page.locator("#paired tbody tr")
+            sync_api.expect(pair).to_have_count(1)
+            sync_api.expect(pair.locator("td").nth(1)).to_have_text("standard")
+            sync_api.expect(pair.locator("td").nth(2)).to_have_text("llm-llm:rounds=3")
+            sync_api.expect(pair.locator("td").nth(3)).to_have_text(str(RUNS))
+            sync_api.expect(pair.locator("td").nth(9)).to_have_text(f"0/{RUNS}/0")  # W/T/L
+            stops = page.locator("#stops tbody tr")
+            sync_api.expect(stops).to_have_count(1)  # standard makes one round: not a loop
+            wrong = stops.locator('td[data-stop="accepted_wrong"]')
+            sync_api.expect(wrong).to_have_text(f"100.0% ({RUNS}/{RUNS})")
+            wrong.click()
+            sync_api.expect(page.locator("#run-count")).to_have_text(str(RUNS))
+            sync_api.expect(page.locator("#run-table tbody tr")).to_have_count(RUNS)
+            stops.locator('td[data-stop="accepted_correct"]').click()
+            sync_api.expect(page.locator("#run-count")).to_have_text("0")
+            page.click("#all-stops")
+            sync_api.expect(page.locator("#run-count")).to_have_text(str(RUNS))
+            # Figure 2: a 95% band around the llm-llm curve
+            sync_api.expect(page.locator('#figure2 polygon.band[data-scheme="llm-llm:rounds=3"]')).to_have_count(1)
+
+
 def test_static_export_opens_from_disk(store: Path, page: Any, tmp_path: Path) -> None:
     out = tmp_path / "site"
     result = subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "critic", "--store", str(store),

@@ -405,7 +405,12 @@ def register(app: typer.Typer) -> None:
         fmt: Annotated[str, typer.Option("--format", help="table | md | csv | json.")] = "table",
         table: Annotated[str, typer.Option(help=REPORT_HELP)] = "1",
         compare_to: Annotated[
-            str | None, typer.Option("--compare", help="A second study, side by side.")
+            str | None,
+            typer.Option("--compare", help="A second study, side by side (--table compare: its schemes against "
+                                           "this study's)."),
+        ] = None,
+        pairs: Annotated[
+            str | None, typer.Option("--pairs", help="--table compare: only these pairs, A:B,C:D (scheme specs).")
         ] = None,
         figure: FigureOpt = None,
         output: Annotated[Path | None, typer.Option(help="Write the report here instead of stdout.")] = None,
@@ -444,7 +449,7 @@ def register(app: typer.Typer) -> None:
         with ExitStack() as held:  # the store is closed when the command ends
             try:
                 db = held.enter_context(reading(located))
-                rows = report_rows(db, name, table, compare_to)
+                rows = report_rows(db, name, table, compare_to, pairs)
             except (ReportError, StoreError) as exc:
                 raise _fail(str(exc)) from exc
             _emit(render(rows, fmt), output, [located])

@@ -80,6 +80,11 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     Table("2", "LLM verifier; of a loop study: verifier-in-the-loop", _table2,
           _verify("paper_table2_rows")),
     Table("figure", "budget data", _loop("metrics", "budget_curve")),
+    Table("compare", "every pair of schemes per domain on the runs both finished: difference with a bootstrap "
+          "interval, McNemar's exact p, Holm-adjusted (--pairs A:B to choose; --compare OTHER: against its schemes)",
+          _loop("paired", "compare_rows")),
+    Table("stops", "loop studies: why each run ended (accepted / out of rounds, right / wrong), ever correct, lost",
+          _loop("stops", "stop_rows")),
     Table("verifier-in-the-loop", "every round an LLM judged", _table2),
     Table("critique", "critique quality of verification studies", verify=_verify("critique_rows")),
     Table("plan-critique", "self-verification Tables A5-A6: binary / type / critique per planning kind",
@@ -100,9 +105,11 @@ TABLES: dict[str, Table] = {t.name: t for t in (
 HELP = "; ".join(f"{t.name} ({t.help})" for t in TABLES.values()) + "."
 
 
-def report_rows(db: Any, study: str, table: str = "1", compare_to: str | None = None) -> Rows:
-    """The rows of `table` for `study` (or, with `compare_to`, the two studies side by side). Raises ReportError
-    for an unknown study or a table its kind of study does not have."""
+def report_rows(db: Any, study: str, table: str = "1", compare_to: str | None = None,
+                pairs: str | None = None) -> Rows:
+    """The rows of `table` for `study` (or, with `compare_to`, the two studies side by side; of `--table compare`,
+    each scheme of one against each of the other). `pairs`: the pairs of `--table compare` ("A:B,C:D"). Raises
+    ReportError for an unknown study or a table its kind of study does not have."""
     from critiquebench.studies.define import ReportError, study_config  # not at import: the CLI's help reads TABLES
 
     if table not in TABLES:
@@ -116,6 +123,14 @@ def report_rows(db: Any, study: str, table: str = "1", compare_to: str | None = 
         from critiquebench.store.verify import verify_rows
 
         return spec.verify(study, config, list(verify_rows(db, study)))
+    if pairs and table != "compare":
+        raise ReportError("--pairs chooses the pairs of --table compare")
+    if table == "compare":
+        from critiquebench.reports.paired import compare_rows
+
+        if compare_to:
+            study_config(db, compare_to)  # an unknown study: the one-line error
+        return compare_rows(db, study, compare_to, pairs)
     if compare_to:
         from critiquebench.reports.metrics import compare
 

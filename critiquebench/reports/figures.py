@@ -29,9 +29,13 @@ def budget_figure(points: Sequence[BudgetPoint], path: Path, title: str | None =
         for scheme, series in by_domain.get(domain, {}).items():
             xs = [p.budget for p in series]
             ys = [100 * (p.accuracy or 0.0) for p in series]
-            ax.plot(xs, ys, marker="o", markersize=3, label=f"{scheme} (n={series[0].total})")
+            (line,) = ax.plot(xs, ys, marker="o", markersize=3, label=f"{scheme} (n={series[0].total})")
+            if all(p.ci_low is not None and p.ci_high is not None for p in series):
+                lows = [100 * p.ci_low for p in series]  # type: ignore[operator]
+                highs = [100 * p.ci_high for p in series]  # type: ignore[operator]
+                ax.fill_between(xs, lows, highs, color=line.get_color(), alpha=0.15, linewidth=0)
         ax.set_title(domain)
-        ax.set_xlabel("round budget n")
+        ax.set_xlabel("round budget n (band: 95% Wilson interval)")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(-2, 102)
         ax.grid(alpha=0.3)

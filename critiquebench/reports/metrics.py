@@ -54,6 +54,20 @@ def ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
+def trial_spread(outcomes: Iterable[tuple[int, Any]]) -> tuple[int, float | None, float | None]:
+    """(trials, mean, sd) of the accuracy of each trial over (trial, correct) outcomes: each trial's accuracy over
+    its runs, then their mean and sample standard deviation (n - 1); mean and sd are None with fewer than two
+    trials (one trial has no spread to show)."""
+    per: dict[int, list[int]] = defaultdict(list)
+    for trial, correct in outcomes:
+        per[int(trial)].append(int(bool(correct)))
+    if len(per) < 2:
+        return len(per), None, None
+    accs = [sum(v) / len(v) for v in per.values()]
+    mean = sum(accs) / len(accs)
+    return len(accs), mean, math.sqrt(sum((a - mean) ** 2 for a in accs) / (len(accs) - 1))
+
+
 @dataclass(frozen=True)
 class Table1Row:
     study: str
@@ -81,6 +95,10 @@ class Table1Row:
     # runs the study's matrix gives the cell (instances x trials), so an unfinished study says how far each cell
     # got; None where the study's data cannot be read here
     planned: int | None = None
+    # with several trials: the accuracy of each trial (over its instances), their mean and sample sd
+    trials: int = 1
+    trial_mean: float | None = None
+    trial_sd: float | None = None
 
 
 @dataclass
@@ -149,6 +167,11 @@ class BudgetPoint:
     correct: int
     total: int
     accuracy: float | None
+    ci_low: float | None = None  # 95% Wilson interval of the accuracy (the band of Figure 2)
+    ci_high: float | None = None
+    trials: int = 1  # with several: each trial's accuracy at this budget, their mean and sample sd
+    trial_mean: float | None = None
+    trial_sd: float | None = None
     table: str = "figure"
 
 
@@ -219,6 +242,7 @@ def table1(db: sqlite_utils.Database, study: str, plan: Plan | None = None) -> l
         done = [r for r in runs if r["status"] == "done"]
         n, correct = len(done), sum(1 for r in done if r["correct"])
         low, high = wilson(correct, n)
+        trials, trial_mean, trial_sd = trial_spread((r["trial"], r["correct"]) for r in done)
         ptok = sum(r["prompt_tokens"] for r in done)
         ctok = sum(r["completion_tokens"] for r in done)
         out.append(
@@ -242,6 +266,9 @@ def table1(db: sqlite_utils.Database, study: str, plan: Plan | None = None) -> l
                 wald=wald_half_width(correct, n),
                 small_n=0 < n < SMALL_N,
                 planned=None if planned is None else planned.get(key),
+                trials=trials,
+                trial_mean=trial_mean,
+                trial_sd=trial_sd,
             )
         )
     return out
@@ -295,6 +322,7 @@ def budget_curve(db: sqlite_utils.Database, study: str) -> list[BudgetPoint]:
     for row in study_rounds(db, study):
         rounds[row["thread_id"]].append((row["round"], int(row["sound_valid"] or 0), int(row["stopped"])))
     series: dict[tuple[str, str], list[list[int]]] = defaultdict(list)  # per run: correctness at budget 1..
+    trial_of: dict[tuple[str, str], list[int]] = defaultdict(list)
     for run in runs:
         att = rounds.get(run["thread_id"], [])
         if not att:
@@ -306,14 +334,16 @@ def budget_curve(db: sqlite_utils.Database, study: str) -> list[BudgetPoint]:
         series[(run["domain"], run["spec"])].append(
             [att[stop][1] if stop <= n else att[n][1] for n in range(len(att))]
         )
+        trial_of[(run["domain"], run["spec"])].append(int(run["trial"]))
     out = []
     for domain, spec in ordered_keys(series, config):
         per_run = series[(domain, spec)]
         for budget in range(1, max(len(r) for r in per_run) + 1):
-            correct = sum(r[min(budget, len(r)) - 1] for r in per_run)
-            out.append(
-                BudgetPoint(study, domain, spec, budget, correct, len(per_run), correct / len(per_run))
-            )
+            at = [r[min(budget, len(r)) - 1] for r in per_run]
+            correct, low_high = sum(at), wilson(sum(at), len(at))
+            trials, mean, sd = trial_spread(zip(trial_of[(domain, spec)], at, strict=True))
+            out.append(BudgetPoint(study, domain, spec, budget, correct, len(at), correct / len(at), *low_high,
+                                   trials, mean, sd))  # fmt: skip
     return out
 
 
@@ -330,7 +360,7 @@ class CompareRow:
     other_total: int | None
     other_accuracy: float | None
     delta: float | None
-    table: str = "compare"
+    table: str = "side-by-side"  # `--compare OTHER`; "compare" is the paired table (reports.paired)
 
 
 def compare(db: sqlite_utils.Database, study: str, other: str) -> list[CompareRow]:

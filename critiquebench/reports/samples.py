@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from critiquebench.reports.guards import SMALL_N
 from critiquebench.reports.metrics import Z95, wilson
 from critiquebench.reports.tables import GRIDS, Grid, pct
 from critiquebench.studies.define import ReportError, study_config
@@ -48,6 +49,7 @@ class PassAtKRow:
     samples_valid: int
     sample_accuracy: float | None
     vote: str = "answer"
+    small_n: bool = False  # fewer instances than reports.guards.SMALL_N: marked `*`, as Table 1 marks its cells
     table: str = "pass-at-k"
 
 
@@ -191,7 +193,7 @@ def _domain_rows(domain: str, instances: dict[str, _Instance], config: dict[str,
         m_low, m_high = wilson(maj, m) if m else (None, None)
         rows.append(PassAtKRow(domain, k, m, found, found / m if m else None, s_low, s_high, mean, low, high,
                                maj, maj / m if m else None, m_low, m_high, samples, valid, valid / samples,
-                               vote))  # fmt: skip
+                               vote, small_n=0 < m < SMALL_N))  # fmt: skip
     return rows
 
 
@@ -249,7 +251,7 @@ def pass_at_k_grids(rows: Sequence[PassAtKRow]) -> list[Grid]:
     grids = []
     for domain in dict.fromkeys(r.domain for r in rows):
         mine = [r for r in rows if r.domain == domain]
-        body = [[str(r.k), str(r.instances), pct(r.sampling_correct, r.instances),
+        body = [[str(r.k), f"{r.instances} *" if r.small_n else str(r.instances), pct(r.sampling_correct, r.instances),
                  _interval(r.sampling_ci_low, r.sampling_ci_high), _share(r.pass_at_k),
                  _interval(r.pass_ci_low, r.pass_ci_high), pct(r.maj_correct, r.instances),
                  _interval(r.maj_ci_low, r.maj_ci_high)] for r in mine]  # fmt: skip
@@ -259,6 +261,9 @@ def pass_at_k_grids(rows: Sequence[PassAtKRow]) -> list[Grid]:
                 "valid answer among the first k samples; pass@k: Chen et al.'s unbiased estimate from all n samples, "
                 f"interval +-1.96 SE over instances; maj@k: the majority of the first k ({first.vote} vote, ties to "
                 "the earliest), as self-consistency:k=K. 95% intervals; Wilson for shares.")  # fmt: skip
+        if any(r.small_n for r in mine):
+            note += (f"\n* fewer than {SMALL_N} instances: a smoke test of the pipeline, too few to tell one k from "
+                     "another.")  # fmt: skip
         headers = ["k", "instances", "sampling", "95% CI", "pass@k", "95% CI", "maj@k", "95% CI"]
         grids.append(Grid(f"pass@k by k: {domain}", headers, body, note))
     return grids

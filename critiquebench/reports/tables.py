@@ -2,8 +2,8 @@
 
 JSON and CSV are long format: one object/line per row with every field (Table 1 rows carry at least domain,
 scheme, correct, total, accuracy, ci_low, ci_high, mean_rounds, prompt_tokens, completion_tokens, llm_calls,
-cache_hits; every row has a `table` key: "1", "2", "figure" or "compare"). The terminal and Markdown forms
-use the papers' layout: schemes as rows, domains as columns, cells like "23.0% (23/100)".
+cache_hits; every row has a `table` key: "1", "2", "figure", "compare", "stops" or "side-by-side"). The terminal
+and Markdown forms use the papers' layout: schemes as rows, domains as columns, cells like "23.0% (23/100)".
 """
 
 from __future__ import annotations
@@ -67,6 +67,21 @@ def flagged(text: str, flag: bool, mark: str) -> str:
     return f"{text} {mark}" if flag else text
 
 
+def spread(trials: int, mean: float | None, sd: float | None) -> str:
+    """Accuracy across trials as "41.0% ± 3.2 (3 trials)"; "-" with one trial."""
+    if mean is None or sd is None:
+        return "-"
+    return f"{100 * mean:.1f}% ± {100 * sd:.1f} ({trials} trials)"
+
+
+def interval(low: float | None, high: float | None) -> str:
+    return "-" if low is None or high is None else f"[{100 * low:.1f}, {100 * high:.1f}]"
+
+
+TRIALS_NOTE = ("across trials: each trial's accuracy over its instances, mean ± sample standard deviation "
+               "(several trials per instance only).")  # fmt: skip
+
+
 def _notes(note: str, *extra: tuple[bool, str]) -> str:
     return "\n".join([note, *(line for shown, line in extra if shown)])
 
@@ -77,6 +92,7 @@ def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
     domains = list(dict.fromkeys(r.domain for r in rows))
     schemes = list(dict.fromkeys(r.scheme for r in rows))
     cell = {(r.domain, r.scheme): r for r in rows}
+    several = any(r.trials > 1 for r in rows)
     main = [
         [s, *(flagged(pct(c.correct, c.total), c.small_n, "*") if (c := cell.get((d, s))) else "" for d in domains)]
         for s in schemes
@@ -95,6 +111,7 @@ def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
             str(r.failed),
             str(r.unfinished),
             "-" if r.planned is None else str(r.planned),
+            *([spread(r.trials, r.trial_mean, r.trial_sd)] if several else []),
         ]
         for r in rows
     ]
@@ -121,8 +138,10 @@ def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
                 "failed",
                 "unfinished",
                 "planned",
+                *(["across trials"] if several else []),
             ],
             detail,
+            TRIALS_NOTE if several else "",
         ),
     ]
 
@@ -152,14 +171,16 @@ def table2_grids(rows: Sequence[Table2Row]) -> list[Grid]:
 
 
 def budget_grids(rows: Sequence[BudgetPoint]) -> list[Grid]:
-    body = [[r.domain, r.scheme, str(r.budget), pct(r.correct, r.total)] for r in rows]
+    several = any(r.trials > 1 for r in rows)
+    body = [[r.domain, r.scheme, str(r.budget), pct(r.correct, r.total), interval(r.ci_low, r.ci_high),
+             *([spread(r.trials, r.trial_mean, r.trial_sd)] if several else [])] for r in rows]  # fmt: skip
     study = rows[0].study if rows else ""
     return [
         Grid(
             f"Figure 2 data: accuracy by round budget ({study})",
-            ["domain", "scheme", "budget n", "accuracy"],
+            ["domain", "scheme", "budget n", "accuracy", "95% CI (%)", *(["across trials"] if several else [])],
             body,
-            NOTES["figure"],
+            _notes(NOTES["figure"] + " 95% Wilson interval (the band of the figure).", (several, TRIALS_NOTE)),
         )
     ]
 
@@ -199,7 +220,8 @@ GRIDS: dict[type, Callable[[Any], list[Grid]]] = {
 
 def grids_for(rows: Sequence[Any]) -> list[Grid]:
     if not rows:
-        return [Grid("(no rows)", ["result"], [["the study has no finished results yet"]])]
+        why = "no finished results for this table yet (--table compare needs two schemes of a domain)"
+        return [Grid("(no rows)", ["result"], [[why]])]
     return GRIDS[type(rows[0])](rows)
 
 
@@ -218,7 +240,9 @@ def _csv(dicts: list[dict[str, Any]]) -> str:
     if dicts:
         writer = csv.DictWriter(buf, fieldnames=list(dicts[0]), lineterminator="\n")
         writer.writeheader()
-        writer.writerows(spreadsheet_row(d) for d in dicts)
+        # a mapping or list (a stops row's lost_at) as JSON text, not Python's repr
+        writer.writerows(spreadsheet_row({k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in d.items()})
+                         for d in dicts)
     return buf.getvalue()
 
 

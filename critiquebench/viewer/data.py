@@ -10,6 +10,9 @@ Run flags answer the papers' questions:
 - `fn` (false negative): some round's answer was judged invalid by the LLM verifier and valid by the sound one;
 - `worse` (a critique made it worse): a sound-valid answer was followed by a sound-invalid one in the next round;
 - `critic` (stopped by the critic): the run stopped on a round the LLM verifier called valid.
+A run of an iterative scheme also carries its class in the stops table (`stop`: accepted_correct, accepted_wrong,
+exhausted_correct, exhausted_wrong; `critiquebench.reports.stops`) and `lost_at`, the round its last correct answer
+was generated at when it ended wrong; the page lists a class's runs from these.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ import sqlite_utils
 
 from critiquebench.reports.export import list_studies
 from critiquebench.reports.metrics import budget_curve, row_dict, table1, table2
+from critiquebench.reports.paired import compare_rows
 from critiquebench.reports.planbench import is_task_study, task_rows
+from critiquebench.reports.stops import classify, stop_rows
 from critiquebench.store.db import query_only, table_names
 from critiquebench.store.reads import (
     call_timings,
@@ -49,7 +54,7 @@ from critiquebench.viewer import filters
 FLAGS = ("fp", "fn", "worse", "critic")
 
 RUN_COLUMNS = ("id", "domain", "scheme", "instance", "trial", "status", "correct", "rounds", "tokens", "calls",
-               "hits", "answer", *FLAGS, "scheme_name", "seconds")  # fmt: skip
+               "hits", "answer", *FLAGS, "scheme_name", "seconds", "stop", "lost_at")  # fmt: skip
 SNIPPET = 160  # characters of a run's final answer (or error) in the run list
 SEARCH_CHARS = 4000  # characters of each round's texts that the search covers
 
@@ -122,6 +127,9 @@ def study(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
         "table1": [row_dict(r) for r in table1(db, name)],
         "table2": [row_dict(r) for r in table2(db, name)],
         "figure": [row_dict(r) for r in budget_curve(db, name)],
+        # paired comparisons of its schemes, and why each loop stopped (reports.paired, reports.stops)
+        "compare": [row_dict(r) for r in compare_rows(db, name)],
+        "stops": [row_dict(r) for r in stop_rows(db, name)],
         # PlanBench tasks: accuracy per task and, for plan verification (t3), the model as verifier
         "tasks": [row_dict(r) for r in task_rows(db, name)] if is_task_study(config) else [],
     }
@@ -184,6 +192,7 @@ def runs(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
         t3.update((a["thread_id"], said_and_truth(a["canonical"]))
                   for a in study_rounds(db, name, stopped_only=True, domain=domain))  # fmt: skip
     seconds = _run_seconds(db, name)
+    stops = {s.thread_id: s for s in classify(db, name)[0]}
     rows = []
     for r in runs_with_ids(db, name, chars=4 * SNIPPET):
         fp, fn, worse, critic = flags.get(r["thread_id"], (0, 0, 0, 0))
@@ -195,7 +204,8 @@ def runs(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
         rows.append([r["id"], r["domain"], spec_of(r), r["instance_id"], r["trial"], r["status"],
                      r["correct"], r["rounds"], r["prompt_tokens"] + r["completion_tokens"], r["llm_calls"],
                      r["cache_hits"], answer, fp, fn, worse, critic, spec_of(r).split(":", 1)[0],
-                     seconds.get(r["thread_id"])])  # fmt: skip
+                     seconds.get(r["thread_id"]), stop.stop if (stop := stops.get(r["thread_id"])) else None,
+                     stop.lost_at if stop else None])  # fmt: skip
     # the filter box's fields and operators (`filters`): the page parses a filter against these only
     fields = [[f.name, f.column, f.type] for f in filters.FIELDS]
     return {"study": name, "columns": list(RUN_COLUMNS), "rows": rows, "verifier_domains": verifier_tasks(config),

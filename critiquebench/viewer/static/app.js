@@ -288,7 +288,7 @@ async function start() {
 
 function drawStudies() {
   const body = document.querySelector("#studies tbody");
-  body.replaceChildren(...INDEX.studies.map((s) => el("tr", { class: "pick", "data-study": s.name, onclick: () => go({ study: s.name, cell: null, flag: null, run: null, compare: null, f: null }) },
+  body.replaceChildren(...INDEX.studies.map((s) => el("tr", { class: "pick", "data-study": s.name, onclick: () => go({ study: s.name, cell: null, flag: null, stop: null, run: null, compare: null, f: null }) },
     el("td", { text: s.name, title: `${s.kind}: ${s.domains.join(", ")} x ${s.schemes.join(", ")}` }),
     el("td", { text: (s.model || "") + (s.recorded ? " (recorded)" : "") }),
     el("td", { class: "num", text: `${s.done}/${s.total ?? "?"}` }))));
@@ -340,7 +340,7 @@ async function render() {
     main.replaceChildren(...parts);
     return;
   }
-  parts.push(table1(study, p), tasksTable(study), await compareSection(study, p), table2(study), figure2(study));
+  parts.push(table1(study, p), tasksTable(study), await compareSection(study, p), table2(study), pairedTable(study), stopsTable(study, p), figure2(study));
   if (gen !== GENERATION) return;
   const holder = el("section", { id: "runs" }, el("h2", { text: "Runs" }), el("p", { class: "muted", text: "loading…" }));
   main.replaceChildren(...parts.filter(Boolean), holder);
@@ -395,8 +395,9 @@ function table1(study, p) {
     return el("td", {
       class: "cell" + (selected ? " selected" : "") + (r.small_n ? " small-n" : ""), "data-domain": d, "data-scheme": s,
       title: `${r.llm_calls} LLM calls, ${r.cache_hits} cache hits, ${r.mean_rounds?.toFixed(2) ?? "-"} rounds/run; click for the runs`,
-      onclick: () => go({ cell: d + "|" + s, run: null }),
-    }, pct(r.correct, r.total) + (r.small_n ? " *" : ""), el("small", { text: "95% CI " + (ci(r) || "-") + (r.failed ? ` · ${r.failed} failed` : "") }));
+      onclick: () => go({ cell: d + "|" + s, stop: null, run: null }),
+    }, pct(r.correct, r.total) + (r.small_n ? " *" : ""), el("small", { text: "95% CI " + (ci(r) || "-") + (r.failed ? ` · ${r.failed} failed` : "") }),
+      r.trial_sd === null || r.trial_sd === undefined ? null : el("small", { class: "trials", text: `${r.trials} trials: ${(100 * r.trial_mean).toFixed(1)}% ± ${(100 * r.trial_sd).toFixed(1)}` }));
   })));
   return el("section", { id: "table1" }, el("h2", { text: "Table 1: accuracy" }),
     el("table", { class: "compact" }, el("thead", {}, head), el("tbody", {}, body)),
@@ -421,6 +422,50 @@ function genericTable(title, rows) {
   return el("section", {}, el("h2", { text: title }), el("table", {},
     el("thead", {}, el("tr", {}, keys.map((k) => el("th", { text: k })))),
     el("tbody", {}, rows.map((r) => el("tr", {}, keys.map((k) => el("td", { text: r[k] === null ? "-" : String(r[k]) })))))));
+}
+
+// --- paired comparisons of the study's schemes (critiquebench/reports/paired.py): the difference with its bootstrap
+// interval, McNemar's exact p and its Holm adjustment; a pair with an unfinished cell says so and is not compared
+const points = (v) => (v === null || v === undefined ? "-" : `${v > 0 ? "+" : ""}${(100 * v).toFixed(1)}`);
+const pval = (v) => (v === null || v === undefined ? "-" : v < 1e-4 ? v.toExponential(1) : v.toPrecision(2));
+function pairedTable(study) {
+  const rows = study.compare || [];
+  if (!rows.length) return null;
+  const body = rows.map((r) => {
+    const head = [el("td", { text: r.domain }), el("td", { text: r.scheme_a }), el("td", { text: r.scheme_b })];
+    if (r.unfinished || r.n === null) return el("tr", { class: "unfinished" }, head, el("td", { class: "muted", colspan: 7, text: r.unfinished || "-" }));
+    return el("tr", { class: r.significant ? "significant" : "" }, head, el("td", { class: "num", text: r.n }),
+      el("td", { class: "num", text: pct(r.a_correct, r.n) }), el("td", { class: "num", text: pct(r.b_correct, r.n) }),
+      el("td", { class: "num", text: `${points(r.difference)} [${points(r.ci_low)}, ${points(r.ci_high)}]` }),
+      el("td", { class: "num", text: pval(r.mcnemar_p) }), el("td", { class: "num", text: pval(r.holm_p) + (r.significant ? " *" : "") }),
+      el("td", { class: "num", text: `${r.a_only}/${r.ties}/${r.b_only}` }));
+  });
+  const first = rows[0];
+  return el("section", { id: "paired" }, el("h2", { text: "Paired comparisons" }),
+    el("table", {}, el("thead", {}, el("tr", {}, ["domain", "A", "B", "n", "accuracy A", "accuracy B", "difference [95% CI] (points)", "McNemar p", "Holm p", "W/T/L"].map((h, i) => el("th", { class: i > 2 ? "num" : "", text: h })))), el("tbody", {}, body)),
+    el("p", { class: "note", text: `Units: (instance, trial) both schemes finished. Interval: paired bootstrap, instances resampled with their trials (B = ${first.resamples}, seed ${first.seed}). McNemar: exact two-sided test on the units only one got right; Holm: adjusted over the table's pairs; * Holm p < 0.05. W/T/L: only A right / alike / only B right.` }));
+}
+
+// --- why each loop stopped (critiquebench/reports/stops.py); a click on a class lists its runs
+const STOPS = [["accepted_correct", "accepted correct"], ["accepted_wrong", "accepted wrong"], ["exhausted_correct", "exhausted correct"],
+  ["exhausted_wrong", "exhausted wrong"], ["ever_correct", "ever correct"], ["lost", "lost"]];
+const STOP_TEST = { ever_correct: (r) => r.correct === 1 || r.lost_at !== null, lost: (r) => r.lost_at !== null };
+const stopTest = (stop) => STOP_TEST[stop] || ((r) => r.stop === stop);
+function stopsTable(study, p) {
+  const rows = study.stops || [];
+  if (!rows.length) return null;
+  const body = rows.map((r) => el("tr", {}, el("td", { text: r.domain }), el("td", { text: r.scheme }), el("td", { class: "num", text: r.runs }),
+    STOPS.map(([k]) => {
+      const selected = p.get("stop") === k && p.get("cell") === r.domain + "|" + r.scheme;
+      return el("td", { class: "num cell" + (selected ? " selected" : ""), "data-stop": k, "data-scheme": r.scheme, title: "list these runs",
+        onclick: () => go({ cell: r.domain + "|" + r.scheme, stop: k, flag: null, pg: null, run: null }) }, pct(r[k], r.runs));
+    }),
+    el("td", { text: Object.entries(r.lost_at || {}).map(([k, n]) => `${k}: ${n}`).join(", ") || "-" }),
+    el("td", { class: "num", text: r.ended_early }), el("td", { class: "num", text: r.rejected_correct ?? "-" }),
+    el("td", { text: r.decided_by === "llm" ? "LLM" : "sound" })));
+  return el("section", { id: "stops" }, el("h2", { text: "Why each loop stopped" }),
+    el("table", {}, el("thead", {}, el("tr", {}, ["domain", "scheme", "runs", ...STOPS.map(([, h]) => h), "lost at (round: runs)", "ended early", "rejected correct", "decided by"].map((h, i) => el("th", { class: i > 1 ? "num" : "", text: h })))), el("tbody", {}, body)),
+    el("p", { class: "note", text: "Accepted: the verifier that decides the loop accepted the answer it stopped on (accepted wrong = a false-positive stop); exhausted: it ended without that acceptance. Ever correct: a sound-valid answer at some round; lost: ever correct, final answer wrong. Click a count for its runs." }));
 }
 
 // --- Figure 2: one SVG panel per domain, one line per iterative scheme; hover a point for its counts
@@ -448,10 +493,15 @@ function figure2(study) {
     for (const s of schemes) {
       const line = mine.filter((q) => q.scheme === s).sort((a, b) => a.budget - b.budget);
       if (!line.length) continue;
+      if (line.every((q) => q.ci_low !== null && q.ci_low !== undefined)) {  // the 95% Wilson band
+        const band = [...line.map((q) => `${x(q.budget)},${y(q.ci_high)}`), ...[...line].reverse().map((q) => `${x(q.budget)},${y(q.ci_low)}`)];
+        svg.append(svgEl("polygon", { points: band.join(" "), fill: color(s), "fill-opacity": 0.15, stroke: "none", class: "band", "data-scheme": s }));
+      }
       svg.append(svgEl("polyline", { points: line.map((q) => `${x(q.budget)},${y(q.accuracy ?? 0)}`).join(" "), fill: "none", stroke: color(s), "stroke-width": 2 }));
       for (const q of line) {
         const dot = svgEl("circle", { cx: x(q.budget), cy: y(q.accuracy ?? 0), r: 4, fill: color(s), "data-scheme": s, "data-budget": q.budget });
-        const text = `${s} · n=${q.budget}: ${pct(q.correct, q.total)}`;
+        const spread = q.trial_sd === null || q.trial_sd === undefined ? "" : ` · trials ${(100 * q.trial_mean).toFixed(1)}% ± ${(100 * q.trial_sd).toFixed(1)}`;
+        const text = `${s} · n=${q.budget}: ${pct(q.correct, q.total)} ${ci(q)}${spread}`;
         dot.addEventListener("mouseenter", (ev) => { tip.textContent = text; tip.hidden = false; moveTip(ev); });
         dot.addEventListener("mousemove", moveTip);
         dot.addEventListener("mouseleave", () => { tip.hidden = true; });
@@ -462,7 +512,7 @@ function figure2(study) {
   });
   const legend = el("div", { class: "legend" }, schemes.map((s) => [swatch(color(s)), s]));
   return el("section", { id: "figure2" }, el("h2", { text: "Figure 2: accuracy by round budget" }), legend, el("div", { class: "panels" }, panels),
-    el("p", { class: "note", text: "A run's answer at budget n is the one it stopped at if that round is ≤ n, else round n's answer. Hover a point for its counts." }));
+    el("p", { class: "note", text: "A run's answer at budget n is the one it stopped at if that round is ≤ n, else round n's answer; bands: 95% Wilson intervals. Hover a point for its counts." }));
 }
 function swatch(color) {
   const span = el("span");
@@ -523,7 +573,7 @@ function filterBar(p, flag, cellKey, filter, sort) {
     Object.entries(SORTS).map(([k, [label]]) => el("option", { value: k, text: "sort: " + label, selected: k === sort })));
   return el("div", { class: "filters" }, el("button", { id: "filter-all", class: flag ? "" : "on", onclick: () => go({ flag: null, pg: null }), text: "all" }),
     Object.entries(FILTERS).map(([k, [label, help]]) => el("button", { id: "filter-" + k, class: flag === k ? "on" : "", title: help, onclick: () => go({ flag: k, pg: null }), text: label })),
-    cellKey ? el("button", { id: "all-cells", onclick: () => go({ cell: null, pg: null }), text: "all cells" }) : null, box, sorter);
+    cellKey ? el("button", { id: "all-cells", onclick: () => go({ cell: null, stop: null, pg: null }), text: "all cells" }) : null, box, sorter);
 }
 
 // the answer cell: the answer with what the filter looked for marked, else where the run's texts matched it
@@ -559,7 +609,9 @@ async function runsSection(study, p) {
     return section;
   }
   const [domain, scheme] = cellKey ? cellKey.split("|") : [null, null];
-  let rows = runRows(data).filter((r) => (!cellKey || (r.domain === domain && r.scheme === scheme)) && (!flag || FILTERS[flag]?.[2](r)));
+  const stop = STOPS.some(([k]) => k === p.get("stop")) ? p.get("stop") : null;
+  let rows = runRows(data).filter((r) => (!cellKey || (r.domain === domain && r.scheme === scheme)) && (!flag || FILTERS[flag]?.[2](r))
+    && (!stop || (r.stop !== null && r.stop !== undefined && stopTest(stop)(r))));
   const found = parsed?.texts ? await searchIndex(study) : null;
   if (parsed) {
     const joined = new Map();  // run id -> its texts, lowercased, built once per run however often the filter asks
@@ -578,7 +630,8 @@ async function runsSection(study, p) {
   const pages = Math.max(1, Math.ceil(rows.length / PAGE)), page = Math.min(pages, Math.max(1, parseInt(p.get("pg") || "1", 10) || 1));
   const where = cellKey ? `${domain} × ${scheme}` : "all cells";
   section.append(el("p", {}, el("span", { id: "run-count", text: String(rows.length) }),
-    ` run(s): ${where}` + (flag ? `, ${FILTERS[flag]?.[0] ?? flag}` : "") + (filter ? `, where ${filter}` : "")));
+    ` run(s): ${where}` + (flag ? `, ${FILTERS[flag]?.[0] ?? flag}` : "") + (stop ? `, ${STOPS.find(([k]) => k === stop)[1]}` : "") + (filter ? `, where ${filter}` : ""),
+    stop ? el("button", { id: "all-stops", onclick: () => go({ stop: null, pg: null }), text: "every class" }) : null));
   const verifier = new Set(data.verifier_domains || []);
   const needles = parsed?.needles || [];
   const body = rows.slice((page - 1) * PAGE, page * PAGE).map((r) => el("tr", { class: "pick" + (String(r.id) === p.get("run") ? " selected" : ""), "data-run": r.id, onclick: () => go({ run: r.id }) },
