@@ -152,7 +152,7 @@ def _session(store: Path | str, config: "StudyConfig", progress: bool, replay: b
 
     try:
         price = model_price(config.model)
-        with stop_on_ctrl_c(err.print) as stop, live_progress(progress, err, price) as on_progress:
+        with stop_on_ctrl_c(err.print) as stop, live_progress(progress, err.console, price) as on_progress:
             session = run_session(store, config, replay=replay, execution=execution, stop=stop,
                                   on_progress=on_progress, confirmed=confirmed)  # fmt: skip
     except KeyboardInterrupt:

@@ -33,12 +33,17 @@ class StderrConsole:
     def __init__(self) -> None:
         self._console: Console | None = None
 
-    def print(self, *objects: Any, **options: Any) -> None:
+    @property
+    def console(self) -> Console:
+        """The Console itself (for the live display), made now if it was not yet."""
         if self._console is None:
             from rich.console import Console
 
             self._console = Console(stderr=True, highlight=False, soft_wrap=True)
-        self._console.print(*objects, **options)
+        return self._console
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        self.console.print(*objects, **options)
 
 
 def scheme_line(spec: str, p: SchemeProgress, price: Price | None = None) -> str:
