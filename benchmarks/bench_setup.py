@@ -3,10 +3,15 @@
     .venv/bin/python benchmarks/bench_setup.py            # --help only (seconds)
     .venv/bin/python benchmarks/bench_setup.py --setup    # also clone the repo and run scripts/setup.sh (minutes)
 
-`--help`: CPU time (user + system) of the installed command, best of `--reps`, against two baselines measured in
-the same run: the interpreter importing typer alone (the floor any typer CLI pays) and the interpreter importing
-every module the commands use, as every command did before command modules imported lazily (the old cost of
-`--help`). Target: under 0.3 s.
+`--help`: CPU time (user + system) of the installed command as `/usr/bin/time` reports it, run from a scratch folder
+as a user runs it: the median of `--reps` runs (the best is noted; a best-of figure hid what a user pays, issue 44),
+against two baselines measured in the same run and the same way: the interpreter importing typer alone (the floor
+any typer CLI pays) and the interpreter importing every module the commands use, as every command did before
+command modules imported lazily (the old cost of `--help`). Target: at most 0.3 s.
+
+A study with nothing to do: `critiquebench run` of a study whose runs are all finished (a small Game of 24 study
+run once first against the scripted server), CPU and wall time, median of `--reps`. Target: at most 1 s. Baseline:
+`critiquebench --help` in the same run (what any command pays before its own work).
 
 `--setup`: `git clone` of this checkout into a temporary folder, then its `bash scripts/setup.sh`, wall and CPU
 time; the baseline, in the same run, is the light install a user with an endpoint does (a fresh venv and
@@ -18,12 +23,13 @@ Target: under two minutes. The machine's load is printed beside the numbers, as 
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
-import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +37,7 @@ VENV = ROOT / ".venv" / "bin"
 sys.path.insert(0, str(ROOT))
 from benchmarks.results import add_json_option, record, row  # noqa: E402
 
+SCRIPTED_REPLY = "(4 + 4) * (10 - 7) = 24\n[ANSWER END]"
 EAGER = ("critiquebench.cli, critiquebench.graphs, critiquebench.reports.metrics, critiquebench.reports.tables, "
          "critiquebench.reports.intrinsic, critiquebench.studies.runner, critiquebench.studies.estimate, "
          "critiquebench.store.results, critiquebench.importers.planbench, critiquebench.confidence.features, "
@@ -38,17 +45,28 @@ EAGER = ("critiquebench.cli, critiquebench.graphs, critiquebench.reports.metrics
 
 
 def cpu_of(args: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> tuple[float, float]:
-    """(CPU seconds, wall seconds) of one child process run to its end."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    subprocess.run(args, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+    """(CPU seconds, wall seconds) of one child process run to its end, as /usr/bin/time reports them."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
+        subprocess.run(["/usr/bin/time", "-o", out.name, "-f", "%U %S %e", *args], cwd=cwd, env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        user, system, wall = (float(x) for x in out.read().split()[-3:])
+    return user + system, wall
 
 
-def best_cpu(args: list[str], reps: int) -> float:
-    return min(cpu_of(args)[0] for _ in range(reps))
+PYCACHE = tempfile.mkdtemp(prefix="cb-pycache-")
+atexit.register(shutil.rmtree, PYCACHE, ignore_errors=True)
+# Bytecode as an installed package has it: written once (to a scratch folder, not the checkout) and read after,
+# even where PYTHONDONTWRITEBYTECODE is set (it is on the shared machine; every start then compiled every module).
+AS_INSTALLED = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+AS_INSTALLED["PYTHONPYCACHEPREFIX"] = PYCACHE
+
+
+def median_cpu(args: list[str], reps: int, cwd: Path = ROOT) -> tuple[float, float, float]:
+    """(median CPU, best CPU, median wall) over `reps` runs, after one that writes the bytecode."""
+    cpu_of(args, cwd=cwd, env=AS_INSTALLED)
+    runs = [cpu_of(args, cwd=cwd, env=AS_INSTALLED) for _ in range(reps)]
+    cpus = sorted(c for c, _ in runs)
+    return statistics.median(cpus), cpus[0], statistics.median(w for _, w in runs)
 
 
 def load() -> str:
@@ -57,21 +75,49 @@ def load() -> str:
 
 def bench_help(reps: int) -> list[dict]:
     python = str(VENV / "python")
-    help_cpu = best_cpu([str(VENV / "critiquebench"), "--help"], reps)
-    floor = best_cpu([python, "-c", "import typer"], reps)
-    eager = best_cpu([python, "-c", f"import {EAGER}"], reps)
-    print(f"--help CPU, best of {reps} ({load()}):")
-    verdict = "met" if help_cpu < 0.3 else "MISSED"
-    print(f"  critiquebench --help            {help_cpu:6.3f} s   target < 0.3 s: {verdict}")
+    with tempfile.TemporaryDirectory(prefix="cb-help-") as scratch:
+        help_cpu, help_best, _ = median_cpu([str(VENV / "critiquebench"), "--help"], reps, Path(scratch))
+        floor, _, _ = median_cpu([python, "-c", "import typer"], reps, Path(scratch))
+        eager, _, _ = median_cpu([python, "-c", f"import {EAGER}"], reps, Path(scratch))
+    print(f"--help CPU, median of {reps} as /usr/bin/time measures it ({load()}):")
+    verdict = "met" if help_cpu <= 0.3 else "MISSED"
+    print(f"  critiquebench --help            {help_cpu:6.3f} s   target <= 0.3 s: {verdict} (best {help_best:.3f} s)")
     print(f"  baseline: import typer          {floor:6.3f} s   --help = {help_cpu / floor:.2f}x")
     print(f"  baseline: every command's deps  {eager:6.3f} s   --help = {help_cpu / eager:.2f}x (the old --help)")
+    note = f"median of {reps}, /usr/bin/time user + system; best {help_best:.3f} s"
     return [
         row("CPU time of critiquebench --help", help_cpu, "s",
             baseline=("the interpreter importing typer alone", floor), ratio=help_cpu / floor,
-            target="< 0.3 s", met=help_cpu < 0.3, note=f"best of {reps}"),
+            target="<= 0.3 s", met=help_cpu <= 0.3, note=note),
         row("CPU time of critiquebench --help", help_cpu, "s",
             baseline=("importing every module the commands use (the old --help)", eager), ratio=help_cpu / eager,
-            note=f"best of {reps}"),
+            note=note),
+    ]  # fmt: skip
+
+
+def bench_nothing_to_do(reps: int) -> list[dict]:
+    """A finished study run again: everything a command does before and after its runs, and nothing else."""
+    from tests.scripted_server import ScriptedServer
+
+    cli = str(VENV / "critiquebench")
+    with tempfile.TemporaryDirectory(prefix="cb-idle-") as scratch, ScriptedServer(reply=SCRIPTED_REPLY) as server:
+        args = [cli, "run", "idle", "--domains", "game24", "--instances", "gen:3:1", "--schemes",
+                "standard,sound-first:rounds=2", "--model", "scripted", "--base-url", server.base_url,
+                "--store", "idle.sqlite", "--no-progress"]  # fmt: skip
+        subprocess.run(args, cwd=scratch, check=True, capture_output=True)
+        asked = server.requests
+        cpu, best, wall = median_cpu(args, reps, Path(scratch))
+        help_cpu, _, help_wall = median_cpu([cli, "--help"], reps, Path(scratch))
+        assert server.requests == asked, "a finished study made LLM calls"
+    print(f"a study with nothing to do, median of {reps} ({load()}):")
+    verdict = "met" if cpu <= 1.0 else "MISSED"
+    print(f"  critiquebench run (all done)    {cpu:6.3f} s CPU, {wall:6.3f} s wall   target <= 1 s CPU: {verdict}")
+    print(f"  baseline: critiquebench --help  {help_cpu:6.3f} s CPU, {help_wall:6.3f} s wall   "
+          f"run = {cpu / help_cpu:.2f}x")  # fmt: skip
+    return [
+        row("CPU time of a study with nothing to do (critiquebench run of a finished study)", cpu, "s",
+            baseline=("critiquebench --help", help_cpu), ratio=cpu / help_cpu, target="<= 1 s", met=cpu <= 1.0,
+            note=f"median of {reps}; best {best:.3f} s; wall {wall:.3f} s on a shared machine"),
     ]  # fmt: skip
 
 
@@ -121,7 +167,7 @@ def main() -> None:
     parser.add_argument("--setup", action="store_true", help="also time a second clone's scripts/setup.sh")
     add_json_option(parser)
     args = parser.parse_args()
-    rows = bench_help(args.reps)
+    rows = bench_help(args.reps) + bench_nothing_to_do(args.reps)
     if args.setup:
         rows += bench_setup()
     record("bench_setup-setup" if args.setup else "bench_setup", rows, path=args.json)

@@ -1,10 +1,24 @@
-"""Shared pytest fixtures: a scripted OpenAI-compatible server on loopback and LLM clients wired to it."""
+"""Shared pytest fixtures (a scripted OpenAI-compatible server on loopback and LLM clients wired to it, a local
+Postgres), and the heavy resources' groups that let the suite run in parallel (pytest-xdist, `--dist loadgroup`).
+
+A test that needs a heavy resource (a Ray instance, Chromium, a Jupyter kernel, a Postgres server, pip building
+wheels or venvs, the embedded model, the fixed port an old store's recorded calls name) is found here, not listed
+by hand: by the fixtures it uses, by what its module imports, by words in its own source, or by the resource's
+marker set on it. It gets that marker (`-m "not ray"` deselects it) and, under `--dist loadgroup`, the xdist group
+of that name: a group's tests run one after another on one worker, so two Ray instances, two browsers, two
+servers on one fixed port never run at once, and a module-scoped browser, kernel or wheel is made once. A test
+needing two resources runs in the first one's group (xdist would otherwise make a third group of the pair).
+"""
 
 from __future__ import annotations
 
+import inspect
+import os
+import re
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -72,3 +86,93 @@ def pg_store(postgres_server: str) -> str:
     from tests.pg_server import fresh_database
 
     return fresh_database(postgres_server)
+
+
+@dataclass(frozen=True)
+class Heavy:
+    """How to tell that a test needs a heavy resource; any one clue is enough."""
+
+    why: str  # the marker's help line
+    fixtures: frozenset[str] = frozenset()  # it uses one of these fixtures
+    imports: tuple[str, ...] = ()  # its module imports one of these (a package, or a module of tests/)
+    words: str | None = None  # a regex its own source (the test function's) matches
+
+
+# Order matters: a test needing two resources runs in the first one's group. Exclusive resources come first:
+# two local Ray instances on one machine disturb each other, and one fixed port serves one server at a time.
+# fmt: off
+HEAVY: dict[str, Heavy] = {
+    "ray": Heavy("starts or joins a local Ray instance", frozenset({"ray_address"}), ("ray",),
+                 r"""["']ray["']|\bray (start|stop|status)\b|--ray-address"""),
+    "fixed_port": Heavy("serves a scripted endpoint on a fixed port (tests/old_layout_store.py's PORT)",
+                        imports=("tests.old_layout_store",)),
+    "embedded": Heavy("runs the real embedded model (slow)", words=r"\bopen_llm\(|llama_cpp|--embedded"),
+    "browser": Heavy("drives Chromium through Playwright", frozenset({"browser", "page"}), ("playwright",)),
+    "kernel": Heavy("runs code in a Jupyter kernel", frozenset({"kernel"}), ("jupyter_client", "ipykernel")),
+    "venv": Heavy("builds a wheel, a venv or pip-installs a package", frozenset({"wheel", "fresh_venv", "plugin"}),
+                  words=r"""["']-m["'],\s*["']venv["']|["']pip["'],\s*["'](install|wheel)["']"""),
+    "postgres": Heavy("uses a local Postgres server (one per worker)", frozenset({"postgres_server", "pg_store"}),
+                      words=r"\blocal_postgres\("),
+}
+# fmt: on
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker per CPU this process may use (xdist's own counts physical cores, 1 on many 2-vCPU
+    machines), and at least 2: much of the suite waits on the processes and servers it starts."""
+    return max(2, len(os.sched_getaffinity(0)))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, heavy in HEAVY.items():
+        config.addinivalue_line("markers", f"{name}: {heavy.why}")
+
+
+def _imports(module: ModuleType | None) -> set[str]:
+    """Names of the modules `module` imported, whole or in part (`import ray`, `from playwright import sync_api`,
+    `from tests import old_layout_store as old`, `from ray.util import x`)."""
+    found = set()
+    for value in vars(module).values() if module else ():
+        name = value.__name__ if isinstance(value, ModuleType) else getattr(value, "__module__", None)
+        if isinstance(name, str):
+            found.add(name)
+    return found
+
+
+def _needs(item: pytest.Item, module_imports: set[str]) -> str | None:
+    """The first heavy resource `item` needs, if any."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    callspec = getattr(item, "callspec", None)
+    fixtures -= set(callspec.params) if callspec else set()  # a parameter named `page` is no browser page
+    function = getattr(item, "function", None)
+    try:
+        source = inspect.getsource(function) if function else ""
+    except (OSError, TypeError):
+        source = ""
+    for name, heavy in HEAVY.items():
+        if item.get_closest_marker(name) or fixtures & heavy.fixtures:
+            return name
+        if any(m == p or m.startswith(p + ".") for p in heavy.imports for m in module_imports):
+            return name
+        if heavy.words and re.search(heavy.words, source):
+            return name
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark and group every test needing a heavy resource, and put the groups first: xdist hands out the
+    biggest groups first and single tests in this order, so long groups start early rather than last."""
+    imports: dict[str, set[str]] = {}
+    grouped: dict[int, int] = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        key = getattr(module, "__name__", "")
+        if key not in imports:
+            imports[key] = _imports(module)
+        name = _needs(item, imports[key])
+        if name:
+            item.add_marker(getattr(pytest.mark, name))
+            item.add_marker(pytest.mark.xdist_group(name))
+            grouped[id(item)] = list(HEAVY).index(name)
+    items.sort(key=lambda item: grouped.get(id(item), len(HEAVY)))

@@ -167,7 +167,9 @@ def test_readme_is_a_short_front_door_that_starts_with_the_two_commands() -> Non
     lines = (ROOT / "README.md").read_text(encoding="utf-8").split("\n")
     assert len(lines) <= 150
     assert lines[0] == "    bash scripts/setup.sh && .venv/bin/critiquebench run main --config studies/main.toml"
-    assert lines[1] == "    bash scripts/setup.sh && .venv/bin/python -m pytest -q"
+    assert lines[1] == (
+        "    bash scripts/setup.sh && .venv/bin/python -m pytest -q -n auto --dist loadgroup --durations=25"
+    )
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert lines[1].strip() in ci
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").lstrip().startswith("Apache License")

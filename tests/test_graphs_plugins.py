@@ -3,8 +3,8 @@ it, and a scheme selects it by name."""
 
 from __future__ import annotations
 
-import importlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -35,15 +35,19 @@ def pip(*args: str) -> None:
 
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The example plug-in pip-installed (from a copy, so no build files land in the repo); removed after."""
+    """The example plug-in pip-installed (from a copy, so no build files land in the repo) into a folder of its
+    own on this process's path and on PYTHONPATH for the commands it starts: installed in the shared venv, it
+    would show in every other test running meanwhile (the suite runs in parallel) that lists schemes or domains."""
     source = tmp_path_factory.mktemp("plugin") / "plugin_example"
     shutil.copytree(PLUGIN, source)
-    pip("install", "--no-deps", "--no-build-isolation", "--no-index", "-q", str(source))
-    importlib.invalidate_caches()
+    site = tmp_path_factory.mktemp("plugin-site")
+    pip("install", "--no-deps", "--no-build-isolation", "--no-index", "-q", "--target", str(site), str(source))
     try:
-        yield
+        with pytest.MonkeyPatch.context() as patch:
+            patch.syspath_prepend(str(site))  # importlib.metadata finds the entry points of folders on sys.path
+            patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
+            yield
     finally:
-        pip("uninstall", "-y", "-q", DIST)
         sys.modules.pop("critiquebench_partial_critic", None)
         sys.modules.pop("critiquebench_example_domain", None)
         sys.modules.pop("critiquebench_example_scheme", None)

@@ -3,8 +3,6 @@
 Command modules import at their top only typer and the standard library: what a command needs is imported in its
 body, so `critiquebench --help` (and every command) loads only what it uses (tests/test_cli_imports.py)."""
 
-from __future__ import annotations
-
 import importlib
 import logging
 import sqlite3
@@ -16,7 +14,9 @@ HELP = (
     "Run, resume and compare LLM generate -> verify -> critique loops on problems a machine can check "
     "(Game of 24, graph colouring, PDDL planning), and report them as the papers did."
 )
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=HELP)
+# rich_markup_mode=None on every Typer of the CLI: click's plain help and usage errors. Typer's rich help imports
+# rich, Markdown and Pygments first, which doubled what `critiquebench --help` cost (benchmarks/bench_setup.py).
+app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, add_completion=False, help=HELP)
 
 # Modules that add commands to `app`; one line per module keeps the CLI surface greppable.
 COMMAND_MODULES: tuple[str, ...] = (

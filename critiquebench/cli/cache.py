@@ -1,7 +1,5 @@
 """`critiquebench cache stats|export|import`: inspect the LLM call cache, or hand it on for replay."""
 
-from __future__ import annotations
-
 import json
 import sys
 from pathlib import Path
@@ -12,12 +10,12 @@ import typer
 if TYPE_CHECKING:
     from critiquebench.store.cache import CallCache
 
-cache_app = typer.Typer(no_args_is_help=True, help=__doc__)
+cache_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help=__doc__)
 _STORE_HELP = "Store file or postgresql:// URL (default: $CRITIQUEBENCH_STORE or ./critiquebench.sqlite)."
 StoreOption = Annotated[str | None, typer.Option("--store", help=_STORE_HELP)]
 
 
-def _open(store: str | None, readonly: bool = True) -> CallCache:
+def _open(store: str | None, readonly: bool = True) -> "CallCache":
     """The store's cache, for a `with` block that closes it; read-only unless importing (a reading command never
     creates or changes a store)."""
     from critiquebench.store.cache import CallCache

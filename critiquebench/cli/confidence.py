@@ -4,18 +4,17 @@ A SOURCE is a stored study (planning runs), a PlanBench backprompting results fi
 written by `critiquebench export NAME --features` (.jsonl or .csv).
 """
 
-from __future__ import annotations
-
 import json
 import math
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-confidence_app = typer.Typer(no_args_is_help=True, help=__doc__)
+from critiquebench.cli.terminal import StderrConsole
+
+err = StderrConsole()
+confidence_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help=__doc__)
 
 EXTRA_HINT = "the confidence meta-networks need the optional extra: pip install 'critiquebench[confidence]'"
 SourceArg = Annotated[str, typer.Argument(help="Study name, PlanBench backprompting .json, or features .jsonl/.csv.")]

@@ -1,7 +1,5 @@
 """`--domain-option KEY=VALUE`, the one flag every command that takes a domain shares (`domains.options`)."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import typer

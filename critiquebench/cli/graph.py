@@ -1,8 +1,6 @@
 """`critiquebench schemes` (the schemes and their parameters), `critiquebench graph` (draw a scheme's graph)
 and `critiquebench critics` (list critic plug-ins)."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Annotated

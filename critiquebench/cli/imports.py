@@ -1,8 +1,6 @@
 """`critiquebench import planbench | samples | self-verification | refinement`: recorded studies as cache entries
 plus a replayable study."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 
@@ -10,7 +8,7 @@ import typer
 
 from critiquebench.cli.domain_options import DomainOptionOpt, domain_options
 
-import_app = typer.Typer(no_args_is_help=True, help=__doc__)
+import_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help=__doc__)
 
 ReplayNowOpt = Annotated[
     bool,

@@ -19,8 +19,6 @@ whose messages are printed: `intrinsic:shots=16` call 1 is its 16-shot planner p
 `llm-llm --call 3` the second generation with the first answer and its critique in the history.
 """
 
-from __future__ import annotations
-
 import json
 import random
 from pathlib import Path
@@ -37,7 +35,7 @@ PURPOSES = ("generate", "verify", "verify-format", "verify-cot", "verify-swap", 
             "critique-cot")
 
 
-def messages_for(domain: Domain, instance: Instance, purpose: str, answer: str) -> list[dict[str, str]]:
+def messages_for(domain: "Domain", instance: "Instance", purpose: str, answer: str) -> list[dict[str, str]]:
     """The chat messages of `purpose` for `instance` (a ValueError for a purpose the domain cannot ask)."""
     from critiquebench.domains.base import verification_messages
     from critiquebench.domains.contract import Judged, Need, Unsupported, unmet
@@ -54,7 +52,7 @@ def messages_for(domain: Domain, instance: Instance, purpose: str, answer: str) 
     raise ValueError(f"--purpose must be one of {', '.join(PURPOSES)}")
 
 
-def scheme_messages(spec: str, domain: Domain, instance: Instance, replies: list[str], call: int
+def scheme_messages(spec: str, domain: "Domain", instance: "Instance", replies: list[str], call: int
                     ) -> list[dict[str, str]]:  # fmt: skip
     """The messages of call `call` of scheme `spec` on `instance` (ValueError when the run makes fewer)."""
     from critiquebench.graphs import unsupported

@@ -9,8 +9,6 @@ take gigabytes); such lines say `"truncated": true` and the response's full leng
 line was an error, with the counts on stderr.
 """
 
-from __future__ import annotations
-
 import json
 import logging
 import sys
@@ -41,7 +39,7 @@ MAX_ANSWER_CHARS = 100_000  # far beyond any answer the domains expect (a 100-st
 
 
 def score_lines(
-    domain: Domain, lines: Iterable[str], level: str, dataset: Path | None, max_chars: int = MAX_ANSWER_CHARS
+    domain: "Domain", lines: Iterable[str], level: str, dataset: Path | None, max_chars: int = MAX_ANSWER_CHARS
 ) -> Iterator[dict[str, Any]]:
     """One result per non-blank input line (see module docstring)."""
     from critiquebench.domains.references import InstanceCache

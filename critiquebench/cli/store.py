@@ -1,13 +1,11 @@
 """`critiquebench store copy SRC DST`: move studies between stores (SQLite files and Postgres databases)."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-store_app = typer.Typer(no_args_is_help=True, help=__doc__)
+store_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help=__doc__)
 
 
 @store_app.command("copy")

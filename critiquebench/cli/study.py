@@ -1,7 +1,5 @@
 """`critiquebench run | resume | report | studies | export`: studies from definition to tables."""
 
-from __future__ import annotations
-
 import json
 import os
 import sys
@@ -10,9 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 from critiquebench.cli.domain_options import DomainOptionOpt
+from critiquebench.cli.terminal import StderrConsole
 from critiquebench.reports.catalog import HELP as REPORT_HELP
 
 if TYPE_CHECKING:  # what the commands run is imported in their bodies, so --help loads none of it
@@ -24,7 +22,7 @@ if TYPE_CHECKING:  # what the commands run is imported in their bodies, so --hel
 
 EXIT_USAGE = 2  # studies.session.EXIT_USAGE, which this module does not import to start
 
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+err = StderrConsole()
 
 
 StoreOpt = Annotated[
@@ -77,7 +75,7 @@ StopRateOpt = Annotated[
 ]
 
 
-def print_estimate(estimate: Estimate, price_in: float | None, price_out: float | None, model: str) -> None:
+def print_estimate(estimate: "Estimate", price_in: float | None, price_out: float | None, model: str) -> None:
     """A dry run's estimate on stdout (see `critiquebench.studies.estimate`), priced at --price-in/--price-out,
     else at the model's price in the price table (none there: no cost line)."""
     if price_in is None and price_out is None and (price := model_price(model)) is not None:
@@ -87,7 +85,7 @@ def print_estimate(estimate: Estimate, price_in: float | None, price_out: float 
         typer.echo(line)
 
 
-def model_price(model: str) -> Price | None:
+def model_price(model: str) -> "Price | None":
     """`model`'s price in the price table (`critiquebench.llm.prices`); a bad price file is a one-line exit."""
     from critiquebench.llm.prices import PriceError, load_prices, price_of
 
@@ -145,8 +143,8 @@ def _write_figure(db: Any, name: str, table: str, figure: Path) -> None:
         raise _fail(str(exc)) from None
 
 
-def _session(store: Path | str, config: StudyConfig, progress: bool, replay: bool,
-             execution: Execution, confirmed: bool = False) -> Session:  # fmt: skip
+def _session(store: Path | str, config: "StudyConfig", progress: bool, replay: bool,
+             execution: "Execution", confirmed: bool = False) -> "Session":  # fmt: skip
     """Run (or resume) a stored study with progress bars and Ctrl-C handling, and print its one-line summary;
     errors and an abort become exits."""
     from critiquebench.cli.terminal import live_progress, stop_on_ctrl_c
@@ -154,7 +152,7 @@ def _session(store: Path | str, config: StudyConfig, progress: bool, replay: boo
 
     try:
         price = model_price(config.model)
-        with stop_on_ctrl_c(err.print) as stop, live_progress(progress, err, price) as on_progress:
+        with stop_on_ctrl_c(err.print) as stop, live_progress(progress, err.console, price) as on_progress:
             session = run_session(store, config, replay=replay, execution=execution, stop=stop,
                                   on_progress=on_progress, confirmed=confirmed)  # fmt: skip
     except KeyboardInterrupt:
@@ -171,11 +169,11 @@ def _session(store: Path | str, config: StudyConfig, progress: bool, replay: boo
 
 def execute_study(
     store: Path | str,
-    config: StudyConfig,
+    config: "StudyConfig",
     progress: bool,
     replay: bool,
     figure: Path | None,
-    execution: Execution,
+    execution: "Execution",
     confirmed: bool = False,
 ) -> None:
     """Run (or resume) a stored study, print Table 1; exit 1 if runs failed, 3 if the token budget stopped runs,
@@ -204,12 +202,12 @@ def execute_study(
 
 def execute_main_job(
     store: Path | str,
-    live: StudyConfig,
-    recorded: list[Recorded],
+    live: "StudyConfig",
+    recorded: "list[Recorded]",
     progress: bool,
     replay: bool,
     figure: Path | None,
-    execution: Execution,
+    execution: "Execution",
     confirmed: bool = False,
 ) -> None:
     """Replay every recorded file (0 calls), run the live study, print one summary of both (see main_job)."""
@@ -219,7 +217,7 @@ def execute_main_job(
     from critiquebench.studies.main_job import run_main_job
     from critiquebench.studies.session import exit_code
 
-    def run(store: Path | str, config: StudyConfig, replay: bool, execution: Execution) -> Session:
+    def run(store: Path | str, config: "StudyConfig", replay: bool, execution: "Execution") -> "Session":
         return _session(store, config, progress, replay, execution, confirmed)
 
     job = run_main_job(store, live, recorded, replay=replay, execution=execution, run=run)
@@ -244,7 +242,7 @@ def execute_main_job(
         raise typer.Exit(code)
 
 
-def _execution(executor: str, workers: int, ray_address: str | None) -> Execution:
+def _execution(executor: str, workers: int, ray_address: str | None) -> "Execution":
     from critiquebench.studies.session import Execution, StudyError
 
     try:
@@ -255,7 +253,7 @@ def _execution(executor: str, workers: int, ray_address: str | None) -> Executio
 
 
 
-def _print_summary(session: Session) -> None:
+def _print_summary(session: "Session") -> None:
     s, usage, name = session.summary, session.usage, session.config.name
     err.print(
         f"study {name}: {s.total} runs: {s.done} done now, {s.skipped} done before or elsewhere, "
@@ -276,7 +274,7 @@ def _print_summary(session: Session) -> None:
         err.print(f"continue with: critiquebench resume {name}")
 
 
-def _check_distinct(study: StudyConfig) -> None:
+def _check_distinct(study: "StudyConfig") -> None:
     """`--check-distinct`: one line per generated set that passes; a set that repeats a problem or shares one with
     its shot pool is a ValueError (`run` prints it as one error line, exit 2, nothing run)."""
     from critiquebench.studies.distinct import check_generated
@@ -457,6 +455,7 @@ def register(app: typer.Typer) -> None:
                 _write_figure(db, name, table, figure)
 
     studies_app = typer.Typer(
+        rich_markup_mode=None,
         help="List the store's studies (name, domains, schemes, finished/planned runs), or delete one.",
         invoke_without_command=True,
     )

@@ -26,6 +26,26 @@ if TYPE_CHECKING:
     from critiquebench.studies.runner import ProgressFn, SchemeProgress
 
 
+class StderrConsole:
+    """Prints like a rich Console on stderr (no highlighting, soft wrap), made at its first print: importing rich
+    costs a third of `critiquebench --help`, which it, `--version` and a command printing nothing there need not pay."""
+
+    def __init__(self) -> None:
+        self._console: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        """The Console itself (for the live display), made now if it was not yet."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=True, highlight=False, soft_wrap=True)
+        return self._console
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        self.console.print(*objects, **options)
+
+
 def scheme_line(spec: str, p: SchemeProgress, price: Price | None = None) -> str:
     """One scheme's counters as one line (the plain display's)."""
     cost = _cost(p, price, ", ")

@@ -1,18 +1,16 @@
 """`critiquebench verify-study`: the LLM judges candidate answers of known correctness (Tables A2-A4)."""
 
-from __future__ import annotations
-
 from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from critiquebench.cli.domain_options import DomainOptionOpt
 from critiquebench.cli.study import DryRunOpt, MaxTokensOpt, PriceInOpt, PriceOutOpt, print_estimate
+from critiquebench.cli.terminal import StderrConsole
 
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+err = StderrConsole()
 
 
 def register(app: typer.Typer) -> None:

@@ -1,7 +1,5 @@
 """`critiquebench view [NAME ...]`: the store's studies in a browser (read-only), served or written as files."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 
