@@ -33,9 +33,6 @@ from critiquebench.store.results import ensure_schema, load_study, save_study
 from critiquebench.studies.config import StudyConfig, validate
 
 RECORDED = "recorded:"
-# The endpoints every import of a kind shared before answers were keyed by source: studies stored with them
-# replay from them (their stored definitions name them), and grow under them.
-LEGACY_ENDPOINTS = ("recorded:planbench", "recorded:samples")
 
 
 class RecordingError(ValueError):
