@@ -39,6 +39,9 @@ RECORDED_ENDPOINT = "recorded:samples"
 DEFAULT_MODEL = "recorded"
 DEFAULT_TEMPERATURE = 1.0  # a source that does not say: samples are drawn, not the one greedy answer
 MAX_ANSWER_CHARS = 100_000  # as `score`: a runaway answer is judged on its first 100,000 characters
+# a CSV cell may be as long as an answer a JSON line brings (a 60 MB one was imported); csv's own limit of 131,072
+# characters kept long answers out of CSV altogether
+MAX_CSV_CELL_CHARS = 64 * 2**20
 SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 # Schemes the recorded samples answer alone (every call is sample i of the bare prompt); any other scheme needs
 # new calls (a verifier's, or rounds with feedback).
@@ -111,8 +114,13 @@ def read_rows(source: Path | Any) -> Iterator[tuple[int, Mapping[str, Any] | str
             return
         with path.open(encoding="utf-8", errors="replace", newline="") as handle:
             if kind == "csv":
-                for number, record in enumerate(csv.DictReader(handle), start=2):  # line 1 is the header
-                    yield number, {k: v for k, v in record.items() if k is not None and v != ""}
+                csv.field_size_limit(max(csv.field_size_limit(), MAX_CSV_CELL_CHARS))
+                reader = csv.DictReader(handle)
+                try:
+                    for number, record in enumerate(reader, start=2):  # line 1 is the header
+                        yield number, {k: v for k, v in record.items() if k is not None and v != ""}
+                except csv.Error as exc:  # the reader cannot go on past it: the file is refused, naming the line
+                    raise SamplesError(f"{path}: line {reader.line_num}: {exc}; nothing was imported") from None
                 return
             for number, line in enumerate(handle, start=1):
                 if line.strip():
@@ -128,6 +136,8 @@ def _json_object(line: str) -> Mapping[str, Any] | str:
         item = json.loads(line)
     except ValueError as exc:
         return f"bad JSON: {exc}"
+    except RecursionError:
+        return "bad JSON: nested too deeply to read"
     return item if isinstance(item, dict) else "a line must be a JSON object"
 
 
@@ -151,7 +161,7 @@ def parse_row(number: int, record: Mapping[str, Any] | str) -> Row | BadLine:
         messages = _messages(record.get("messages"), record.get("prompt"))
         label = _label(record.get("label"))
         temperature = _temperature(record.get("temperature"))
-    except ValueError as exc:
+    except (ValueError, OverflowError, RecursionError) as exc:  # a value Python cannot hold is a bad row too
         return BadLine(number, str(exc))
     model = record.get("model")
     if model is not None and not isinstance(model, str):
@@ -173,7 +183,7 @@ def _index(value: Any) -> int | None:
         value = int(value)
     if hasattr(value, "__index__") and not isinstance(value, bool) and int(value) >= 0:
         return int(value)
-    raise ValueError(f"'sample' must be an index >= 0, not {value!r}")
+    raise ValueError(f"'sample' must be an index >= 0, not {value!r:.40}")
 
 
 def _messages(messages: Any, prompt: Any) -> tuple[dict[str, str], ...] | None:
@@ -186,7 +196,7 @@ def _messages(messages: Any, prompt: Any) -> tuple[dict[str, str], ...] | None:
     if isinstance(messages, str):  # a CSV cell
         try:
             messages = json.loads(messages)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ValueError("'messages' must be a JSON list of {role, content}") from None
     if hasattr(messages, "tolist"):  # a Parquet list column
         messages = messages.tolist()
@@ -204,12 +214,13 @@ def _label(value: Any) -> bool | None:
         return None
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         return bool(value)
-    text = str(int(value)) if isinstance(value, int | float) and float(value) in (0, 1) else str(value)
+    # compared, not converted: float() of a 401-digit integer overflows
+    text = str(int(value)) if isinstance(value, int | float) and value in (0, 1) else str(value)
     if text.strip().lower() in _TRUE:
         return True
     if text.strip().lower() in _FALSE:
         return False
-    raise ValueError(f"'label' must be true/false (or valid/invalid, 1/0), not {value!r}")
+    raise ValueError(f"'label' must be true/false (or valid/invalid, 1/0), not {value!r:.40}")
 
 
 def _unrecorded(rows: Sequence[Row], base_url: str | None) -> tuple[str, ...]:
@@ -225,10 +236,10 @@ def _temperature(value: Any) -> float | None:
         return None
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         number = math.nan
     if not 0.0 <= number <= 2.0:
-        raise ValueError(f"'temperature' must be a number in [0, 2], not {value!r}")
+        raise ValueError(f"'temperature' must be a number in [0, 2], not {value!r:.40}")
     return number
 
 
@@ -317,11 +328,17 @@ def import_samples(
 
 
 def _common(rows: list[Row], bad: list[BadLine]) -> tuple[str, float, list[str]]:
-    """The study's model and temperature (the first row's); rows saying otherwise become bad lines."""
+    """The study's model (the first row's) and temperature (the first its rows record); rows saying otherwise
+    become bad lines, and rows that record none are taken at the study's, with a note."""
     notes: list[str] = []
     first = rows[0] if rows else Row(0, "", "")
     model = first.model or DEFAULT_MODEL
-    temperature = first.temperature
+    # the first row that records one: a first row without would make every later temperature a mismatch
+    temperature = next((r.temperature for r in rows if (r.model or DEFAULT_MODEL) == model
+                        and r.temperature is not None), None)  # fmt: skip
+    unstated = sum(1 for r in rows if r.temperature is None and (r.model or DEFAULT_MODEL) == model)
+    if temperature is not None and unstated:
+        notes.append(f"{unstated} row(s) record no temperature: taken as the study's {temperature}")
     for row in rows:
         if (row.model or DEFAULT_MODEL) != model:
             bad.append(BadLine(row.line, f"model {row.model or DEFAULT_MODEL!r} is not the study's {model!r} "
