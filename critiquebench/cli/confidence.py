@@ -6,13 +6,14 @@ written by `critiquebench export NAME --features` (.jsonl or .csv).
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+
+from critiquebench.outputs import json_text
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 confidence_app = typer.Typer(no_args_is_help=True, help=__doc__)
@@ -128,7 +129,7 @@ def eval_cmd(
     except (mod.ConfidenceError, ValueError) as exc:
         raise _fail(str(exc)) from None
     if fmt == "json":
-        typer.echo(json.dumps(results, indent=2))
+        typer.echo(json_text(results, indent=2))
         return
     split = f"train {source}, test {test}" if test else f"{folds}-fold cross-validation on {source}"
     typer.echo(eval_table(results, f"Will the run succeed? ({split})"))
@@ -201,7 +202,7 @@ def predict_cmd(
     if by_type:
         out = mean_confidence_by_type(out)
     if fmt == "json":
-        typer.echo(json.dumps(out, indent=2))
+        typer.echo(json_text(out, indent=2))
         return
     from critiquebench.reports.tables import Grid, rich_text
 
