@@ -162,3 +162,27 @@ def test_a_fifo_with_a_reader_is_still_written_into(tmp_path: Path) -> None:
         reader.kill()
     assert rc == 0, lines
     assert b"generator" in out and fifo.is_fifo()
+
+
+@pytest.mark.parametrize("vertices", ["[1,1]", "[30,30]", "[1.5,2.5]", "[true,true]", "[1,1000000000]", '[1,"a"]'])
+def test_coloring_sizes_that_cannot_be_generated_are_one_line(tmp_path: Path, vertices: str) -> None:
+    """Before: the rejection loop drew for ever (9.4 GB in 120 s for [1,1000000000])."""
+    rc, lines = cli("run", "c", "--domains", "coloring", "--instances", "gen:2:1", "--schemes", "standard",
+                    "--model", "fake", "--base-url", "http://127.0.0.1:9/v1", "--dry-run", "--domain-option",
+                    f"vertices={vertices}", cwd=tmp_path, timeout=60)  # fmt: skip
+    assert rc == 2 and len(lines) == 1, lines[-3:]
+    assert "vertices must be two whole numbers (low, high) with 2 <= low <= high <= 14" in lines[0]
+
+
+def test_a_study_file_with_an_impossible_size_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "c.toml").write_text('domains = ["coloring"]\nschemes = ["standard"]\nmodel = "fake"\n'
+                                     'base_url = "http://127.0.0.1:9/v1"\n[instances]\ncoloring = "gen:2:1"\n'
+                                     "[domain_options.coloring]\nvertices = [1, 1]\n")  # fmt: skip
+    rc, lines = cli("run", "c", "--config", "c.toml", "--dry-run", cwd=tmp_path, timeout=60)
+    assert rc == 2 and len(lines) == 1 and "2 <= low <= high <= 14" in lines[0], lines[-3:]
+
+
+def test_the_largest_allowed_size_is_generated() -> None:
+    from critiquebench.domains import get_domain
+
+    assert [i.data["n"] for i in get_domain("coloring", vertices=[14, 14]).generate(2, 1)] == [14, 14]
