@@ -157,6 +157,34 @@ def _replacing(path: Path, binary: bool) -> Iterator[Any]:
     _sync_folder(target.parent)
 
 
+@contextmanager
+def new_store_file(path: str | os.PathLike[str], stores: Iterable[Any] = ()) -> Iterator[Path]:
+    """A temporary path beside the missing file `path`, for a writer that makes a whole file itself (`store copy`
+    writes a SQLite store): once the block ends without error the file is synced and renamed to `path`; on any
+    error it is removed (with SQLite's files beside it), so a full disk leaves no empty or partial store.
+    OutputError when `path` cannot be written (see `check_output`) or exists."""
+    if check_output(path, stores) != "missing":
+        raise _fail(path, "it exists; give a new file name")
+    target = Path(os.path.abspath(path))
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise _fail(path, _cause(exc)) from None
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        with open(tmp, "rb") as fp:
+            os.fsync(fp.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        for suffix in _SIDECARS:
+            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+        raise
+    _sync_folder(target.parent)
+
+
 def _sync_folder(folder: Path) -> None:
     """Make a rename durable (best effort: some file systems cannot sync a directory)."""
     try:
