@@ -77,3 +77,21 @@ def test_retries_of_trickling_headers_each_end_at_the_deadline(
             LLMClient(settings, cache).complete([{"role": "user", "content": "hi"}])
         took = time.monotonic() - started
     assert len(seen) == 3 and took < 40.0, (len(seen), took)
+
+
+def test_a_run_against_trickling_headers_ends_in_lines_not_a_hang(
+    tmp_path: Path, trickling_headers: tuple[str, list[int]]
+) -> None:
+    """The whole command: the endpoint check (urllib, which reads at most 100 header lines and then raised a
+    traceback) and every call end at their deadlines; the run is failed, resumable, with no traceback."""
+    import subprocess
+    import sys
+
+    base_url, seen = trickling_headers
+    args = [sys.executable, "-m", "critiquebench", "run", "t", "--domains", "game24", "--instances", "gen:1:1",
+            "--schemes", "standard", "--model", "m", "--base-url", base_url, "--timeout", "1", "--store",
+            str(tmp_path / "s.sqlite"), "--no-progress"]  # fmt: skip
+    done = subprocess.run(args, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "no complete reply within 1 s" in done.stderr
+    assert len(seen) == 8  # the endpoint check, then the call's first attempt and 6 retries, each cut at 1 s
