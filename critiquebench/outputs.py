@@ -3,8 +3,8 @@
 The promises, shared by every command (docs: "Reliability promises"):
 - a regular file is written to a temporary file beside it and renamed into place only once the write and its
   `fsync` succeeded: an output is either the old file or the whole new one, never half of either;
-- a FIFO or a character device (`/dev/stdout`, `/dev/null`) is written into, never replaced by a regular file;
-  a block device or a socket is refused;
+- a FIFO or a character device (`/dev/stdout`, `/dev/null`) is written into, never replaced by a regular file
+  (a FIFO no process reads is refused at once, not waited on); a block device or a socket is refused;
 - a SQLite file (its first 16 bytes are "SQLite format 3\\0") is never replaced, nor the store the command
   reads (or its -wal/-shm files), whatever its name: an output named like the store cannot destroy it;
 - every failure (read-only place, full disk, a folder, a missing parent) is one `OutputError` naming the path
@@ -17,7 +17,10 @@ about 2 ms a file that would add some 20 s to a store of 10,000 runs, for a fold
 
 from __future__ import annotations
 
+import errno
 import io
+import json
+import math
 import os
 import re
 import shutil
@@ -118,8 +121,16 @@ def open_output(path: str | os.PathLike[str], stores: Iterable[Any] = (), *, bin
 
 @contextmanager
 def _stream(path: str | os.PathLike[str], binary: bool) -> Iterator[Any]:
-    # O_APPEND: a /dev/stdout the shell opened for `>>` keeps what is before; a FIFO or a device ignores it
-    raw = os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND), "wb")
+    # O_APPEND: a /dev/stdout the shell opened for `>>` keeps what is before; a FIFO or a device ignores it.
+    # O_NONBLOCK for the open only: a FIFO no process reads fails at once (ENXIO) instead of waiting for ever
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise OSError(exc.errno, "it is a FIFO no process reads; start its reader first") from None
+        raise
+    os.set_blocking(fd, True)  # the writes wait for a slow reader, as a shell redirection's do
+    raw = os.fdopen(fd, "wb")
     with raw if binary else io.TextIOWrapper(raw, encoding="utf-8", newline="") as fp:
         yield fp
 
@@ -142,6 +153,34 @@ def _replacing(path: Path, binary: bool) -> Iterator[Any]:
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        raise
+    _sync_folder(target.parent)
+
+
+@contextmanager
+def new_store_file(path: str | os.PathLike[str], stores: Iterable[Any] = ()) -> Iterator[Path]:
+    """A temporary path beside the missing file `path`, for a writer that makes a whole file itself (`store copy`
+    writes a SQLite store): once the block ends without error the file is synced and renamed to `path`; on any
+    error it is removed (with SQLite's files beside it), so a full disk leaves no empty or partial store.
+    OutputError when `path` cannot be written (see `check_output`) or exists."""
+    if check_output(path, stores) != "missing":
+        raise _fail(path, "it exists; give a new file name")
+    target = Path(os.path.abspath(path))
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise _fail(path, _cause(exc)) from None
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        with open(tmp, "rb") as fp:
+            os.fsync(fp.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        for suffix in _SIDECARS:
+            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
         raise
     _sync_folder(target.parent)
 
@@ -223,3 +262,22 @@ def spreadsheet_safe(value: Any) -> Any:
 def spreadsheet_row(row: dict[str, Any]) -> dict[str, Any]:
     """`row` with every cell made `spreadsheet_safe` (for csv.DictWriter)."""
     return {key: spreadsheet_safe(value) for key, value in row.items()}
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """`json.dumps(value, **options)` as strict JSON: a non-finite number (NaN, an overflowed cost) is written as
+    null, never as the `NaN`/`Infinity` that Python writes by default and strict readers refuse."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError:  # rare: walk the value only when it holds a non-finite number
+        return json.dumps(_finite(value), allow_nan=False, **options)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value

@@ -6,6 +6,12 @@ runs nothing) and walks a whitelist: binary `+ - * /` and int literals. Everythi
 attributes, `**`, `//`, floats, strings, unary signs, unbalanced parentheses) is `MalformedExpression`. Values
 are exact `Fraction`s, so `8/(3-8/3)` is exactly 24.
 
+The parse holds a process-wide lock: CPython 3.11's AST constructor keeps its recursion count in interpreter
+state shared by all threads, and parses in concurrent run threads (a Python finaliser run by the garbage
+collector mid-parse switches threads) corrupt it: `SystemError: AST constructor recursion depth mismatch`
+(python/cpython#106905, tests/test_arith_threads.py forces it). A parse of at most `MAX_CHARS` takes
+microseconds, so the lock costs nothing measurable.
+
 Unary minus/plus is rejected: the game's operators combine two numbers, and accepting `-` as a sign would let
 an answer negate a number for free.
 """
@@ -14,12 +20,14 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from fractions import Fraction
 
 MAX_CHARS = 200
 MAX_NODES = 100
 
 _ALLOWED_CHARS = re.compile(r"[\d\s()+\-*/]*")
+_PARSE_LOCK = threading.Lock()  # see the module's docstring (python/cpython#106905)
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
 
@@ -33,7 +41,8 @@ def parse_expression(text: str) -> ast.expr:
     if not text or len(text) > MAX_CHARS or not _ALLOWED_CHARS.fullmatch(text):
         raise MalformedExpression(f"not an arithmetic expression: {text[:40]!r}")
     try:
-        tree = ast.parse(text, mode="eval").body
+        with _PARSE_LOCK:
+            tree = ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise MalformedExpression(f"cannot parse {text[:40]!r}") from exc
     if _check(tree) > MAX_NODES:

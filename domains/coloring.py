@@ -33,6 +33,9 @@ from critiquebench.domains.backprompt import (
 from critiquebench.domains.base import leveled_feedback
 from critiquebench.domains.coloring_graphs import (
     DEFAULT_VERTICES,
+    MAX_VERTICES,
+    MIN_VERTICES,
+    VERTICES_WHY,
     col_files,
     color_graph,
     generate_planar,
@@ -387,6 +390,8 @@ def make_coloring(**options: Any) -> Coloring:
         raise ValueError(
             f"coloring takes no options {sorted(options)} (only vertices, form, verdict, protocol, prompts)"
         )
-    if len(vertices) != 2 or not 1 <= vertices[0] <= vertices[1]:
-        raise ValueError(f"vertices must be (low, high) with 1 <= low <= high, got {vertices}")
-    return Coloring((int(vertices[0]), int(vertices[1])), prompts, form, verdict, protocol)
+    whole = len(vertices) == 2 and all(type(v) is int for v in vertices)  # not 1.5, not true
+    if not whole or not MIN_VERTICES <= vertices[0] <= vertices[1] <= MAX_VERTICES:
+        raise ValueError(f"vertices must be two whole numbers (low, high) with {MIN_VERTICES} <= low <= high <= "
+                         f"{MAX_VERTICES}, got {str(list(vertices))[:60]}: {VERTICES_WHY}")  # fmt: skip
+    return Coloring((vertices[0], vertices[1]), prompts, form, verdict, protocol)

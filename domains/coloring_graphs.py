@@ -21,6 +21,12 @@ EDGE_P = 0.4
 # At p=0.4 a planar G(n, p) needs ~3,000 draws for n=14 and ~60,000 for n=17, so generation stops at 13.
 DEFAULT_VERTICES = (10, 13)
 SEARCH_BUDGET = 2_000_000
+# The generated sizes `vertices` may ask for: a graph of 1 vertex has no edge, so the draw of one with an edge never
+# ends; a planar draw comes once in ~330 at 14 vertices (measured: 18 of 6,000), once in ~6,000 at 15, and almost
+# never from 20 on, where the rejection loop ran until memory ran out
+MIN_VERTICES, MAX_VERTICES = 2, 14
+VERTICES_WHY = "a generated graph needs an edge, and a planar G(v, 0.4) draw almost never comes for v above 14"
+MAX_DRAWS = 50_000  # per graph; at 14 vertices all 50,000 fail with probability about e^-150
 
 
 def read_col(path: Path) -> Instance:
@@ -136,10 +142,12 @@ def generate_planar(n: int, seed: int, vertices: tuple[int, int] = DEFAULT_VERTI
     rng, out = random.Random(seed), []
     for i in range(1, n + 1):
         size = rng.randint(*vertices)
-        while True:
+        for _draw in range(MAX_DRAWS):
             graph = nx.gnp_random_graph(size, EDGE_P, seed=rng.randrange(2**32))
             if graph.number_of_edges() and nx.check_planarity(graph)[0]:
                 break
+        else:  # only a size outside MIN_VERTICES..MAX_VERTICES gets here
+            raise ValueError(f"no planar graph of {size} vertices with an edge in {MAX_DRAWS:,} draws: {VERTICES_WHY}")
         out.append(make_instance(f"gen-{seed}-{i}", size, sorted(graph.edges()), None))
     return out
 

@@ -94,7 +94,8 @@ def typed(domain: str, key: str, value: str) -> Any:
     try:
         return _as(options[key], value)
     except ValueError as exc:
-        raise ValueError(f"--domain-option {key}={value}: {exc}") from None
+        shown = value if len(value) <= 80 else value[:80] + "…"  # the flag is the user's own: its start says which
+        raise ValueError(f"--domain-option {key}={shown}: {exc}") from None
 
 
 def _as(kind: Any, value: str) -> Any:
@@ -134,3 +135,5 @@ def _toml_or_text(value: str) -> Any:
         return tomllib.loads(f"v = {value}")["v"]
     except tomllib.TOMLDecodeError:
         return value
+    except RecursionError:  # tomllib recurses once per level: a value nested thousands deep is no option
+        raise ValueError("the value is nested too deeply to read (arrays or tables in tables)") from None

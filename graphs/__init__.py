@@ -70,7 +70,11 @@ class Scheme:
         """The most generation rounds a run can take (a module's own `max_rounds(params)` when it has one)."""
         full = self.params(params)
         if self.rounds_of is not None:
-            return self.rounds_of(full)
+            rounds = self.rounds_of(full)
+            if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
+                raise ValueError(f"scheme {self.name!r} ({self.source}): max_rounds() gave {rounds!r:.60}, not a "
+                                 "count of rounds >= 1")  # fmt: skip
+            return rounds
         return int(full.get("rounds", full.get("k", 1)))
 
     def calls(self, params: Mapping[str, Any]) -> Calls:
@@ -78,7 +82,7 @@ class Scheme:
         without one is counted as a loop of `max_rounds` rounds with a critic call each when it has a critic."""
         full = self.params(params)
         if self.calls_of is not None:
-            return self.calls_of(full)
+            return _checked_calls(self, self.calls_of(full))
         return Calls(rounds=self.max_rounds(params), critic=critic_calls(full) if self.has_critic else 0)
 
     def __call__(self, **params: Any) -> StateGraph:
@@ -99,6 +103,18 @@ class Scheme:
         """A JSON-able description (for `critiquebench schemes`)."""
         return {"name": self.name, "doc": self.doc, "source": self.source,
                 "params": [p.describe() for p in self.declared]}  # fmt: skip
+
+
+def _checked_calls(scheme: Scheme, calls: Any) -> Calls:
+    """A plug-in's `calls()` result, or ValueError: the dry run and the runaway guard do arithmetic with it."""
+    counts = ("rounds", "critic", "repeats")
+    ok = isinstance(calls, Calls) and all(
+        isinstance(getattr(calls, c), int) and not isinstance(getattr(calls, c), bool) for c in counts
+    )  # fmt: skip
+    if not ok or calls.rounds < 1 or calls.critic < 0 or calls.repeats < 1:
+        raise ValueError(f"scheme {scheme.name!r} ({scheme.source}): calls() gave {calls!r:.80}, not a "
+                         "graphs.cost.Calls of rounds >= 1, critic >= 0, repeats >= 1")  # fmt: skip
+    return calls
 
 
 def _scheme(name: str, module: ModuleType, source: str = "built-in", **defaults: Any) -> Scheme:
@@ -144,8 +160,14 @@ def _plugin(name: str, ep: importlib.metadata.EntryPoint) -> Scheme:
     missing = [attr for attr in ("PARAMS", "build") if not hasattr(module, attr)]
     if missing or not callable(module.build):
         raise ValueError(f"{where} lacks {' and '.join(missing) or 'a callable build'}: see graphs/refine.py")
+    declared = module.PARAMS
+    if not isinstance(declared, list | tuple) or not all(isinstance(p, Param) for p in declared):
+        raise ValueError(f"{where}: PARAMS must be a tuple of graphs.params.Param, not {declared!r:.60}")
     dist = ep.dist.name if ep.dist is not None else "?"
-    return _scheme(name, module, source=f"{ep.value} ({dist})")
+    try:
+        return _scheme(name, module, source=f"{ep.value} ({dist})")
+    except Exception as exc:  # a declaration our checks missed: still the plug-in's, in one line
+        raise ValueError(f"{where}: {type(exc).__name__}: {exc}") from exc
 
 
 def load_plugin(name: str) -> bool:
@@ -162,7 +184,7 @@ def load_plugin(name: str) -> bool:
 
 def available_schemes() -> list[Scheme]:
     """Built-in schemes, then every installed plug-in's (a plug-in that fails to load is left out with a
-    warning; one with a built-in's name is shadowed)."""
+    warning and kept in `PLUGIN_ERRORS`; one with a built-in's name is shadowed)."""
     for name, ep in sorted(_entry_points().items()):
         if name in BUILTIN_SCHEMES:
             log.warning("scheme plug-in %r (%s) is shadowed by the built-in scheme", name, ep.value)
@@ -170,8 +192,13 @@ def available_schemes() -> list[Scheme]:
         try:
             load_plugin(name)
         except ValueError as exc:
+            PLUGIN_ERRORS[name] = (ep.value, str(exc))
             log.warning("%s", exc)
     return list(SCHEMES.values())
+
+
+# plug-ins `available_schemes` could not load: name -> (entry point, why), for `critiquebench schemes` to list
+PLUGIN_ERRORS: dict[str, tuple[str, str]] = {}
 
 
 class Spec(NamedTuple):

@@ -89,6 +89,7 @@ class ScriptedServer:
         )
         self.usage = usage
         self.trickle_s = 1.0
+        self.models_latency = 0.0  # seconds before answering `GET /models` (an endpoint check that takes a while)
         self.echo_errors = False  # error bodies quote the request target and Authorization, as some servers do
         self.api_key, self.strict_paths, self.models, self.strict_models = (
             api_key,
@@ -243,6 +244,7 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             if not self._routed("/models"):
                 self._error(404, f"no route {self.path}")
             elif self._authorized():
+                time.sleep(server.models_latency)
                 data = [{"id": model, "object": "model"} for model in server.models]
                 self._send(200, json.dumps({"object": "list", "data": data}).encode())
 

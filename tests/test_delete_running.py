@@ -52,3 +52,44 @@ def test_deleting_a_running_study_is_refused_in_one_line_until_its_process_is_go
     gone = invoke("studies", "delete", "s", "--store", str(store))
     assert gone.stderr.startswith("deleted study s: ")
     assert "no study named 's'" in invoke("report", "s", "--store", str(store), check=2).stderr
+
+
+def study_defined(store: Path) -> bool:
+    if not store.exists():
+        return False
+    try:
+        with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=10)) as conn:
+            return conn.execute("SELECT COUNT(*) FROM studies WHERE name = 's'").fetchone()[0] > 0
+    except sqlite3.Error:  # not made yet
+        return False
+
+
+def test_a_delete_at_the_start_of_a_run_is_refused(tmp_path: Path) -> None:
+    """Issue 45 item 6: a delete that landed after `run` stored the study but before its first run's claim went
+    through (1 of 3 timed trials in the audit); the run paid for every call and left 16 runs with no study. The
+    run now holds a claim from its first statement: here the delete comes as soon as the definition is stored,
+    while the endpoint check (a 3 s `GET /models`) keeps every run from starting; on the code before, the delete
+    went through and the run ended "deleted while it ran", rc 2."""
+    store = tmp_path / "s.sqlite"
+    with ScriptedServer(reply=game24_reply) as server:
+        server.models_latency = 3.0
+        command = [str(CLI), *run_args("s", store, server, instances="gen:2:1", schemes="standard"), "--no-progress"]
+        running = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            while not study_defined(store):
+                assert running.poll() is None and time.monotonic() < deadline, running.communicate()
+                time.sleep(0.02)
+            refused = invoke("studies", "delete", "s", "--store", str(store), check=2)
+            assert refused.stderr.startswith("error: study s is running ("), refused.stderr
+            out, err = running.communicate(timeout=120)
+        finally:
+            if running.poll() is None:
+                running.kill()
+                running.wait(30)
+    assert running.returncode == 0, err[-2000:]
+    with closing(sqlite3.connect(store)) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM runs WHERE study = 's' AND status = 'done'").fetchone()[0] == 2
+        assert conn.execute("SELECT COUNT(*) FROM run_claims").fetchone()[0] == 0  # the session's claim released
+    gone = invoke("studies", "delete", "s", "--store", str(store))  # the run over: the delete goes through
+    assert gone.stderr.startswith("deleted study s: ")

@@ -48,3 +48,27 @@ def test_a_full_store_ends_the_study_with_one_line_and_a_resume_finishes_it(tmp_
     assert numbers(store, "full") == numbers(local, "full")
     with closing(sqlite3.connect(store)) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_store_copy_on_a_full_disk_leaves_no_file(tmp_path: Path) -> None:
+    """Issue 45 item 7: `store copy` wrote its new store in place and left a 0-byte (or partial) file when the disk
+    filled; it now writes through `critiquebench.outputs` (a file beside it, renamed in once whole)."""
+    source = tmp_path / "source.sqlite"
+    with ScriptedServer(reply=game24_reply) as server:
+        invoke(*study(source, server))
+    size_kb = source.stat().st_size // 1024
+    copy = tmp_path / "copy.sqlite"
+    command = shlex.join([sys.executable, "-m", "critiquebench", "store", "copy", str(source), str(copy)])
+    limited = subprocess.run(["bash", "-c", f"ulimit -f {size_kb // 2}; exec {command}"], capture_output=True,
+                             text=True, cwd=ROOT, env={**os.environ, "NO_COLOR": "1"}, timeout=300)  # fmt: skip
+    lines = [line for line in (limited.stdout + limited.stderr).splitlines() if line.strip()]
+    assert limited.returncode == 2 and len(lines) == 1, limited.stderr[-3000:]
+    assert lines[0].startswith(f"error: cannot write {copy}: "), lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir() if "copy" in p.name) == []  # nothing, not a 0-byte file
+    done = invoke("store", "copy", str(source), str(copy))  # with room: the whole store
+    assert done.stdout.startswith(f"copied {source} -> {copy}: ")
+    assert numbers(copy, "full") == numbers(source, "full")
+    link = tmp_path / "link.sqlite"
+    link.symlink_to(source)
+    refused = invoke("store", "copy", str(source), str(link), check=2)
+    assert "is the store" in refused.stderr and "itself" in refused.stderr

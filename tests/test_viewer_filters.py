@@ -314,3 +314,32 @@ def _has_study(path: Path, name: str) -> bool:
             return bool(db.execute("SELECT 1 FROM studies WHERE name = ?", [name]).fetchone())
     except sqlite3.Error:
         return False
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda: "(" * 20_000 + "correct" + ")" * 20_000, 'more than 100 nested parentheses or "not"s'),
+        (lambda: "not " * 20_000 + "correct", 'more than 100 nested parentheses or "not"s'),
+        (lambda: " or ".join(["correct"] * 50_000), "characters long; at most 100000 are read"),
+    ],
+    ids=["parentheses", "nots", "ors"],
+)
+def test_a_filter_too_deep_or_too_long_is_a_message(mix_store: Path, page: Any, make: Any, says: str) -> None:
+    """Issue 45 item 7: these overflowed the page's stack; the run list stayed at "loading…" with no message."""
+    with ViewerServer(mix_store, []) as server:
+        page.goto(server.url + "#study=mix")
+        sync_api.expect(page.locator("#run-count")).to_have_text(str(3 * N))
+        apply(page, make())
+        sync_api.expect(page.locator("#filter-error")).to_contain_text(says)
+        apply(page, "rounds > 1")  # fixed in place: the list is back
+        sync_api.expect(page.locator("#run-count")).to_have_text(str(len(run_ids(mix_store, "rounds > 1"))))
+
+
+def test_a_long_chain_of_ors_within_the_limits_is_read(mix_store: Path, page: Any) -> None:
+    """3,000 `or`ed conditions (the audit's passing case) still filter: a chain is one node, not 3,000 levels."""
+    with ViewerServer(mix_store, []) as server:
+        page.goto(server.url + "#study=mix")
+        sync_api.expect(page.locator("#run-count")).to_have_text(str(3 * N))
+        apply(page, " or ".join(['scheme == "absent"'] * 3_000 + ["rounds > 1"]))
+        sync_api.expect(page.locator("#run-count")).to_have_text(str(len(run_ids(mix_store, "rounds > 1"))))

@@ -49,3 +49,20 @@ class Sums:
 
 def make_sums(**options: object) -> Sums:
     return Sums()
+
+
+class FlakySums(Sums):
+    """Sums whose sound check meets an error of the interpreter itself (as python/cpython#106905's race gave
+    Game of 24's parse) the first `faults[instance id]` times it checks that instance's answer."""
+
+    faults: dict[str, int] = {}
+
+    def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
+        if self.faults.get(instance.id, 0) > 0:
+            self.faults[instance.id] -= 1
+            raise SystemError("AST constructor recursion depth mismatch (before=60, after=52)")
+        return super().assess(instance, text)
+
+
+def make_flaky_sums(**options: object) -> FlakySums:
+    return FlakySums()

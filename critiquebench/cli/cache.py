@@ -1,11 +1,12 @@
 """`critiquebench cache stats|export|import`: inspect the LLM call cache, or hand it on for replay."""
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from critiquebench.outputs import json_text
 
 if TYPE_CHECKING:
     from critiquebench.store.cache import CallCache
@@ -40,7 +41,7 @@ def stats(
         result = cache.stats()
     if as_json:
         # Totals at the top level (what scripts read: calls, hits, failed, tokens), the split by model beside.
-        typer.echo(json.dumps({**result["total"], "by_model": result["by_model"]}, indent=2, sort_keys=True))
+        typer.echo(json_text({**result["total"], "by_model": result["by_model"]}, indent=2, sort_keys=True))
         return
     columns = ("recorded", "calls", "hits", "failed", "prompt_tokens", "completion_tokens")
     table = Table(title="LLM call cache")

@@ -4,7 +4,6 @@ A SOURCE is a stored study (planning runs), a PlanBench backprompting results fi
 written by `critiquebench export NAME --features` (.jsonl or .csv).
 """
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from critiquebench.cli.terminal import StderrConsole
+from critiquebench.outputs import json_text
 
 err = StderrConsole()
 confidence_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help=__doc__)
@@ -127,7 +127,7 @@ def eval_cmd(
     except (mod.ConfidenceError, ValueError) as exc:
         raise _fail(str(exc)) from None
     if fmt == "json":
-        typer.echo(json.dumps(results, indent=2))
+        typer.echo(json_text(results, indent=2))
         return
     split = f"train {source}, test {test}" if test else f"{folds}-fold cross-validation on {source}"
     typer.echo(eval_table(results, f"Will the run succeed? ({split})"))
@@ -200,7 +200,7 @@ def predict_cmd(
     if by_type:
         out = mean_confidence_by_type(out)
     if fmt == "json":
-        typer.echo(json.dumps(out, indent=2))
+        typer.echo(json_text(out, indent=2))
         return
     from critiquebench.reports.tables import Grid, rich_text
 

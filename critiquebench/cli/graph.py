@@ -18,12 +18,13 @@ def schemes(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON list instead of a table.")] = False,
 ) -> None:
     """List the schemes and their parameters (type, default, allowed values); set them as NAME:KEY=VALUE,..."""
-    from critiquebench.graphs import available_schemes
+    from critiquebench.graphs import PLUGIN_ERRORS, available_schemes
     from critiquebench.graphs.params import text
 
     described = [scheme.describe() for scheme in available_schemes()]
+    broken = [{"name": name, "source": source, "error": error} for name, (source, error) in PLUGIN_ERRORS.items()]
     if as_json:
-        typer.echo(json.dumps(described, indent=2))
+        typer.echo(json.dumps(described + broken, indent=2))
         return
     for scheme in described:
         plugin = "" if scheme["source"] == "built-in" else f" [plug-in: {scheme['source']}]"
@@ -35,6 +36,8 @@ def schemes(
             if p["minimum"] is not None:
                 kind += f", {text(p['minimum'])}..{text(p['maximum'])}"
             typer.echo(f"    {p['name'] + '=' + text(p['default']):<22} {kind}: {p['help']}")
+    for scheme in broken:  # listed, so a user sees why a scheme they installed is missing
+        typer.echo(f"{scheme['name']} [plug-in: {scheme['source']}]: cannot be used: {scheme['error']}")
     typer.echo("Set parameters as NAME:KEY=VALUE,... (e.g. sampling:k=25); critics: `critiquebench critics`.")
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from critiquebench.cli.domain_options import DomainOptionOpt, domain_options
+from critiquebench.outputs import json_text
 
 if TYPE_CHECKING:
     from critiquebench.domains import Domain
@@ -134,7 +135,7 @@ def score(
             for result in score_lines(chosen, lines.splitlines(), feedback.value, dataset, max_answer_chars):
                 counts[result["verdict"]] += 1
                 truncated += bool(result.get("truncated"))
-                sink.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
+                sink.write(json_text(result, ensure_ascii=False, default=str) + "\n")
     except OutputError as exc:
         _fail(str(exc))
     summary = ", ".join(f"{counts[v]} {v}" for v in ("valid", "invalid", "malformed", "error"))

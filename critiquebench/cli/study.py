@@ -1,6 +1,5 @@
 """`critiquebench run | resume | report | studies | export`: studies from definition to tables."""
 
-import json
 import os
 import sys
 from contextlib import ExitStack, nullcontext
@@ -11,6 +10,7 @@ import typer
 
 from critiquebench.cli.domain_options import DomainOptionOpt
 from critiquebench.cli.terminal import StderrConsole
+from critiquebench.outputs import json_text
 from critiquebench.reports.catalog import HELP as REPORT_HELP
 
 if TYPE_CHECKING:  # what the commands run is imported in their bodies, so --help loads none of it
@@ -357,6 +357,8 @@ def register(app: typer.Typer) -> None:
                 rate = DEFAULT_STOP_RATE if stop_rate is None else stop_rate
                 print_estimate(estimate_study(request.study, path, rate), price_in, price_out, request.study.model)
                 return
+        except typer.Exit:  # a RuntimeError to click, already worded (a bad price file): not "error: 2"
+            raise
         except (ConfigError, StoreError, OSError, ValueError, RuntimeError) as exc:  # RunnerError: bad data
             raise _fail(str(exc)) from exc
         figure = figure or request.figure
@@ -481,7 +483,7 @@ def register(app: typer.Typer) -> None:
         except StoreError as exc:
             raise _fail(str(exc)) from exc
         if as_json:
-            typer.echo(json.dumps(rows, indent=2))
+            typer.echo(json_text(rows, indent=2))
             return
         body = [
             [r["name"], r["kind"], ",".join(r["domains"]), ",".join(r["schemes"]),
@@ -533,6 +535,7 @@ def register(app: typer.Typer) -> None:
         """A study's rounds, runs or LLM calls as a table (JSON lines, CSV or Parquet) with the model, endpoint,
         temperature and scheme parameters each run was made with on every row (or, with --features, the attempt
         dataset). Columns: docs/reports.md, "Export columns"."""
+        from critiquebench.llm.prices import PriceError
         from critiquebench.outputs import OutputError
         from critiquebench.reports.records import COLUMNS, ExportError, check_format, format_for, records, write_records
         from critiquebench.store.db import StoreError
@@ -554,7 +557,7 @@ def register(app: typer.Typer) -> None:
                 check_format(chosen, output)  # before reading anything
                 count = write_records(records(db, name, table), COLUMNS[table], chosen, output, sys.stdout,
                                       [located])  # fmt: skip
-            except (ExportError, OutputError) as exc:
+            except (ExportError, OutputError, PriceError) as exc:  # PriceError: the runs' costs, a bad price file
                 raise _fail(str(exc)) from exc
             except OSError as exc:
                 raise _fail(f"cannot write {output or 'to standard output'}: {exc.strerror or exc}") from exc

@@ -50,7 +50,7 @@ from typing import IO, TYPE_CHECKING, Any
 import sqlite_utils
 
 from critiquebench.domains.contract import Instance
-from critiquebench.outputs import spreadsheet_row
+from critiquebench.outputs import json_text, spreadsheet_row
 from critiquebench.store.reads import study_rounds
 
 if TYPE_CHECKING:
@@ -278,7 +278,7 @@ def write_rows(rows: Iterable[dict[str, Any]], fp: IO[str], fmt: str = "jsonl") 
         if writer is not None:
             writer.writerow(spreadsheet_row(row))
         else:
-            fp.write(json.dumps({c: row[c] for c in COLUMNS}, ensure_ascii=False) + "\n")
+            fp.write(json_text({c: row[c] for c in COLUMNS}, ensure_ascii=False) + "\n")
         count += 1
     return count
 

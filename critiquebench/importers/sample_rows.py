@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# a CSV cell may be as long as an answer a JSON line brings (a 60 MB one was imported); csv's own limit of 131,072
+# characters kept long answers out of CSV altogether
+MAX_CSV_CELL_CHARS = 64 * 2**20
 SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 _TRUE = {"true", "1", "yes", "valid", "correct", "pass", "passed"}
 _FALSE = {"false", "0", "no", "invalid", "incorrect", "wrong", "fail", "failed"}
@@ -66,8 +69,13 @@ def read_rows(source: Path | Any) -> Iterator[tuple[int, Mapping[str, Any] | str
             return
         with path.open(encoding="utf-8", errors="replace", newline="") as handle:
             if kind == "csv":
-                for number, record in enumerate(csv.DictReader(handle), start=2):  # line 1 is the header
-                    yield number, {k: v for k, v in record.items() if k is not None and v != ""}
+                csv.field_size_limit(max(csv.field_size_limit(), MAX_CSV_CELL_CHARS))
+                reader = csv.DictReader(handle)
+                try:
+                    for number, record in enumerate(reader, start=2):  # line 1 is the header
+                        yield number, {k: v for k, v in record.items() if k is not None and v != ""}
+                except csv.Error as exc:  # the reader cannot go on past it: the file is refused, naming the line
+                    raise SamplesError(f"{path}: line {reader.line_num}: {exc}; nothing was imported") from None
                 return
             for number, line in enumerate(handle, start=1):
                 if line.strip():
@@ -83,6 +91,8 @@ def _json_object(line: str) -> Mapping[str, Any] | str:
         item = json.loads(line)
     except ValueError as exc:
         return f"bad JSON: {exc}"
+    except RecursionError:
+        return "bad JSON: nested too deeply to read"
     return item if isinstance(item, dict) else "a line must be a JSON object"
 
 
@@ -106,7 +116,7 @@ def parse_row(number: int, record: Mapping[str, Any] | str) -> Row | BadLine:
         messages = _messages(record.get("messages"), record.get("prompt"))
         label = _label(record.get("label"))
         temperature = _temperature(record.get("temperature"))
-    except ValueError as exc:
+    except (ValueError, OverflowError, RecursionError) as exc:  # a value Python cannot hold is a bad row too
         return BadLine(number, str(exc))
     model = record.get("model")
     if model is not None and not isinstance(model, str):
@@ -128,7 +138,7 @@ def _index(value: Any) -> int | None:
         value = int(value)
     if hasattr(value, "__index__") and not isinstance(value, bool) and int(value) >= 0:
         return int(value)
-    raise ValueError(f"'sample' must be an index >= 0, not {value!r}")
+    raise ValueError(f"'sample' must be an index >= 0, not {value!r:.40}")
 
 
 def _messages(messages: Any, prompt: Any) -> tuple[dict[str, str], ...] | None:
@@ -141,7 +151,7 @@ def _messages(messages: Any, prompt: Any) -> tuple[dict[str, str], ...] | None:
     if isinstance(messages, str):  # a CSV cell
         try:
             messages = json.loads(messages)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ValueError("'messages' must be a JSON list of {role, content}") from None
     if hasattr(messages, "tolist"):  # a Parquet list column
         messages = messages.tolist()
@@ -159,12 +169,13 @@ def _label(value: Any) -> bool | None:
         return None
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         return bool(value)
-    text = str(int(value)) if isinstance(value, int | float) and float(value) in (0, 1) else str(value)
+    # compared, not converted: float() of a 401-digit integer overflows
+    text = str(int(value)) if isinstance(value, int | float) and value in (0, 1) else str(value)
     if text.strip().lower() in _TRUE:
         return True
     if text.strip().lower() in _FALSE:
         return False
-    raise ValueError(f"'label' must be true/false (or valid/invalid, 1/0), not {value!r}")
+    raise ValueError(f"'label' must be true/false (or valid/invalid, 1/0), not {value!r:.40}")
 
 
 def _temperature(value: Any) -> float | None:
@@ -172,8 +183,8 @@ def _temperature(value: Any) -> float | None:
         return None
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         number = math.nan
     if not 0.0 <= number <= 2.0:
-        raise ValueError(f"'temperature' must be a number in [0, 2], not {value!r}")
+        raise ValueError(f"'temperature' must be a number in [0, 2], not {value!r:.40}")
     return number

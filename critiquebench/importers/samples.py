@@ -173,11 +173,17 @@ def import_samples(
 
 
 def _common(rows: list[Row], bad: list[BadLine]) -> tuple[str, float, list[str]]:
-    """The study's model and temperature (the first row's); rows saying otherwise become bad lines."""
+    """The study's model (the first row's) and temperature (the first its rows record); rows saying otherwise
+    become bad lines, and rows that record none are taken at the study's, with a note."""
     notes: list[str] = []
     first = rows[0] if rows else Row(0, "", "")
     model = first.model or DEFAULT_MODEL
-    temperature = first.temperature
+    # the first row that records one: a first row without would make every later temperature a mismatch
+    temperature = next((r.temperature for r in rows if (r.model or DEFAULT_MODEL) == model
+                        and r.temperature is not None), None)  # fmt: skip
+    unstated = sum(1 for r in rows if r.temperature is None and (r.model or DEFAULT_MODEL) == model)
+    if temperature is not None and unstated:
+        notes.append(f"{unstated} row(s) record no temperature: taken as the study's {temperature}")
     for row in rows:
         if (row.model or DEFAULT_MODEL) != model:
             bad.append(BadLine(row.line, f"model {row.model or DEFAULT_MODEL!r} is not the study's {model!r} "

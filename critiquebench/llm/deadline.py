@@ -10,7 +10,11 @@ never cut off. `deadline_client(seconds)` is the SDK's default HTTP client with 
   `ReplyDeadline` (an `httpx2.ReadTimeout`, so the SDK reports a timeout and the client retries it like any
   other). A body complete in time cancels the timer before the connection goes back to the pool.
 
-A reply whose headers themselves trickle is bounded per read only: the hooks run once the headers are complete.
+The headers come before any hook sees the reply, so the connections' reads themselves are bounded too: the
+client's connection pool reads through `_DeadlineBackend`, whose every read (the headers' included) waits at
+most until the deadline of the request its thread is sending (kept per thread by the request hook), and fails
+with `ReplyDeadline` after it. A server that sends one header line a second is cut at the deadline like a body
+that trickles (before, it hung the call: each read waited less than the timeout, for ever).
 """
 
 from __future__ import annotations
@@ -25,11 +29,16 @@ from typing import Any
 import openai
 
 try:  # the HTTP library of the OpenAI SDK installed: httpx2 from its 3.x, httpx before
+    import httpcore2
     import httpx2
 except ImportError:  # pragma: no cover - older SDKs
+    import httpcore as httpcore2  # type: ignore[no-redef]
     import httpx as httpx2  # type: ignore[no-redef]
 
 _DEADLINE = "critiquebench.deadline"  # the request extension holding its monotonic deadline
+# (deadline, seconds, request) of the request this thread is sending: httpx's sync client sends a request and reads
+# its reply in the thread that called it, so the connection's reads find their deadline here
+_sending = threading.local()
 
 
 class ReplyDeadline(httpx2.ReadTimeout):
@@ -40,11 +49,17 @@ def deadline_client(seconds: float) -> httpx2.Client:
     """The OpenAI SDK's default HTTP client (its limits, redirects, proxies from the environment), with every
     request bounded by `seconds` in all (see module docstring)."""
     hooks = {"request": [partial(_start, seconds)], "response": [partial(_check, seconds)]}
-    return openai.DefaultHttpxClient(event_hooks=hooks)
+    client = openai.DefaultHttpxClient(event_hooks=hooks)
+    for transport in [client._transport, *client._mounts.values()]:  # the default one, and any proxy's
+        pool = getattr(transport, "_pool", None)
+        if pool is not None and isinstance(getattr(pool, "_network_backend", None), httpcore2.NetworkBackend):
+            pool._network_backend = _DeadlineBackend(pool._network_backend)
+    return client
 
 
 def _start(seconds: float, request: httpx2.Request) -> None:
-    request.extensions[_DEADLINE] = time.monotonic() + seconds
+    request.extensions[_DEADLINE] = deadline = time.monotonic() + seconds
+    _sending.now = (deadline, seconds, request)
 
 
 def _check(seconds: float, response: httpx2.Response) -> None:
@@ -66,6 +81,56 @@ def _check(seconds: float, response: httpx2.Response) -> None:
 
 def _late(seconds: float, request: httpx2.Request) -> ReplyDeadline:
     return ReplyDeadline(f"no complete reply within {seconds:g} s (the call's timeout)", request=request)
+
+
+class _DeadlineBackend(httpcore2.NetworkBackend):
+    """The pool's network backend, its connections' reads bounded by their thread's request deadline."""
+
+    def __init__(self, inner: httpcore2.NetworkBackend) -> None:
+        self._inner = inner
+
+    def connect_tcp(self, *args: Any, **kwargs: Any) -> httpcore2.NetworkStream:
+        return _BoundedStream(self._inner.connect_tcp(*args, **kwargs))
+
+    def connect_unix_socket(self, *args: Any, **kwargs: Any) -> httpcore2.NetworkStream:
+        return _BoundedStream(self._inner.connect_unix_socket(*args, **kwargs))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _BoundedStream(httpcore2.NetworkStream):
+    """A connection whose reads wait at most until the deadline of the request its thread is sending."""
+
+    def __init__(self, inner: httpcore2.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        sending = getattr(_sending, "now", None)
+        if sending is None:
+            return self._inner.read(max_bytes, timeout)
+        deadline, seconds, request = sending
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _late(seconds, request)
+        try:
+            return self._inner.read(max_bytes, left if timeout is None else min(timeout, left))
+        except httpcore2.ReadTimeout as exc:
+            if time.monotonic() >= deadline:
+                raise _late(seconds, request) from exc
+            raise
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, timeout)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, *args: Any, **kwargs: Any) -> httpcore2.NetworkStream:
+        return _BoundedStream(self._inner.start_tls(*args, **kwargs))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
 
 
 class _DeadlineStream(httpx2.SyncByteStream):

@@ -15,9 +15,11 @@ URL with its secrets redacted.
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import logging
 import os
+import threading
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -52,6 +54,18 @@ class _Reply:
 
 
 def _request(url: str, query: dict[str, str], timeout: float, payload: dict[str, Any] | None = None) -> _Reply:
+    """The endpoint's reply, or status 0 when none came complete within `timeout` in all: urllib's timeout bounds
+    each read, so a server trickling header lines held the check (and the run) for as long as it went on. The
+    request runs in a daemon thread, left to end on its own when the deadline passes."""
+    got: list[_Reply] = []
+    worker = threading.Thread(target=lambda: got.append(_request_now(url, query, timeout, payload)), daemon=True,
+                              name="endpoint-check")  # fmt: skip
+    worker.start()
+    worker.join(timeout)
+    return got[0] if got else _Reply(0, reason=f"no complete reply within {timeout:g} s")
+
+
+def _request_now(url: str, query: dict[str, str], timeout: float, payload: dict[str, Any] | None) -> _Reply:
     parts = urlsplit(url)
     userinfo, _, host = parts.netloc.rpartition("@")
     full = urlunsplit(parts._replace(netloc=host, query=urlencode(query)))
@@ -72,7 +86,8 @@ def _request(url: str, query: dict[str, str], timeout: float, payload: dict[str,
             return _Reply(response.status, response.read(1_000_000))
     except urllib.error.HTTPError as exc:
         return _Reply(exc.code, exc.read(100_000) if exc.fp else b"")
-    except (urllib.error.URLError, OSError, ValueError) as exc:  # ValueError: http.client's InvalidURL
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:  # ValueError: InvalidURL
+        # HTTPException: a reply HTTP cannot read (more than 100 header lines, a bad status line)
         reason = getattr(exc, "reason", exc)
         refused = isinstance(reason, ConnectionRefusedError) or "Connection refused" in str(reason)
         return _Reply(0, reason=type(reason).__name__ if isinstance(reason, BaseException) else "", refused=refused)

@@ -15,14 +15,20 @@ exports' `cost_usd` column.
 
 from __future__ import annotations
 
-import math
 import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from critiquebench.domains.files import read_regular
+
 PRICES_ENV = "CRITIQUEBENCH_PRICES"
+
+
+# USD per million tokens: far above any price list (GPT-4's was 60), and low enough that no cost a study can
+# reach overflows to a non-finite number (a price of 1e308 wrote `"cost_usd": Infinity`, which is not JSON)
+MAX_PRICE = 1_000_000
 
 
 class PriceError(ValueError):
@@ -66,11 +72,15 @@ def load_prices(path: str | os.PathLike[str] | None = None) -> dict[str, Price]:
 def read_prices(path: Path) -> dict[str, Price]:
     """The `[models.NAME]` tables of a price file; PriceError (one line) for anything else."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+        data = tomllib.loads(read_regular(path).decode("utf-8"))
+    except OSError as exc:
+        raise PriceError(f"price file {path} cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
         raise PriceError(f"price file {path} cannot be read ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise PriceError(f"price file {path} is not TOML ({exc})") from None
+    except RecursionError:
+        raise PriceError(f"price file {path} is nested too deeply to read (arrays or tables in tables)") from None
     models = data.get("models")
     if set(data) - {"models"} or not isinstance(models, Mapping):
         raise PriceError(f'price file {path}: give one [models."NAME"] table per model (input, output, source)')
@@ -79,9 +89,10 @@ def read_prices(path: Path) -> dict[str, Price]:
         if not isinstance(entry, Mapping) or set(entry) - {"input", "output", "source"}:
             raise PriceError(f"price file {path}: models.{name} takes input, output and source only")
         values = [entry.get("input"), entry.get("output")]
-        if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= MAX_PRICE
                    for v in values):  # fmt: skip
-            raise PriceError(f"price file {path}: models.{name} needs input and output, USD per million tokens >= 0")
+            raise PriceError(f"price file {path}: models.{name} needs input and output, USD per million tokens "
+                             f"from 0 to {MAX_PRICE:,}")  # fmt: skip
         out[str(name)] = Price(float(values[0]), float(values[1]), str(entry.get("source") or str(path)))  # type: ignore[arg-type]
     return out
 

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from critiquebench.outputs import open_output, spreadsheet_row
+from critiquebench.outputs import json_text, open_output, spreadsheet_row
 
 FORMATS = ("jsonl", "csv", "parquet")
 TABLES = ("rounds", "runs", "calls")
@@ -373,7 +373,7 @@ def _write_text(rows: Iterable[Mapping[str, Any]], columns: Sequence[Column], fm
     names = [c.name for c in columns]
     if fmt == "jsonl":
         for row in rows:
-            fp.write(json.dumps({n: row.get(n) for n in names}, ensure_ascii=False) + "\n")
+            fp.write(json_text({n: row.get(n) for n in names}, ensure_ascii=False) + "\n")
         return
     writer = csv.DictWriter(fp, fieldnames=names, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from critiquebench.outputs import spreadsheet_row
+from critiquebench.outputs import json_text, spreadsheet_row
 from critiquebench.reports.metrics import (
     BudgetPoint,
     CompareRow,
@@ -228,7 +227,7 @@ def grids_for(rows: Sequence[Any]) -> list[Grid]:
 def render(rows: Sequence[Any], fmt: str) -> str:
     """Rows of one report kind as text in `fmt` (table, md, csv, json)."""
     if fmt == "json":
-        return json.dumps([row_dict(r) for r in rows], indent=2)
+        return json_text([row_dict(r) for r in rows], indent=2)
     if fmt == "csv":
         return _csv([row_dict(r) for r in rows])
     grids = grids_for(rows)
@@ -241,7 +240,7 @@ def _csv(dicts: list[dict[str, Any]]) -> str:
         writer = csv.DictWriter(buf, fieldnames=list(dicts[0]), lineterminator="\n")
         writer.writeheader()
         # a mapping or list (a stops row's lost_at) as JSON text, not Python's repr
-        writer.writerows(spreadsheet_row({k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in d.items()})
+        writer.writerows(spreadsheet_row({k: json_text(v) if isinstance(v, dict | list) else v for k, v in d.items()})
                          for d in dicts)
     return buf.getvalue()
 

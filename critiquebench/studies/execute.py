@@ -104,7 +104,13 @@ def execute_run(
             owner = holder(db, "run_claims", tid) or "another process"
             return RunOutcome(tid, status="claimed", skipped=True, error=f"claimed by {owner}")
         try:
-            return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, leases, identity)
+            try:
+                return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, leases,
+                                    identity)  # fmt: skip
+            except _ProcessFault as fault:  # not the answer's doing: once more, from the last checkpoint
+                log.warning("run %s: %s; running it again", tid, fault)
+                return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, leases,
+                                    identity, retried=True)  # fmt: skip
         finally:
             leases.release(db, tid)
     finally:
@@ -147,8 +153,10 @@ def _claimed_run(
     llm: ChatLLM,
     leases: Leases,
     identity: str | None,
+    retried: bool = False,
 ) -> RunOutcome:
-    """The body of `execute_run` once this process holds the run's claim (in `leases`)."""
+    """The body of `execute_run` once this process holds the run's claim (in `leases`); raises `_ProcessFault`
+    for an error of the process itself unless `retried` (the second time it is recorded as the process's)."""
     label = parsed.label
     if run_status(db, tid) == "done":  # finished by the previous holder just before we claimed it
         return _outcome(db, tid, skipped=True)
@@ -166,7 +174,7 @@ def _claimed_run(
         ident = dict(study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
                      trial=trial, **run_provenance(llm, defined))  # fmt: skip
         ctx = RunContext.create(domain, instance, llm, tid)
-        return _replayed_run(db, stepper, ctx, ident, recursion_limit(parsed.max_rounds), reuse, leases)
+        return _replayed_run(db, stepper, ctx, ident, recursion_limit(parsed.max_rounds), reuse, leases, retried)
     # One background thread per run: every scheme's steps hold one node, so LangGraph's per-run pool only writes
     # checkpoints (in order, each waited for); its default of up to cpu+4 threads started and joined per run
     # cost about 0.3 ms of CPU per LLM call in a 32-run study (benchmarks/bench_scale.py).
@@ -218,12 +226,43 @@ def _claimed_run(
         except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
             if full_store(exc) is not None:  # no run can be recorded: the caller stops the study
                 raise
-            log.exception("run %s failed", tid)
-            return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
+            _process_fault(exc, retried)
+            _log_failure(tid, exc)
+            return _fail(db, tid, ident, _error_text(exc), resumed)
     outcome = _finish(db, tid, ident, resumed=resumed)
     if reuse:
         remember(db, reuse, tid)
     return outcome
+
+
+# Errors of the interpreter itself (python/cpython#106905's `SystemError` from the AST constructor under thread
+# switches): nothing in the run's answer causes them, so the run is tried once more before it fails
+PROCESS_ERRORS: tuple[type[BaseException], ...] = (SystemError,)
+PROCESS_ERROR_PREFIX = "process error (not the model's answer; `resume` runs it again)"
+
+
+class _ProcessFault(Exception):
+    """A run hit one of `PROCESS_ERRORS` for the first time: `execute_run` runs it once more."""
+
+
+def _process_fault(exc: Exception, retried: bool) -> None:
+    """Raise `_ProcessFault` for a first error of the process (see `PROCESS_ERRORS`)."""
+    if isinstance(exc, PROCESS_ERRORS) and not retried:
+        raise _ProcessFault(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _log_failure(tid: str, exc: Exception) -> None:
+    """Log a run's unexpected error: a bug's traceback, or one line for an error of the process."""
+    if isinstance(exc, PROCESS_ERRORS):
+        log.warning("run %s failed: %s", tid, _error_text(exc))
+    else:
+        log.exception("run %s failed", tid)
+
+
+def _error_text(exc: Exception) -> str:
+    """A failed run's error; one of the process's own says so, so no one reads it as the model's."""
+    text = f"{type(exc).__name__}: {exc}"
+    return f"{PROCESS_ERROR_PREFIX}: {text}" if isinstance(exc, PROCESS_ERRORS) else text
 
 
 def replaying(llm: Any) -> bool:
@@ -240,6 +279,7 @@ def _replayed_run(
     limit: int,
     reuse: str | None,
     leases: Leases,
+    retried: bool = False,
 ) -> RunOutcome:
     """A run whose every call comes from the cache, stepped without LangGraph or checkpoints (`graphs.direct`),
     its rows written in one transaction at its end: a replay interrupted midway has stored nothing of the
@@ -263,8 +303,9 @@ def _replayed_run(
             log.warning("run %s failed: %s", tid, exc)
         error = f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
-        log.exception("run %s failed", tid)
-        error = f"{type(exc).__name__}: {exc}"
+        _process_fault(exc, retried)
+        _log_failure(tid, exc)
+        error = _error_text(exc)
     with transaction(db):
         _record_steps(db, tid, steps)
         if error is None:

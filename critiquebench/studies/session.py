@@ -17,7 +17,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from contextlib import ExitStack, nullcontext
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,7 @@ def run_session(
         with ExitStack() as held:  # every connection the study opens is closed when it ends, however it ends
             db = held.enter_context(opened(store))
             ensure_schema(db)
+            held.enter_context(_session_claim(store, db, config.name))  # before the study is read or written
             budget = StudyBudget.open(store, config.name, config.budget_tokens)  # tokens spent before count too
             if budget is not None:  # a budget set once stays the study's, until a new limit replaces it
                 held.callback(budget.close)
@@ -130,6 +132,29 @@ def run_session(
     if summary.unreachable:  # nothing ran, and a resume continues
         raise StudyError(f"{summary.unreachable}; nothing is lost: critiquebench resume {config.name}")
     return Session(config, summary, usage, left_out)
+
+
+@contextmanager
+def _session_claim(store: Locator, db: Any, study: str) -> Iterator[None]:
+    """Hold a claim of this process on `study` for the whole session, from its first statement on the store:
+    `studies delete` refuses while any process holds a claim under the study's prefix (`store.results`), and
+    before, a delete that landed between the run's definition and its first run's claim went through, so the
+    run paid for every call and left its runs with no study. Each process claims its own key, so two resumers
+    of one study do not exclude each other."""
+    from critiquebench.store.claims import leases_for, process_owner
+    from critiquebench.store.db import connect
+
+    leases = leases_for(str(store), lambda: connect(store))
+    key = f"{study}/{SESSION_CLAIM}{process_owner()}"  # thread ids are study/domain/spec/instance/trial: no clash
+    leases.claim(db, key)
+    try:
+        yield
+    finally:
+        with suppress(Exception):  # the lease expires anyway; a broken store must not hide the study's error
+            leases.release(db, key)
+
+
+SESSION_CLAIM = "session:"
 
 
 def _with_usage(on_progress: ProgressFn | None, source: Any) -> ProgressFn | None:

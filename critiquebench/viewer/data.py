@@ -209,7 +209,8 @@ def runs(db: sqlite_utils.Database, name: str) -> dict[str, Any]:
     # the filter box's fields and operators (`filters`): the page parses a filter against these only
     fields = [[f.name, f.column, f.type] for f in filters.FIELDS]
     return {"study": name, "columns": list(RUN_COLUMNS), "rows": rows, "verifier_domains": verifier_tasks(config),
-            "fields": fields, "operators": [o.op for o in filters.OPERATORS]}  # fmt: skip
+            "fields": fields, "operators": [o.op for o in filters.OPERATORS],
+            "filter_limits": {"chars": filters.MAX_CHARS, "depth": filters.MAX_DEPTH}}  # fmt: skip
 
 
 def _run_seconds(db: sqlite_utils.Database, name: str) -> dict[str, float]:

@@ -11,11 +11,18 @@ tables, sent with every study's runs (`data.runs`), so the page accepts exactly 
     unary   := "not" unary | "(" expr ")" | compare
     compare := FIELD [OP literal] | STRING          (a field alone: is it set; a string alone: text contains it)
     literal := STRING ("..." or '...', \\ escapes) | NUMBER | true | false
+
+A filter longer than `MAX_CHARS` or nested (parentheses, `not`) deeper than `MAX_DEPTH` is refused with a message
+(a crafted link of 20,000 parentheses overflowed the page's stack and left the list at "loading…"); a chain of
+`or`s or `and`s is one node, so its length costs no recursion.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+MAX_CHARS = 100_000  # 3,000 `or`ed strings fit; a filter is typed or linked, never a document
+MAX_DEPTH = 100  # nested parentheses and `not`s: no one writes a tenth of it
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from critiquebench.outputs import json_text
 from critiquebench.store.reads import unrecorded_answers
 from critiquebench.viewer import data
 
@@ -59,7 +60,7 @@ def asset(name: str) -> bytes:
 
 
 def _json(payload: Any) -> str:
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
+    return json_text(payload, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def script(path: str, payload: Any) -> bytes:

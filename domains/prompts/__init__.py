@@ -35,6 +35,8 @@ from typing import Any
 
 import yaml
 
+from critiquebench.domains.files import read_regular
+
 FOLDER = Path(__file__).parent
 # The built-in sets, one file each (`<name>.toml` in this folder).
 SETS = (
@@ -158,7 +160,7 @@ def read_file(path: Path) -> PromptSet:
     (default: the set of the same name): its templates replace the built-in ones key by key. Keys the
     built-in set does not have are an error, so a typo cannot silently leave the built-in text in place."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except OSError as exc:
         raise ValueError(f"cannot read prompt file {path}: {exc.strerror or exc}") from None
     try:

@@ -76,6 +76,8 @@ const COLORS = ["#3b5bdb", "#e8590c", "#2b8a3e", "#ae3ec9", "#c92a2a", "#1098ad"
 class FilterError extends Error {}
 const WORDS = new Set(["and", "or", "not", "contains", "true", "false"]);
 
+function at_(pattern, text, i) { pattern.lastIndex = i; return pattern.exec(text); }
+
 function tokenize(text) {
   const tokens = [];
   let i = 0;
@@ -94,14 +96,15 @@ function tokenize(text) {
       if (!closed) throw new FilterError(`the string at character ${at} has no closing ${c}`);
       tokens.push({ kind: "string", value, at }); i = j; continue;
     }
-    const op = /^(==|!=|<=|>=|<|>|~|=)/.exec(text.slice(i));
+    // sticky patterns read at `i` in place: slicing the rest of a 100,000-character filter per token was quadratic
+    const op = at_(/(==|!=|<=|>=|<|>|~|=)/y, text, i);
     if (op) {
       if (op[1] === "=") throw new FilterError(`"=" at character ${at}: compare with "=="`);
       tokens.push({ kind: "op", value: op[1], at }); i += op[1].length; continue;
     }
-    const num = /^-?\d+(\.\d+)?(?![\w.])/.exec(text.slice(i));
+    const num = at_(/-?\d+(\.\d+)?(?![\w.])/y, text, i);
     if (num) { tokens.push({ kind: "number", value: Number(num[0]), text: num[0], at }); i += num[0].length; continue; }
-    const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i));
+    const word = at_(/[A-Za-z_][A-Za-z0-9_]*/y, text, i);
     if (word) {
       const w = word[0], lower = w.toLowerCase();
       tokens.push(WORDS.has(lower) ? { kind: lower === "contains" ? "op" : lower, value: lower, at } : { kind: "field", value: w, at });
@@ -114,34 +117,43 @@ function tokenize(text) {
 
 // -> {ast, needles: [[field, lowercased text]] of every `contains` that is not negated (what to highlight),
 // texts: does it need the searched texts}; FilterError on anything it cannot read
-function parseFilter(text, fieldRows, operators) {
+// `limits` ({chars, depth}, from `viewer.filters`): a longer filter, or one nested deeper, is a FilterError, not a
+// stack overflow that leaves the list at "loading…" (a crafted link of 20,000 parentheses did)
+function parseFilter(text, fieldRows, operators, limits = {}) {
   const fields = new Map(fieldRows.map(([name, column, type]) => [name, { name, column, type }]));
   const known = new Set(operators);
+  const maxChars = limits.chars ?? 100000, maxDepth = limits.depth ?? 100;
+  if (text.length > maxChars) throw new FilterError(`the filter is ${text.length} characters long; at most ${maxChars} are read`);
   const tokens = tokenize(text);
-  let pos = 0, usesTexts = false;
+  let pos = 0, usesTexts = false, depth = 0;
   const needles = [];
   const peek = () => tokens[pos], next = () => tokens[pos++];
   const where = (t) => (t ? `at character ${t.at}` : "at the end");
   const shown = (t) => (t.kind === "string" || t.kind === "field" ? JSON.stringify(t.value) : t.text ?? String(t.value ?? t.kind));
   const need = (op) => { if (!known.has(op)) throw new FilterError(`"${op}" is not an operator here`); };
+  // a chain of `or`s (`and`s) is one node holding its items, so its length costs no recursion; only nesting does
   function expr(negated) {
-    let node = conj(negated);
-    while (peek()?.kind === "or") { need("or"); next(); node = { t: "or", a: node, b: conj(negated) }; }
-    return node;
+    const items = [conj(negated)];
+    while (peek()?.kind === "or") { need("or"); next(); items.push(conj(negated)); }
+    return items.length === 1 ? items[0] : { t: "or", items };
   }
   function conj(negated) {
-    let node = unary(negated);
-    while (peek()?.kind === "and") { need("and"); next(); node = { t: "and", a: node, b: unary(negated) }; }
-    return node;
+    const items = [unary(negated)];
+    while (peek()?.kind === "and") { need("and"); next(); items.push(unary(negated)); }
+    return items.length === 1 ? items[0] : { t: "and", items };
+  }
+  function deeper(t) {
+    if (++depth > maxDepth) throw new FilterError(`more than ${maxDepth} nested parentheses or "not"s at character ${t.at}`);
   }
   function unary(negated) {
     const t = peek();
     if (!t) throw new FilterError("the filter ends where a condition was expected");
-    if (t.kind === "not") { need("not"); next(); return { t: "not", a: unary(!negated) }; }
+    if (t.kind === "not") { need("not"); next(); deeper(t); const node = { t: "not", a: unary(!negated) }; depth--; return node; }
     if (t.kind === "(") {
-      next();
+      next(); deeper(t);
       const node = expr(negated), close = next();
       if (!close || close.kind !== ")") throw new FilterError(`missing ")" for the "(" at character ${t.at}`);
+      depth--;
       return node;
     }
     if (t.kind === "string") {  // a string alone: the run's texts contain it
@@ -183,8 +195,8 @@ function parseFilter(text, fieldRows, operators) {
 // does run row `r` pass `node`? `texts(r)` is its searched texts, lowercased
 function passes(node, r, texts) {
   switch (node.t) {
-    case "or": return passes(node.a, r, texts) || passes(node.b, r, texts);
-    case "and": return passes(node.a, r, texts) && passes(node.b, r, texts);
+    case "or": return node.items.some((item) => passes(item, r, texts));
+    case "and": return node.items.every((item) => passes(item, r, texts));
     case "not": return !passes(node.a, r, texts);
     case "set": { const v = r[node.field.column]; return node.field.type === "text" ? !!v : v !== null && v !== undefined && !!v; }
     default: {
@@ -603,7 +615,7 @@ async function runsSection(study, p) {
   if (data.error) { section.append(el("p", { class: "error", text: data.error })); return section; }
   section.querySelector("#run-filter").title = `fields: ${(data.fields || []).map(([name]) => name).join(", ")}; operators: ${(data.operators || []).join(" ")}; a string alone searches the texts`;
   let parsed = null;
-  try { parsed = parseFilter(filter, data.fields || [], data.operators || []); } catch (e) {
+  try { parsed = parseFilter(filter, data.fields || [], data.operators || [], data.filter_limits || {}); } catch (e) {
     if (!(e instanceof FilterError)) throw e;
     section.append(el("p", { id: "filter-error", class: "error", text: "filter: " + e.message }));
     return section;
