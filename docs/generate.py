@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from rich.markup import render as render_markup
+
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(
     r"(<!-- generated: (?P<name>[\w.-]+(?::[\w.:-]+)?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S
@@ -245,7 +247,8 @@ def _param_row(param: Any) -> tuple[str, str, str, str]:
     if is_option and param.is_flag and not param.secondary_opts:
         default = None
     shown = "" if default in (None, ()) or isinstance(default, list) and not default else _value(default)
-    return name, _param_type(param), shown, getattr(param, "help", None) or ""
+    # help texts are rich markup (a literal "[" is written "\\["): the page shows what --help prints
+    return name, _param_type(param), shown, render_markup(getattr(param, "help", None) or "").plain
 
 
 def _walk(command: Any, path: tuple[str, ...]) -> Iterable[tuple[tuple[str, ...], Any]]:

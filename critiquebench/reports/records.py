@@ -26,7 +26,7 @@ from critiquebench.outputs import open_output, spreadsheet_row
 
 FORMATS = ("jsonl", "csv", "parquet")
 TABLES = ("rounds", "runs", "calls")
-ANALYSIS_HINT = "pip install 'critiquebench[analysis]' (scripts/setup.sh installs it)"
+ANALYSIS_HINT = "pip install '.[analysis]' in the critiquebench checkout (scripts/setup.sh installs it)"
 
 
 class ExportError(ValueError):
