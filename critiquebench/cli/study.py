@@ -118,15 +118,18 @@ def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _check_outputs(store: Path | str | None, output: Path | None, figure: Path | None) -> None:
+def _check_outputs(store: Path | str | None, output: Path | None, figure: Path | None, fmt: str | None = None) -> None:
     """Refuse, before any work, an output the command could not write or must not replace (the store it reads,
-    any SQLite file, a folder, a figure format matplotlib lacks): one line, exit 2 (see `critiquebench.outputs`)."""
-    from critiquebench.outputs import OutputError, check_output
+    any SQLite file, a folder, a suffix naming another format than `fmt`, a figure format matplotlib lacks): one
+    line, exit 2 (see `critiquebench.outputs`)."""
+    from critiquebench.outputs import OutputError, check_output, check_suffix
 
     try:
         for path in (output, figure):
             if path is not None:
                 check_output(path, [store] if store is not None else [])
+        if fmt is not None:
+            check_suffix(output, fmt)
         if figure is not None:
             from critiquebench.reports.figures import figure_format
 
@@ -359,6 +362,8 @@ def register(app: typer.Typer) -> None:
                 rate = DEFAULT_STOP_RATE if stop_rate is None else stop_rate
                 print_estimate(estimate_study(request.study, path, rate), price_in, price_out, request.study.model)
                 return
+        except typer.Exit:  # a RuntimeError too: its one line is printed already (a bad price file's)
+            raise
         except (ConfigError, StoreError, OSError, ValueError, RuntimeError) as exc:  # RunnerError: bad data
             raise _fail(str(exc)) from exc
         figure = figure or request.figure
@@ -426,7 +431,7 @@ def register(app: typer.Typer) -> None:
         if fmt not in FORMATS:
             raise _fail(f"--format must be one of {', '.join(FORMATS)}")
         located = None if published else _store(store)
-        _check_outputs(located, output, figure)
+        _check_outputs(located, output, figure, fmt)
         if published:
             from critiquebench.domains.datasets import default_root
             from critiquebench.reports.published import published_rows

@@ -59,7 +59,10 @@ def load_prices(path: str | os.PathLike[str] | None = None) -> dict[str, Price]:
     table = dict(SHIPPED)
     chosen = path if path is not None else os.environ.get(PRICES_ENV) or None
     if chosen is not None:
-        table.update(read_prices(Path(chosen)))
+        try:
+            table.update(read_prices(Path(chosen)))
+        except PriceError as exc:  # say where the path came from: the environment is easy to forget
+            raise PriceError(f"{exc} (${PRICES_ENV})" if path is None else str(exc)) from None
     return table
 
 
@@ -68,7 +71,7 @@ def read_prices(path: Path) -> dict[str, Price]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
-        raise PriceError(f"price file {path} cannot be read ({exc})") from None
+        raise PriceError(f"price file {path} cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise PriceError(f"price file {path} is not TOML ({exc})") from None
     models = data.get("models")

@@ -379,8 +379,14 @@ def records(db: Any, study: str, table: str) -> list[dict[str, Any]]:
 
 def check_format(fmt: str, output: Path | None) -> None:
     """ExportError unless `fmt` can be written to `output` (None: standard output)."""
+    from critiquebench.outputs import OutputError, check_suffix
+
     if fmt not in FORMATS:
         raise ExportError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    try:
+        check_suffix(output, fmt)
+    except OutputError as exc:
+        raise ExportError(str(exc)) from None
     if fmt == "parquet":
         if output is None:
             raise ExportError("Parquet is binary: give --output FILE.parquet")
