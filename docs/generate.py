@@ -467,9 +467,26 @@ def planbench_reader_rules(_: str | None = None) -> str:
     return table(("rule", "applies to, and the reader"), [(r.name, r.description) for r in READER_RULES])
 
 
+def plugin_api(_: str | None = None) -> str:
+    """The stable names of the public plug-in API (`critiquebench.plugins.__all__`) and what each is."""
+    from critiquebench import plugins
+
+    rows = []
+    for name in plugins.__all__:
+        value = getattr(plugins, name)
+        if name == "ENTRY_POINTS":
+            rows.append((f"`{name}`", "`critiquebench.plugins`",
+                         "the entry-point groups: " + ", ".join(f"`{v}`" for v in value.values())))  # fmt: skip
+            continue
+        first = (inspect.getdoc(value) or "").split("\n\n")[0]
+        rows.append((f"`{name}`", f"`{value.__module__}`", " ".join(first.split())))
+    return table(("name", "defined in", "what it is"), rows)
+
+
 GENERATORS: dict[str, Callable[[str | None], str]] = {
     "paper-sets": paper_sets,
     "capabilities": capabilities,
+    "plugin-api": plugin_api,
     "schemes": schemes,
     "scheme-params": scheme_params,
     "graph": graph,

@@ -170,7 +170,7 @@ class _Study:
 
     @classmethod
     def read(cls, db: Any, study: str) -> _Study:
-        from critiquebench.store.reads import call_facts, study_steps
+        from critiquebench.store.reads import call_facts, study_created_at, study_steps
         from critiquebench.studies.define import study_config
 
         config = study_config(db, study)
@@ -178,8 +178,7 @@ class _Study:
         for tid, round_, node, keys, reason in study_steps(db, study):
             steps.setdefault(tid, {}).setdefault(round_, []).append((node, keys, reason))
         keys = [k for rounds in steps.values() for nodes in rounds.values() for _, ks, _ in nodes for k in ks]
-        defined = next(iter(db.query("SELECT created_at FROM studies WHERE name = ?", [study])), {})
-        return cls(config, steps, call_facts(db, keys), float(defined.get("created_at") or 0.0))
+        return cls(config, steps, call_facts(db, keys), study_created_at(db, study))
 
     def makers(self, runs: Iterable[Mapping[str, Any]]) -> dict[str, str]:
         """Cache key -> thread id of the run that made the call: the first run to use the key, in the order the
