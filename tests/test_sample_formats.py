@@ -19,7 +19,7 @@ from tests.test_study_cli import DATASETS, invoke
 def _import(tmp_path: Path, name: str, source: Path, *extra: str, check: int | None = 0) -> Any:
     return invoke("import", "samples", str(source), "--domain", "game24", "--study", name, "--dataset",
                   str(DATASETS), "--store", str(tmp_path / "s.sqlite"), *LENIENT, "--k",
-                  ",".join(map(str, KS)), *extra, check=check)  # fmt: skip
+                  "1,2" if "inspect" in extra else ",".join(map(str, KS)), *extra, check=check)  # fmt: skip
 
 
 def _by_instance(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
@@ -76,3 +76,35 @@ def test_a_bad_field_or_format_is_one_line(tmp_path: Path) -> None:
     assert parse_fields(["instance=doc.id"]) == {"instance": "doc.id"}
     assert at({"resps": [["a", "b"]]}, "resps.0.1") == "b" and at({"a": [1]}, "a.5") is None
     assert json.loads(json.dumps(at({"doc": {"x": {"y": 3}}}, "doc.x"))) == {"y": 3}
+
+
+def test_a_real_inspect_ai_log_imports_with_its_own_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real inspect_ai task (generate, 2 epochs) against the scripted server writes the log; `--from inspect`
+    reads it with inspect_ai's `read_eval_log`: one sample per (sample, epoch), the sample id as the instance."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate
+
+    from tests.scripted_server import ScriptedServer
+
+    answers = {"901": "Answer: (4 * 5) + (10 - 6) = 24", "902": "Answer: 1 + 1 + 1 + 1 = 24"}  # 901 is 4 5 6 10
+
+    def reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+        return next((a for k, a in answers.items() if f"Puzzle {k}" in messages[-1]["content"]), "no")
+
+    with ScriptedServer(reply=reply) as server:
+        task = Task(dataset=[Sample(input=f"Puzzle {k}: make 24", target="24", id=k) for k in answers],
+                    solver=generate(), scorer=match(), epochs=2)  # fmt: skip
+        monkeypatch.setenv("LOCAL_API_KEY", "sk-test")  # inspect's openai-api/local provider wants one
+        (log,) = inspect_eval(task, model="openai-api/local/scripted", model_base_url=server.base_url,
+                              log_dir=str(tmp_path / "logs"), display="none")  # fmt: skip
+    assert log.status == "success"
+    done = _import(tmp_path, "insp", Path(log.location), "--from", "inspect")
+    assert "imported 4 sample(s) of 2 instance(s) as model 'openai-api/local/scripted'" in done.stdout
+    report = {r["k"]: r for r in _report(tmp_path, "insp", "pass-at-k")}
+    truth = {"901": [True, True], "902": [False, False]}  # direct: the sound verifier on each answer
+    for k in (1, 2):
+        direct = sum(1 - comb(2 - sum(v), k) / comb(2, k) for v in truth.values()) / len(truth)
+        assert report[k]["pass_at_k"] == pytest.approx(direct) and report[k]["maj_correct"] == 1

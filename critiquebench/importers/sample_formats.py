@@ -104,7 +104,8 @@ def inspect_rows(path: Path, fields: Mapping[str, str]) -> Rows:
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
-        raise FormatError("--from inspect reads logs with inspect_ai's own reader: pip install inspect-ai") from None
+        raise FormatError("--from inspect reads logs with inspect_ai's own reader: pip install '.[interop]' in the "
+                          "critiquebench checkout") from None
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # noqa: BLE001 - a missing file, a log of another version, a corrupt zip alike
