@@ -135,11 +135,13 @@ def _range(d: dict[str, Any]) -> str:
 
 
 def graph(spec: str | None) -> str:
-    """LangGraph's own Mermaid drawing of a scheme (what `critiquebench graph SPEC` prints)."""
-    from critiquebench.graphs import build_graph
+    """A scheme's graph as inline SVG (`critiquebench graph SPEC --format png`'s drawing): drawn here, when the
+    docs are generated, so the site fetches no diagram script and shows it offline."""
+    from critiquebench.graphs.draw import svg
 
-    mermaid = build_graph(spec or "llm-llm").compile().get_graph().draw_mermaid()
-    return f"```mermaid\n{mermaid.rstrip()}\n```\n"
+    drawing = svg(spec or "llm-llm")
+    body = drawing[drawing.index("<svg") :].strip()  # no XML declaration or DOCTYPE inside a page
+    return f'<div class="scheme-graph" markdown="0">\n{body}\n</div>\n'
 
 
 def domains(_: str | None = None) -> str:
