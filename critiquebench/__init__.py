@@ -17,7 +17,7 @@ import importlib.abc
 import sys
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["Result", "StudyError", "__version__", "calls", "compare", "define", "import_samples", "list_studies",
            "report", "resume", "rounds", "run", "runs", "stops"]  # fmt: skip

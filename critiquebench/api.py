@@ -95,8 +95,16 @@ def _one_line(exc: BaseException) -> StudyError:
 
 
 class Settings(TypedDict, total=False):
-    """A study's settings, as `critiquebench run` takes them (README, "Command line"); `config` is a study TOML
-    file whose values the others override."""
+    """A study's settings, as `critiquebench run` takes them (docs/cli.md); `config` is a study TOML file whose
+    values the others override.
+
+    Keys: `config` (a study TOML file), `domains` ("game24,coloring" or a list), `instances` ("901-1000",
+    "gen:N:SEED", or a mapping per domain), `schemes` ("standard,sampling:k=5" or a list of scheme specs), `model`,
+    `base_url` (an OpenAI-compatible endpoint; none: the embedded model), `dataset` (a data folder), `trials`
+    (runs per instance), `temperature` (default 0.0), `max_tokens`, `concurrency` (runs at once), `timeout` (seconds
+    per LLM call), `budget_tokens` (stop starting runs past this many tokens), `domain_options` (a study file's
+    `[domain_options]`: `{"game24": {"reader": "lenient"}}` per domain, or `{"reader": "lenient"}` for every
+    domain that declares the key, as `--domain-option KEY=VALUE`)."""
 
     config: str | os.PathLike[str]
     domains: Names  # "game24,coloring" or a list
@@ -111,13 +119,38 @@ class Settings(TypedDict, total=False):
     concurrency: int
     timeout: float
     budget_tokens: int
+    domain_options: Mapping[str, Any]  # {"reader": "lenient"} or per domain {"game24": {"reader": "lenient"}}
+
+
+def _option_text(value: Any) -> str:
+    """A Python value as `--domain-option` text: strings as written, anything else as its TOML literal."""
+    import json
+
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value)  # numbers and lists of them or of strings are the same in TOML
+
+
+def _domain_option_flags(options: Mapping[str, Any]) -> list[str]:
+    """`domain_options=` as the CLI's repeated `--domain-option` texts, so both are typed and checked alike."""
+    flags = []
+    for key, value in options.items():
+        if isinstance(value, Mapping):
+            flags += [f"{key}.{inner}={_option_text(v)}" for inner, v in value.items()]
+        else:
+            flags.append(f"{key}={_option_text(value)}")
+    return flags
 
 
 def _flags(settings: Mapping[str, Any]) -> dict[str, Any]:
     """The CLI's flags (None: not given) from API settings; StudyError for a name that is not a setting."""
     if unknown := sorted(set(settings) - set(Settings.__annotations__)):
         raise StudyError(f"unknown study setting(s): {', '.join(unknown)}")
-    flags = {key: settings.get(key) for key in Settings.__annotations__ if key != "config"}
+    flags = {key: settings.get(key) for key in Settings.__annotations__ if key not in ("config", "domain_options")}
+    if settings.get("domain_options"):
+        flags["domain_option"] = _domain_option_flags(settings["domain_options"])
     for key in ("domains", "schemes"):
         if flags[key] is not None and not isinstance(flags[key], str):
             flags[key] = ",".join(flags[key])

@@ -100,6 +100,40 @@ def check_output(path: str | os.PathLike[str], stores: Iterable[Any] = (), *, fo
     return "file"
 
 
+# The suffixes a file of each format may have. A file named with another format's suffix, or one critiquebench
+# does not write (`.feather`), is refused before anything is written: a `.parquet` holding CSV is a trap.
+SUFFIXES: dict[str, tuple[str, ...]] = {
+    "jsonl": (".jsonl", ".ndjson"),
+    "json": (".json",),
+    "csv": (".csv",),
+    "parquet": (".parquet", ".pq"),
+    "md": (".md", ".markdown"),
+    "table": (".txt",),
+    "mermaid": (".mmd", ".mermaid"),
+    "ascii": (".txt",),
+    "png": (".png",),
+}
+
+
+def check_suffix(path: str | os.PathLike[str] | None, fmt: str) -> None:
+    """OutputError (one line) when file `path`'s suffix names another format than `fmt`; a name without a suffix,
+    standard output (None) and a stream (`/dev/stdout`) take any."""
+    if path is None or _OPEN_DESCRIPTOR.match(str(path)) or fmt not in SUFFIXES:
+        return
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or device is written into, whatever its name
+            return
+    except OSError:
+        pass  # missing (or unreadable: check_output says why)
+    suffix = Path(path).suffix.lower()
+    if suffix and suffix not in SUFFIXES[fmt]:
+        wanted = " or ".join(SUFFIXES[fmt])
+        named = [f for f, ends in SUFFIXES.items() if suffix in ends]
+        other = f" (a {named[0]} suffix)" if named else ""
+        raise OutputError(f"--output {path}: {fmt} is written to a file ending in {wanted}, not {suffix}{other}; "
+                          "rename the file or choose its --format")  # fmt: skip
+
+
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)

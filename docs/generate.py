@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from rich.markup import render as render_markup
+
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(
     r"(<!-- generated: (?P<name>[\w.-]+(?::[\w.:-]+)?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S
@@ -133,11 +135,13 @@ def _range(d: dict[str, Any]) -> str:
 
 
 def graph(spec: str | None) -> str:
-    """LangGraph's own Mermaid drawing of a scheme (what `critiquebench graph SPEC` prints)."""
-    from critiquebench.graphs import build_graph
+    """A scheme's graph as inline SVG (`critiquebench graph SPEC --format png`'s drawing): drawn here, when the
+    docs are generated, so the site fetches no diagram script and shows it offline."""
+    from critiquebench.graphs.draw import svg
 
-    mermaid = build_graph(spec or "llm-llm").compile().get_graph().draw_mermaid()
-    return f"```mermaid\n{mermaid.rstrip()}\n```\n"
+    drawing = svg(spec or "llm-llm")
+    body = drawing[drawing.index("<svg") :].strip()  # no XML declaration or DOCTYPE inside a page
+    return f'<div class="scheme-graph" markdown="0">\n{body}\n</div>\n'
 
 
 def domains(_: str | None = None) -> str:
@@ -265,7 +269,8 @@ def _param_row(param: Any) -> tuple[str, str, str, str]:
     if is_option and param.is_flag and not param.secondary_opts:
         default = None
     shown = "" if default in (None, ()) or isinstance(default, list) and not default else _value(default)
-    return name, _param_type(param), shown, getattr(param, "help", None) or ""
+    # help texts are rich markup (a literal "[" is written "\\["): the page shows what --help prints
+    return name, _param_type(param), shown, render_markup(getattr(param, "help", None) or "").plain
 
 
 def _walk(command: Any, path: tuple[str, ...]) -> Iterable[tuple[tuple[str, ...], Any]]:
@@ -503,11 +508,26 @@ def self_verification_paths(_: str | None = None) -> str:
     from critiquebench.importers.self_verification import PATH_RULES
 
     return table(("path part", "what it gives"), [(f"`{part}`", what) for part, what in PATH_RULES])
+def plugin_api(_: str | None = None) -> str:
+    """The stable names of the public plug-in API (`critiquebench.plugins.__all__`) and what each is."""
+    from critiquebench import plugins
+
+    rows = []
+    for name in plugins.__all__:
+        value = getattr(plugins, name)
+        if name == "ENTRY_POINTS":
+            rows.append((f"`{name}`", "`critiquebench.plugins`",
+                         "the entry-point groups: " + ", ".join(f"`{v}`" for v in value.values())))  # fmt: skip
+            continue
+        first = (inspect.getdoc(value) or "").split("\n\n")[0]
+        rows.append((f"`{name}`", f"`{value.__module__}`", " ".join(first.split())))
+    return table(("name", "defined in", "what it is"), rows)
 
 
 GENERATORS: dict[str, Callable[[str | None], str]] = {
     "paper-sets": paper_sets,
     "capabilities": capabilities,
+    "plugin-api": plugin_api,
     "schemes": schemes,
     "scheme-params": scheme_params,
     "graph": graph,

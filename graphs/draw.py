@@ -31,7 +31,16 @@ def draw(spec: str, fmt: str = "mermaid") -> str | bytes:
     return _png(graph, title=spec)
 
 
-def _png(graph: Any, title: str) -> bytes:
+def svg(spec: str) -> str:
+    """The PNG's drawing as SVG text, the same for the same graph (text kept as text, no date, fixed ids): what
+    the docs site shows, with nothing to fetch."""
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "critiquebench"}):
+        return _png(scheme_graph(spec), title=spec, fmt="svg").decode("utf-8")
+
+
+def _png(graph: Any, title: str, fmt: str = "png") -> bytes:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -60,6 +69,6 @@ def _png(graph: Any, title: str) -> bytes:
     ax.set_ylim(-len(order) + 0.4, 0.6)
     ax.axis("off")
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight")
+    fig.savefig(buf, format=fmt, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
     plt.close(fig)
     return buf.getvalue()

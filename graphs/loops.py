@@ -37,6 +37,8 @@ def verified_loop(
     max_tokens: int | None = None,
     reader: Reader = "domain",
 ) -> Blueprint:
+    """Generate, check with the domain's sound verifier, hand its feedback (at `level`) back, up to `rounds`
+    rounds: the LLM + sound verifier schemes (`policy`: stop at a valid answer, or collect every round to vote)."""
     graph = Blueprint(RunState)
     graph.add_node("generator", make_generator(mode=mode, style=style, history_policy=history, wrap=wrap,
                                                temperature=temperature, max_tokens=max_tokens))  # fmt: skip
@@ -65,6 +67,8 @@ def critic_loop(
     critique_last: bool = True,
     resample: bool = False,
 ) -> Blueprint:
+    """Generate, let critic `critic` (an LLM's, `votes` votes, or a plug-in's) judge, hand its critique back
+    through `handback`, up to `rounds` rounds: the LLM + LLM schemes."""
     graph = Blueprint(RunState)
     graph.add_node("generator", make_generator(style=style, history_policy=history, wrap=wrap, then="critic"))
     graph.add_node(

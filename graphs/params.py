@@ -124,15 +124,18 @@ MAX_TOKENS = 10_000_000  # a prompt or reply length in tokens
 
 # The parameters several schemes share; a scheme picks the ones it has, with its own default where it differs.
 def rounds(default: int) -> Param:
+    """Parameter `rounds`: most generation rounds before the run stops."""
     return Param("rounds", int, default, "most generation rounds before the run stops", minimum=1,
                  maximum=MAX_ROUNDS)  # fmt: skip
 
 
 def samples(default: int) -> Param:
+    """Parameter `k`: samples of the same prompt."""
     return Param("k", int, default, "number of samples of the same prompt", minimum=1, maximum=MAX_SAMPLES)
 
 
 def temperature(default: float | None = None) -> Param:
+    """Parameter `temperature`: the scheme's own sampling temperature (none: the study's)."""
     return Param(
         "temperature", float, default,
         "sampling temperature of this scheme's generations (none: the study's temperature)",
@@ -141,15 +144,18 @@ def temperature(default: float | None = None) -> Param:
 
 
 def votes(default: int) -> Param:
+    """Parameter `votes`: critic samples per round."""
     return Param("votes", int, default, "critic samples per round; 'valid' needs a strict majority", minimum=1,
                  maximum=MAX_VOTES)  # fmt: skip
 
 
 def feedback(default: str) -> Param:
+    """Parameter `feedback`: how much of the sound verifier's feedback goes back (a feedback level)."""
     return Param("feedback", str, default, "how much of the sound verifier's feedback goes back", FEEDBACK_LEVELS)
 
 
 def style(default: str | None = None) -> Param:
+    """Parameter `style`: the prompt style of planning domains."""
     return Param(
         "style",
         str,
@@ -168,12 +174,14 @@ def reply_cap(default: int | None = None) -> Param:
 
 
 def history(default: str = "full") -> Param:
+    """Parameter `history`: earlier rounds in the prompt, all or only the last."""
     return Param(
         "history", str, default, "earlier rounds in the prompt: all of them, or only the last", HISTORY_POLICIES
     )
 
 
 def critic(default: str) -> Param:
+    """Parameter `critic`: the critic by name (built-in or plug-in), its arguments as critic_KEY=VALUE."""
     def registered(name: str) -> None:
         from critiquebench.nodes.critics import get_critic_factory
 

@@ -32,7 +32,7 @@ if ! .venv/bin/python -c "import llama_cpp, llama_cpp.server" >/dev/null 2>&1; t
   .venv/bin/python -m pip install -q "$wheel[server]"
 fi
 
-.venv/bin/python -m pip install -q -e '.[embedded,dev,confidence,scale,analysis,docs]'
+.venv/bin/python -m pip install -q -e '.[embedded,dev,confidence,scale,analysis,docs,interop]'
 
 # The viewer's browser tests drive the system's Chromium through Playwright (Playwright's own browser download
 # cannot work offline, so it is never used).

@@ -68,6 +68,14 @@ def _run_facts(db: Store) -> str:
     return ", ".join(c for c in present if c != "final_answer")
 
 
+def study_created_at(db: Store, study: str) -> float:
+    """When study `study` was first defined (Unix time; 0.0 when it is not stored)."""
+    if "studies" not in table_names(db):
+        return 0.0
+    row = next(iter(db.query("SELECT created_at FROM studies WHERE name = ?", [study])), None)
+    return float(row["created_at"] or 0.0) if row else 0.0
+
+
 def study_runs(db: Store, study: str, *, done_only: bool = False, answers: bool = True) -> list[dict[str, Any]]:
     """The `runs` rows of `study` by thread id (only finished ones with `done_only`; without `final_answer`
     unless `answers`); none from a store that has no runs table yet."""

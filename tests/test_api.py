@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import critiquebench as cb
+import critiquebench.api
 from critiquebench.reports.records import ROUND_COLUMNS, RUN_COLUMNS
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import game24_reply
@@ -108,3 +109,19 @@ def test_cb_run_writes_nothing_where_stderr_is_no_terminal(server: ScriptedServe
     assert result.done == 2
     captured = capfd.readouterr()
     assert "━" not in captured.err and "standard" not in captured.err
+
+
+def test_run_takes_domain_options_as_the_cli_flag_does(server: ScriptedServer, tmp_path: Path) -> None:
+    """`domain_options=` (audit: `StudyError: unknown study setting(s)`): flat keys go to every domain declaring
+    them, as `--domain-option KEY=VALUE`; nested ones per domain, as a study file's [domain_options.DOMAIN]."""
+    store = tmp_path / "o.sqlite"
+    result = cb.run("o", domains="game24", instances="gen:2:1", schemes="standard", model="scripted",
+                    base_url=server.base_url, store=store, progress=False,
+                    domain_options={"reader": "lenient"})  # fmt: skip
+    assert result.ok
+    assert cb.api.resumable(store, "o").domain_options == {"game24": {"reader": "lenient"}}
+    nested = cb.define("n", domains="game24,coloring", instances="gen:2:1", schemes="standard",
+                       domain_options={"coloring": {"form": "chat"}, "game24": {"reader": "lenient"}})  # fmt: skip
+    assert nested.domain_options == {"coloring": {"form": "chat"}, "game24": {"reader": "lenient"}}
+    with pytest.raises(cb.StudyError, match="game24 has no option 'colour'"):
+        cb.define("b", domains="game24", instances="gen:2:1", schemes="standard", domain_options={"colour": 1})

@@ -58,3 +58,28 @@ def test_run_stores_flagged_options_over_the_file_per_domain(tmp_path: Path) -> 
                            "domain_option": ["reader=lenient", "coloring.form=chat"]})  # fmt: skip
     assert config.domain_options["game24"] == {"form": "chat", "reader": "lenient"}
     assert config.domain_options["coloring"] == {"form": "chat"}
+
+
+def test_help_texts_show_their_brackets() -> None:
+    """Typer renders help as rich markup, where "[domain_options]" is a tag and vanished from `run --help`
+    (audit): every option's help, as rendered, keeps every bracketed word its source meant."""
+    import re
+
+    import click
+    import typer
+    from rich.markup import render
+
+    from critiquebench.cli import app
+
+    def walk(command: click.Command) -> list[click.Command]:
+        subs = getattr(command, "commands", {})
+        return [command, *(c for sub in subs.values() for c in walk(sub))]
+
+    for command in walk(typer.main.get_command(app)):
+        for param in command.params:
+            text = getattr(param, "help", None) or ""
+            meant = re.findall(r"\[[^\]]*\]", text.replace("\\[", "["))
+            shown = render(text).plain
+            assert all(m in shown for m in meant), (command.name, param.name, text)
+    helped = invoke("run", "--help")
+    assert "[domain_options]" in helped.stdout

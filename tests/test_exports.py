@@ -90,3 +90,42 @@ def test_a_format_it_cannot_write_is_one_line_and_writes_nothing(study: tuple[Pa
         done = invoke("export", "s", *extra, "--store", str(store), check=2)
         assert done.stdout == "" and done.stderr.strip() == f"error: {message}", done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_output_whose_suffix_names_another_format_is_one_line_and_writes_nothing(
+    study: tuple[Path, str], tmp_path: Path
+) -> None:
+    """Audit: `--output r.feather` wrote JSON lines and `--format csv --output c.parquet` wrote CSV, both exit 0."""
+    store, _ = study
+    cases = [
+        (["export", "s", "--table", "runs", "--output", str(tmp_path / "r.feather")],
+         "jsonl is written to a file ending in .jsonl or .ndjson, not .feather;"),
+        (["export", "s", "--format", "csv", "--output", str(tmp_path / "c.parquet")],
+         "csv is written to a file ending in .csv, not .parquet (a parquet suffix);"),
+        (["report", "s", "--format", "md", "--output", str(tmp_path / "t.csv")],
+         "md is written to a file ending in .md or .markdown, not .csv (a csv suffix);"),
+        (["graph", "llm-llm", "--format", "ascii", "--output", str(tmp_path / "g.png")],
+         "ascii is written to a file ending in .txt, not .png (a png suffix);"),
+    ]  # fmt: skip
+    for argv, message in cases:
+        extra = ["--store", str(store)] if argv[0] != "graph" else []
+        done = invoke(*argv, *extra, check=2)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], done.stderr
+    assert list(tmp_path.iterdir()) == []
+    ok = tmp_path / "runs.csv"  # the suffix and the format agree: written
+    invoke("export", "s", "--table", "runs", "--format", "csv", "--output", str(ok), "--store", str(store))
+    assert ok.read_text().startswith("study,")
+
+
+def test_a_missing_price_file_is_one_line_naming_it_and_where_it_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Audit: a missing price file printed its error, then a stray second line `error: 2`."""
+    missing = tmp_path / "nonexist.toml"
+    monkeypatch.setenv("CRITIQUEBENCH_PRICES", str(missing))
+    done = invoke("run", "x", "--domains", "game24", "--instances", "gen:2:1", "--schemes", "standard", "--model",
+                  "m", "--base-url", "http://127.0.0.1:9/v1", "--dry-run", "--store", str(tmp_path / "s.sqlite"),
+                  check=2)  # fmt: skip
+    assert done.stderr.strip().splitlines() == [
+        f"error: price file {missing} cannot be read (No such file or directory) ($CRITIQUEBENCH_PRICES)"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -25,13 +26,13 @@ SCHEMES = ("standard", "sound-first:rounds=2", "sampling:k=2", "self-consistency
 COLS, ROWS = 200, 300  # tall enough that nothing scrolls off: the whole session stays on the screen
 
 
-def screen_of(argv: list[str], env: dict[str, str], timeout: float = 240) -> tuple[int, list[str]]:
+def screen_of(argv: list[str], env: dict[str, str], timeout: float = 240, cols: int = COLS) -> tuple[int, list[str]]:
     """Run `argv` with stdout and stderr on a pseudo-terminal; its exit code and the emulated screen's lines."""
     master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, cols, 0, 0))
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env, close_fds=True)
     os.close(slave)
-    screen = pyte.Screen(COLS, ROWS)
+    screen = pyte.Screen(cols, ROWS)
     stream = pyte.ByteStream(screen)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -47,15 +48,16 @@ def screen_of(argv: list[str], env: dict[str, str], timeout: float = 240) -> tup
     return code, [line.rstrip() for line in screen.display]
 
 
-def study(server: ScriptedServer, store: Path, term: str) -> tuple[int, list[str]]:
+def study(server: ScriptedServer, store: Path, term: str, cols: int = COLS) -> tuple[int, list[str]]:
     argv = [str(CLI), "run", "live", "--domains", "game24", "--instances", "gen:6:1", "--schemes", ",".join(SCHEMES),
             "--temperature", "0.7", "--model", "scripted", "--base-url", server.base_url, "--store", str(store),
             "--concurrency", "4"]  # fmt: skip
     prices = store.with_name("prices.toml")  # a price for the scripted model: the bars show the cost so far
     prices.write_text('[models."scripted"]\ninput = 10.0\noutput = 20.0\nsource = "a test"\n')
-    env = {**os.environ, "TERM": term, "COLUMNS": str(COLS), "LINES": str(ROWS), "CRITIQUEBENCH_PRICES": str(prices)}
+    env = {**os.environ, "TERM": term, "LINES": str(ROWS), "CRITIQUEBENCH_PRICES": str(prices)}
     env.pop("NO_COLOR", None)
-    return screen_of(argv, env)
+    env.pop("COLUMNS", None)  # rich measures the terminal itself
+    return screen_of(argv, env, cols=cols)
 
 
 def test_warnings_print_once_above_one_bar_per_scheme(tmp_path: Path) -> None:
@@ -86,3 +88,25 @@ def test_a_dumb_terminal_gets_one_summary_line_per_scheme(tmp_path: Path) -> Non
         assert line.startswith(f"{spec}: 6/6 runs, 0 correct, 0 failed; LLM calls ") and ", $0." in line
     assert "LLM calls: retries 0 failed calls 0" in lines
     assert not [line for line in lines for spec in SCHEMES if line.startswith(spec + " ") and "calls " in line]
+
+
+def test_an_80_column_terminal_shows_every_schemes_count_and_time_left_and_tables_fit(tmp_path: Path) -> None:
+    """Audit: at 100 columns the count and ETA were cut to "…", at 80 the bar went too, and the tables after the
+    run were drawn 160 wide, wrapping mid-word. Counters are dropped whole from the end instead."""
+    with ScriptedServer(reply="1 + 2 + 3 + 18 = 24") as server:
+        code, lines = study(server, tmp_path / "s.sqlite", "xterm-256color", cols=80)
+    assert code == 0, "\n".join(lines)
+    text = "\n".join(lines)
+    assert "…" not in text, text
+    for spec in SCHEMES:
+        [bar] = [line for line in lines if line.startswith(spec + " ") and "━" in line]
+        assert re.search(r" 6/6 +\d:\d\d:\d\d correct 0 failed 0", bar), bar
+    [total] = [line for line in lines if line.startswith("all schemes ")]
+    assert re.search(r" 24/24 +\d:\d\d:\d\d retries 0", total), total
+    # the tables printed after the run fit the width (a line the terminal wrapped would end inside the box), each
+    # scheme spec whole on its row; the columns that did not fit are named
+    boxed = [line for line in lines if line and line[0] in "┏┃┡│└"]
+    assert boxed and all(line[-1] in "┓┃┩│┘" for line in boxed), text
+    for spec in SCHEMES:
+        assert any(re.search(rf"│ {re.escape(spec)} +│", line) for line in lines), text
+    assert "Left out at this width (80 columns): " in text

@@ -70,7 +70,7 @@ def test_cb_run_draws_its_bars_in_the_cells_output_widget(kernel: BlockingKernel
     bars = [ANSI.sub("", d["text/plain"]) for d in shown if "standard" in d.get("text/plain", "")]
     assert bars, shown
     # the last redraw is the finished study (rich's Live does not redraw on stop in a notebook: we do)
-    assert re.match(r"standard\s+━+ 2/2 correct \d failed 0 running 0 \| calls [1-9]", bars[-1]), bars[-1]
+    assert re.match(r"standard\s+━+ 2/2 +\d:\d\d:\d\d correct \d failed 0 running 0 \| calls [1-9]", bars[-1]), bars[-1]
     assert "<pre" in next(d["text/html"] for d in shown if "standard" in d.get("text/plain", ""))
     printed = "".join(m["content"]["text"] for m in messages if m["msg_type"] == "stream")
     assert printed.strip() == "done 2"

@@ -119,3 +119,81 @@ def test_the_wheel_installed_in_a_fresh_venv_runs_help_and_a_study(fresh_venv: P
     listed = in_venv(fresh_venv, cli, "studies", "--json", "--store", str(store), cwd=tmp_path)
     (study,) = json.loads(listed.stdout)
     assert (study["name"], study["done"], study["total"]) == ("wheel", 6, 6)
+
+
+def readme_python() -> str:
+    """The README's "From Python" block, pointed at `MODEL` / `http://localhost:8000/v1` as printed."""
+    from tests.test_docs import blocks
+
+    (block,) = [b for b in blocks(ROOT / "README.md") if b.language == "python"]
+    return block.text
+
+
+def run_readme_python(venv: Path, server: ScriptedServer, work: Path) -> subprocess.CompletedProcess[str]:
+    source = re.sub(r"\bMODEL\b", "scripted", readme_python()).replace("http://localhost:8000/v1", server.base_url)
+    return in_venv(venv, str(venv / "bin" / "python"), "-c", source, cwd=work)
+
+
+def test_the_readme_python_block_runs_after_the_readmes_pip_install(fresh_venv: Path, tmp_path: Path) -> None:
+    """The audit's trap: `pip install .` then the README's Python block ended in ModuleNotFoundError: pandas after
+    cb.run had stored the study. pandas is core now; the block exits 0 and prints its DataFrame's means."""
+    with ScriptedServer(reply=game24_reply) as server:
+        done = run_readme_python(fresh_venv, server, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "sound-first:rounds=3" in done.stdout and "Name: correct" in done.stdout  # the groupby's Series
+    assert "| standard" in done.stdout  # cb.report's Markdown table
+
+
+@pytest.fixture(scope="module")
+def analysis_venv(wheel: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A new venv with the wheel and its `analysis` extra, as `pip install '.[analysis]'` makes it."""
+    venv = tmp_path_factory.mktemp("analysis") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", "--no-compile",
+         f"{wheel[0]}[analysis]"],
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stderr[-3000:]
+    yield venv
+
+
+def test_the_readme_python_block_with_the_analysis_extra_gives_dataframes_and_parquet(
+    analysis_venv: Path, tmp_path: Path
+) -> None:
+    with ScriptedServer(reply=game24_reply) as server:
+        done = run_readme_python(analysis_venv, server, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    check = ("import critiquebench as cb, pandas as pd; r = cb.runs('demo', store='demo.sqlite'); "
+             "r.to_parquet('r.parquet'); back = pd.read_parquet('r.parquet'); "
+             "print(type(r).__name__, len(r), len(back), str(back['correct'].dtype))")  # fmt: skip
+    frames = in_venv(analysis_venv, str(analysis_venv / "bin" / "python"), "-c", check, cwd=tmp_path)
+    assert frames.returncode == 0, frames.stderr[-2000:]
+    assert frames.stdout.split() == ["DataFrame", "10", "10", "boolean"]  # gen:5:1 x two schemes
+    exported = in_venv(analysis_venv, str(analysis_venv / "bin" / "critiquebench"), "export", "demo", "--store",
+                       "demo.sqlite", "--output", "runs.parquet", cwd=tmp_path)  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+
+
+def test_the_readme_clones_and_the_package_has_a_release_version(wheel: tuple[Path, str]) -> None:
+    """The README says how to get the code (a clone line; the project publishes no URL of its own yet, so none is
+    invented) and the wheel's version is past the skeleton's, with a CHANGELOG section for it."""
+    with zipfile.ZipFile(wheel[0]) as archive:
+        (meta,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = archive.read(meta).decode()
+    assert "git clone REPOSITORY critiquebench" in (ROOT / "README.md").read_text(encoding="utf-8")
+    version = re.search(r"^Version: (\S+)$", metadata, re.M)[1]
+    assert tuple(int(p) for p in version.split(".")) > (0, 1, 0)
+    assert f"## [{version}]" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+
+
+def test_every_install_hint_names_an_extra_that_resolves() -> None:
+    """critiquebench is not on PyPI, so `pip install 'critiquebench[scale]'` cannot resolve (audit, docs/store.md):
+    every hint in the code and docs installs from the checkout (`'.[EXTRA]'`), and EXTRA exists."""
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    files = [*ROOT.glob("critiquebench/**/*.py"), *ROOT.glob("docs/**/*.md"), ROOT / "README.md"]
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert "install 'critiquebench[" not in text, path
+        for extra in re.findall(r"pip install '\.\[(\w+)\]'", text):
+            assert extra in extras, (path, extra)

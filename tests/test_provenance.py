@@ -130,3 +130,49 @@ def test_the_price_table_prices_known_models_and_a_users_file_extends_it(
         bad.write_text(text)
         with pytest.raises(PriceError, match=str(bad)):
             read_prices(bad)
+
+
+def test_cost_splits_into_spent_and_would_cost_and_each_call_made_is_one_row_not_a_hit(tmp_path: Path) -> None:
+    """Audit: runs' cost_usd summed cache hits (+43% over what was spent), `calls` repeated a cached call per run
+    with no flag, and a fresh process's first call counted 1-4 s of client start-up as endpoint latency. Here a
+    fresh CLI process against a 0.1 s endpoint: sound-first's first round reuses standard's call."""
+    import os
+    import subprocess
+    import sys
+
+    store, prices = tmp_path / "s.sqlite", tmp_path / "prices.toml"
+    prices.write_text('[models."scripted"]\ninput = 2.0\noutput = 6.0\nsource = "test"\n')
+    env = {**os.environ, "CRITIQUEBENCH_PRICES": str(prices)}
+    cli = str(Path(sys.executable).parent / "critiquebench")
+    with ScriptedServer(reply=game24_reply, latency=0.1) as server:
+        done = subprocess.run([cli, "run", "split", "--domains", "game24", "--instances", "gen:4:1", "--schemes",
+                               "standard,sound-first:rounds=2", "--model", "scripted", "--base-url", server.base_url,
+                               "--store", str(store), "--no-progress"], env=env, capture_output=True, text=True,
+                              timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    for table in ("runs", "calls"):
+        subprocess.run([cli, "export", "split", "--table", table, "--output", str(tmp_path / f"{table}.csv"),
+                        "--store", str(store)], env=env, check=True, capture_output=True)  # fmt: skip
+    runs = pd.read_csv(tmp_path / "runs.csv", keep_default_na=False, na_values=[""])
+    calls = pd.read_csv(tmp_path / "calls.csv", keep_default_na=False, na_values=[""])
+    made = calls[~calls["cache_hit"]]
+    assert len(made) == server.answered == made["key"].nunique() == calls["key"].nunique()
+    assert int((runs["llm_calls"] - runs["cache_hits"]).sum()) == len(made)  # each run's own count agrees
+    assert int(calls["cache_hit"].sum()) == int(runs["cache_hits"].sum()) > 0
+    price = (made["prompt_tokens"] * 2.0 + made["completion_tokens"] * 6.0).sum() / 1e6
+    assert runs["spent_usd"].sum() == pytest.approx(price)
+    assert runs["cost_usd"].sum() > runs["spent_usd"].sum()  # the hits, priced: what a fresh run would cost
+    assert not runs["tokens_estimated"].any()
+    # timed from the request: the first call of the process too (before: 1-4 s of the client's start-up)
+    assert calls["latency_s"].between(0.1, 1.0).all(), calls["latency_s"].tolist()
+
+
+def test_answers_never_timed_have_no_latency_and_their_cost_says_it_is_estimated(tmp_path: Path) -> None:
+    store = tmp_path / "s.sqlite"
+    invoke("import", "planbench", str(PLANBENCH_FILE), "--study", "recorded", "--store", str(store))
+    invoke("resume", "recorded", "--replay", "--store", str(store), "--no-progress")
+    runs = exported(store, "recorded", "runs", tmp_path)
+    calls = exported(store, "recorded", "calls", tmp_path)
+    assert runs["latency_s"].isna().all() and calls["latency_s"].isna().all()  # was 0.0
+    assert runs["tokens_estimated"].all() and calls["tokens_estimated"].all()
+    assert calls["cache_hit"].all()  # replayed: no call was made

@@ -16,7 +16,9 @@ from critiquebench.outputs import json_text
 err = StderrConsole()
 confidence_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help=__doc__)
 
-EXTRA_HINT = "the confidence meta-networks need the optional extra: pip install 'critiquebench[confidence]'"
+EXTRA_HINT = (
+    "the confidence meta-networks need the optional extra: pip install '.[confidence]' in the critiquebench checkout"
+)
 SourceArg = Annotated[str, typer.Argument(help="Study name, PlanBench backprompting .json, or features .jsonl/.csv.")]
 StoreOpt = Annotated[Path | None, typer.Option("--store", help="Store file (default: $CRITIQUEBENCH_STORE).")]
 KOpt = Annotated[int, typer.Option("--k", help="Leakage-free protocol: attempts seen before predicting.")]

@@ -60,9 +60,11 @@ def graph(
     if output is None:
         typer.echo(picture.rstrip("\n") if isinstance(picture, str) else picture)
         return
-    from critiquebench.outputs import OutputError, write_output
+    from critiquebench.outputs import OutputError, check_output, check_suffix, write_output
 
     try:
+        check_output(output)  # a store or SQLite file is refused as such, before its suffix is looked at
+        check_suffix(output, fmt)
         write_output(output, picture if isinstance(picture, bytes) or picture.endswith("\n") else picture + "\n")
     except OutputError as exc:
         typer.echo(f"error: {exc}", err=True)

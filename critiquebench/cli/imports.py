@@ -184,14 +184,31 @@ def samples(
     ] = "answer",
     store: Annotated[str | None, typer.Option("--store", help="Store file or URL (default: $CRITIQUEBENCH_STORE).")] = None,  # noqa: E501
     domain_option: DomainOptionOpt = None,
+    source_format: Annotated[
+        str, typer.Option("--from", help="The file's format: samples (ours, by suffix), lm-eval (a --log_samples "
+                                         "JSONL) or inspect (an inspect_ai eval log).")
+    ] = "samples",
+    field: Annotated[
+        list[str] | None,
+        typer.Option("--field", help="NAME=PATH (repeatable): where each line holds a field, e.g. "
+                                     "response=resps.0, instance=doc.id; dotted, list items by index."),
+    ] = None,
 ) -> None:
     """Import anyone's recorded samples (k answers per instance) as a study: standard, sampling:k=K and
     self-consistency:k=K replay them with 0 LLM calls; `report NAME --table pass-at-k` and `--table labels`."""
+    from critiquebench.importers.sample_formats import FORMATS, FormatError, parse_fields
     from critiquebench.importers.samples import SamplesError, import_samples
     from critiquebench.store.db import resolve_store
     from critiquebench.studies.config import ConfigError, split_list, split_schemes
 
     options = domain_options(domain, domain_option)
+    try:
+        if source_format not in FORMATS:
+            raise FormatError(f"--from {source_format}: one of {', '.join(FORMATS)}")
+        fields = parse_fields(field)
+    except FormatError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     try:
         ks = [int(v) for v in split_list(k)] if k else None
     except ValueError:
@@ -200,7 +217,7 @@ def samples(
     try:
         done = import_samples(file, resolve_store(store), study, domain, options=options, dataset=dataset, ks=ks,
                               schemes=split_schemes(schemes or ""), base_url=base_url, model=model,
-                              vote=vote)  # fmt: skip
+                              vote=vote, fmt=source_format, fields=fields)  # fmt: skip
     except (SamplesError, ConfigError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -116,15 +116,18 @@ def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _check_outputs(store: Path | str | None, output: Path | None, figure: Path | None) -> None:
+def _check_outputs(store: Path | str | None, output: Path | None, figure: Path | None, fmt: str | None = None) -> None:
     """Refuse, before any work, an output the command could not write or must not replace (the store it reads,
-    any SQLite file, a folder, a figure format matplotlib lacks): one line, exit 2 (see `critiquebench.outputs`)."""
-    from critiquebench.outputs import OutputError, check_output
+    any SQLite file, a folder, a suffix naming another format than `fmt`, a figure format matplotlib lacks): one
+    line, exit 2 (see `critiquebench.outputs`)."""
+    from critiquebench.outputs import OutputError, check_output, check_suffix
 
     try:
         for path in (output, figure):
             if path is not None:
                 check_output(path, [store] if store is not None else [])
+        if fmt is not None:
+            check_suffix(output, fmt)
         if figure is not None:
             from critiquebench.reports.figures import figure_format
 
@@ -431,7 +434,7 @@ def register(app: typer.Typer) -> None:
         if fmt not in FORMATS:
             raise _fail(f"--format must be one of {', '.join(FORMATS)}")
         located = None if published else _store(store)
-        _check_outputs(located, output, figure)
+        _check_outputs(located, output, figure, fmt)
         if published:
             from critiquebench.domains.datasets import default_root
             from critiquebench.reports.published import published_rows

@@ -3,8 +3,9 @@
 
 On a terminal (or in a Jupyter notebook with ipywidgets, where rich draws the same bars in the cell's output; a
 notebook without it gets the dumb terminal's lines), one bar per scheme:
-runs done of total, correct so far, failed, the time left, LLM calls, cache hits, tokens and, when the model has
-a price (`critiquebench.llm.prices`), their cost so far; then one bar for the whole study with the endpoint's
+runs done of total, the time left, correct so far, failed, running, when the model has a price
+(`critiquebench.llm.prices`) the cost so far, LLM calls, cache hits and tokens (a narrow terminal drops these
+counters from the end, whole: `Fields`); then one bar for the whole study with the endpoint's
 retries and the calls that failed after every retry. Log records (an endpoint's retries, a run that failed) and
 the Ctrl-C notice are printed through the same console, above the bars, never between two redraws. On a dumb
 terminal (`TERM=dumb`) nothing is redrawn: one line per scheme is printed when the study ends; where stderr is
@@ -15,12 +16,13 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.measure import Measurement
 
     from critiquebench.llm.prices import Price
     from critiquebench.studies.runner import ProgressFn, SchemeProgress
@@ -58,6 +60,47 @@ def calls_line(calls: Mapping[str, Any]) -> str:
     return f"retries {calls.get('retries', 0)} failed calls {calls.get('failed', 0)}"
 
 
+class Fields:
+    """Counters as words that a narrow terminal drops from the end, whole: each field is shown or not, never cut
+    (`fields` in priority order; the bar, count and time left are columns of their own and stay)."""
+
+    def __init__(self, fields: Sequence[str]) -> None:
+        self.fields = [f for f in fields if f]
+
+    def fitted(self, width: int) -> str:
+        shown = ""
+        for field in self.fields:
+            longer = f"{shown} {field}" if shown else field
+            if len(longer) > width:
+                break
+            shown = longer
+        return shown
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        from rich.measure import Measurement
+
+        return Measurement(0, len(" ".join(self.fields)))  # 0: the table shrinks this column first
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.text import Text
+
+        yield Text(self.fitted(options.max_width), no_wrap=True, overflow="crop")
+
+
+def _fields_column() -> Any:
+    from rich.progress import ProgressColumn
+    from rich.table import Column
+
+    class FieldsColumn(ProgressColumn):
+        def __init__(self) -> None:
+            super().__init__(table_column=Column(overflow="crop"))
+
+        def render(self, task: Any) -> Fields:
+            return Fields(task.fields["info"])
+
+    return FieldsColumn()
+
+
 def _cost(p: SchemeProgress, price: Price | None, sep: str) -> str:
     """`sep` and the cost so far of a scheme's tokens at `price`; nothing for a model without a price."""
     return "" if price is None else f"{sep}${price.cost(p.prompt_tokens, p.completion_tokens):,.4f}"
@@ -90,28 +133,33 @@ def live_progress(enabled: bool, console: Console | None = None, price: Price | 
             console.print(f"LLM calls: {calls_line(usage)}", markup=False, highlight=False, soft_wrap=True)
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.table import Column
 
+    # rich measures the terminal and lays the columns out: the scheme, count and time left never wrap, the bar
+    # shrinks, and the counters after them drop whole fields from the end (tokens and hits first), so an
+    # 80-column terminal still shows how far each scheme is and how long it will take
     bars = Progress(
-        TextColumn("{task.description:<24}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[info]}"),
-        TimeRemainingColumn(),
+        TextColumn("{task.description:<24}", table_column=Column(no_wrap=True)),
+        BarColumn(bar_width=20, table_column=Column(min_width=4)),
+        MofNCompleteColumn(table_column=Column(no_wrap=True)),
+        TimeRemainingColumn(table_column=Column(no_wrap=True)),
+        _fields_column(),
         console=console,
     )
     ids: dict[str, Any] = {}
 
     def update(progress: dict[str, SchemeProgress], calls: Mapping[str, Any] | None = None) -> None:
         for spec, p in progress.items():
-            info = (f"correct {p.correct} failed {p.failed} running {p.running} | calls {p.llm_calls} "
-                    f"hits {p.cache_hits} tokens {p.tokens}{_cost(p, price, ' ')}")  # fmt: skip
+            info = [f"correct {p.correct}", f"failed {p.failed}", f"running {p.running}", _cost(p, price, "| "),
+                    f"| calls {p.llm_calls}", f"hits {p.cache_hits}", f"tokens {p.tokens}"]  # fmt: skip
             if spec not in ids:
                 ids[spec] = bars.add_task(spec, total=p.total, info=info)
             bars.update(ids[spec], completed=p.done + p.failed, info=info)
         if len(progress) > 1 or calls is not None:  # the whole study, and what the endpoint made us repeat
             total = sum(p.total for p in progress.values())
             done = sum(p.done + p.failed for p in progress.values())
-            info = calls_line(calls or {}) + _cost(_summed(progress), price, " | ")
+            info = [f"retries {(calls or {}).get('retries', 0)}", f"failed calls {(calls or {}).get('failed', 0)}",
+                    _cost(_summed(progress), price, "| ")]
             if "" not in ids:
                 ids[""] = bars.add_task("all schemes", total=total, info=info)
             bars.update(ids[""], total=total, completed=done, info=info)

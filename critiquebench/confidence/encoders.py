@@ -108,7 +108,9 @@ def get_encoder(name: str | None = None) -> Encoder:
         return _plugin(name)
     if name == "wordllama":
         if not wordllama_available():
-            raise ValueError("encoder 'wordllama' is not installed: pip install 'critiquebench[confidence]'")
+            raise ValueError(
+                "encoder 'wordllama' is not installed: pip install '.[confidence]' in the critiquebench checkout"
+            )
         return WordLlamaEncoder()
     if name == "hashing":
         return HashingEncoder()

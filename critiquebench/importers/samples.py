@@ -101,12 +101,15 @@ def import_samples(
     base_url: str | None = None,
     model: str | None = None,
     vote: str = "answer",
+    fmt: str = "samples",
+    fields: Mapping[str, str] | None = None,
 ) -> Imported:
     """Judge and record `source`'s samples as study `study` of `domain` (see the module docstring). `ks`: the k of
     the sampling and self-consistency schemes (default every k up to the most samples an instance has);
     `schemes`: more schemes, which need new LLM calls and are left out (with a note) unless `base_url` is given;
     `model`: the study's model (the endpoint's name for it), over the rows' own; `vote`: what self-consistency
-    counts (`nodes.voting.VOTE_ON`: canonical answers, or reply texts as the self-verification study's code).
+    counts (`nodes.voting.VOTE_ON`: canonical answers, or reply texts as the self-verification study's code);
+    `fmt` and `fields`: another tool's log, or where any JSON line holds each field (`importers.sample_formats`).
     Raises SamplesError (or ConfigError) when nothing can be imported."""
     options = dict(options or {})
     try:
@@ -115,7 +118,13 @@ def import_samples(
         raise SamplesError(f"--domain {domain}: {exc}") from None
     if dataset is not None and not Path(dataset).exists():
         raise SamplesError(f"--dataset {dataset} does not exist")
-    parsed = [parse_row(number, record) for number, record in read_rows(source)]
+    if isinstance(source, str | Path) and (fmt != "samples" or fields):
+        from critiquebench.importers.sample_formats import format_rows
+
+        records = format_rows(Path(source), fmt, fields or {})
+    else:
+        records = read_rows(source)
+    parsed = [parse_row(number, record) for number, record in records]
     bad = [p for p in parsed if isinstance(p, BadLine)]
     rows = [p if model is None else replace(p, model=model) for p in parsed if isinstance(p, Row)]
     model, temperature, notes = _common(rows, bad)

@@ -297,9 +297,12 @@ class LLMClient:
                 with attempt:
                     if attempt.retry_state.attempt_number > 1:
                         self.cache.reserve(key, self._inflight_lease())
-                    started = time.monotonic()
                     with self._slots, self._slow_notice():
-                        reply = self._chat_model().invoke(messages, **overrides)
+                        # the clock starts at the request: not while the client is built (its imports, 1-4 s in a
+                        # fresh process) nor while the call waits for a concurrency slot
+                        model = self._chat_model()
+                        started = time.monotonic()
+                        reply = model.invoke(messages, **overrides)
         except Exception as exc:  # noqa: BLE001 - every failure is classified, recorded or retried
             error = self._describe(exc)
             self.cache.log_event(key, settings.model, "failed", error)

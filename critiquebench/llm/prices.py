@@ -65,7 +65,10 @@ def load_prices(path: str | os.PathLike[str] | None = None) -> dict[str, Price]:
     table = dict(SHIPPED)
     chosen = path if path is not None else os.environ.get(PRICES_ENV) or None
     if chosen is not None:
-        table.update(read_prices(Path(chosen)))
+        try:
+            table.update(read_prices(Path(chosen)))
+        except PriceError as exc:  # say where the path came from: the environment is easy to forget
+            raise PriceError(f"{exc} (${PRICES_ENV})" if path is None else str(exc)) from None
     return table
 
 

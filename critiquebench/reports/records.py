@@ -26,7 +26,7 @@ from critiquebench.outputs import json_text, open_output, spreadsheet_row
 
 FORMATS = ("jsonl", "csv", "parquet")
 TABLES = ("rounds", "runs", "calls")
-ANALYSIS_HINT = "pip install 'critiquebench[analysis]' (scripts/setup.sh installs it)"
+ANALYSIS_HINT = "pip install '.[analysis]' in the critiquebench checkout (scripts/setup.sh installs it)"
 
 
 class ExportError(ValueError):
@@ -70,8 +70,9 @@ _USAGE = (
     Column("cache_hits", "int", "calls answered from the call cache"),
 )
 _ROUND = Column("round", "int", "round number, from 1")
-_LATENCY = Column("latency_s", "float", "seconds the endpoint took to answer the calls (cache hits at the time their "
-                                        "call took when it was made); empty when no call is recorded")  # fmt: skip
+_LATENCY = Column("latency_s", "float", "seconds the endpoint took to answer the calls, from each request to its "
+                                        "answer (cache hits at the time their call took when it was made); empty "
+                                        "when no call was timed (imported or replayed answers)")  # fmt: skip
 RUN_COLUMNS: tuple[Column, ...] = (
     *_IDENTITY,
     Column("status", "str", "done, failed, pending (stopped by the token budget) or running"),
@@ -80,8 +81,13 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("final_round", "int", "the round of that answer"),
     Column("rounds", "int", "rounds the run took"),
     *_USAGE,
-    Column("cost_usd", "float", "USD of the run's tokens at its model's price (cache hits priced as the call they "
-                                "repeat; see critiquebench.llm.prices); empty when the model has no price"),
+    Column("cost_usd", "float", "what the run's calls would cost made afresh: USD of all its tokens at its model's "
+                                "price, cache hits priced as the call they repeat (see critiquebench.llm.prices); "
+                                "empty when the model has no price"),
+    Column("spent_usd", "float", "USD of the calls this run made itself (cache_hit false in the calls table; "
+                                 "replayed or imported answers cost nothing); empty when the model has no price"),
+    Column("tokens_estimated", "bool", "some of the run's calls reported no usage (replays, imports): its tokens "
+                                       "and cost are estimates at 4 characters a token"),
     _LATENCY,
     Column("started_at", "str", "when the run (last) started, ISO 8601 UTC; empty for runs stored before it was "
                                 "recorded"),
@@ -122,7 +128,10 @@ CALL_COLUMNS: tuple[Column, ...] = (
     Column("max_tokens", "int", "the call's completion token limit; empty: no cap, or not recorded"),
     *_USAGE[:2],  # prompt and completion tokens
     Column("tokens_estimated", "bool", "the endpoint reported no usage: tokens counted at 4 characters a token"),
-    Column("latency_s", "float", "seconds the endpoint took to answer (retries included)"),
+    Column("cache_hit", "bool", "false on the one row of the run that made the call, true on every reuse of it "
+                                "(another run's, an earlier study's, or a replayed or imported answer)"),
+    Column("latency_s", "float", "seconds from the request to its answer (the answering attempt); empty when the "
+                                 "call was never timed (imported or replayed answers)"),
     Column("created_at", "str", "when the call was answered, ISO 8601 UTC"),
 )
 COLUMNS = {"runs": RUN_COLUMNS, "rounds": ROUND_COLUMNS, "calls": CALL_COLUMNS}
@@ -157,10 +166,11 @@ class _Study:
     config: dict[str, Any]
     steps: dict[str, dict[int, list[tuple[str, list[str], str | None]]]]
     calls: dict[str, dict[str, Any]]
+    created_at: float = 0.0  # when the study was defined: a call answered before it is not one the study made
 
     @classmethod
     def read(cls, db: Any, study: str) -> _Study:
-        from critiquebench.store.reads import call_facts, study_steps
+        from critiquebench.store.reads import call_facts, study_created_at, study_steps
         from critiquebench.studies.define import study_config
 
         config = study_config(db, study)
@@ -168,7 +178,24 @@ class _Study:
         for tid, round_, node, keys, reason in study_steps(db, study):
             steps.setdefault(tid, {}).setdefault(round_, []).append((node, keys, reason))
         keys = [k for rounds in steps.values() for nodes in rounds.values() for _, ks, _ in nodes for k in ks]
-        return cls(config, steps, call_facts(db, keys))
+        return cls(config, steps, call_facts(db, keys), study_created_at(db, study))
+
+    def makers(self, runs: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+        """Cache key -> thread id of the run that made the call: the first run to use the key, in the order the
+        runs started, when the call was answered by an endpoint after the study was defined; every other use is a
+        reuse (the store records no maker per call, and a run cannot make a call before its study exists)."""
+        made: dict[str, str] = {}
+        seen: set[str] = set()
+        for row in sorted(runs, key=lambda r: (r.get("started_at") or 0.0, str(r["thread_id"]))):
+            tid = str(row["thread_id"])
+            for key in self.keys(tid):
+                if key in seen:
+                    continue
+                seen.add(key)
+                call = self.calls.get(key)
+                if call and not _recorded(call) and float(call["created_at"] or 0) >= self.created_at:
+                    made[key] = tid
+        return made
 
     def keys(self, tid: str, round_: int | None = None) -> list[str]:
         rounds = self.steps.get(tid, {})
@@ -176,7 +203,7 @@ class _Study:
         return [k for nodes in chosen for _, ks, _ in nodes for k in ks]
 
     def latency(self, tid: str, round_: int | None = None) -> float | None:
-        found = [self.calls[k]["latency_s"] for k in self.keys(tid, round_) if k in self.calls]
+        found = [t for k in self.keys(tid, round_) if k in self.calls and (t := _timed(self.calls[k])) is not None]
         return float(sum(found)) if found else None
 
     def reason(self, tid: str, round_: int) -> str | None:
@@ -209,6 +236,17 @@ class _Study:
         }
 
 
+def _recorded(call: Mapping[str, Any]) -> bool:
+    """An answer imported from a file (PlanBench's, recorded samples): no endpoint was called for it."""
+    return str(call.get("endpoint") or "").startswith("recorded:")
+
+
+def _timed(call: Mapping[str, Any]) -> float | None:
+    """The call's latency; None for an answer never timed (imports store 0: no request takes no time at all)."""
+    latency = call.get("latency_s")
+    return None if _recorded(call) or not latency else float(latency)
+
+
 def _identity(row: Mapping[str, Any]) -> dict[str, Any]:
     """The identity columns of a run's (or its round's) row."""
     from critiquebench.studies.threads import spec_of
@@ -238,6 +276,7 @@ def run_records(db: Any, study: str, prices: Mapping[str, Any] | None = None) ->
     facts = _Study.read(db, study)
     table = load_prices() if prices is None else prices
     rows = study_runs(db, study)
+    made = facts.makers(rows)
     firsts = {tid: k for tid in facts.steps for k in _first_generator_call(facts, tid)}
     inputs = {key: _last_user(messages) for key, messages, _ in calls_by_key(db, firsts.values())} if firsts else {}
     out = []
@@ -246,10 +285,14 @@ def run_records(db: Any, study: str, prices: Mapping[str, Any] | None = None) ->
         record = {**_identity(row), **facts.settings(row)}
         price = price_of(record["model"], table)
         finished = row["status"] in ("done", "failed")
+        own = [facts.calls[k] for k in dict.fromkeys(facts.keys(tid)) if made.get(k) == tid]
+        used = [facts.calls[k] for k in facts.keys(tid) if k in facts.calls]
         record.update(status=row["status"], correct=_flag(row["correct"]) if row["status"] == "done" else None,
                       final_answer=row["final_answer"], final_round=row["final_round"], rounds=row["rounds"],
                       error=redact_text(row["error"]) if row["error"] else None, **_usage(row),
                       cost_usd=price.cost(row["prompt_tokens"], row["completion_tokens"]) if price else None,
+                      spent_usd=sum(price.cost(c["prompt_tokens"], c["completion_tokens"]) for c in own)
+                      if price else None, tokens_estimated=any(bool(c["tokens_estimated"]) for c in used),
                       latency_s=facts.latency(tid), started_at=_when(row.get("started_at")),
                       finished_at=_when(row.get("updated_at")) if finished else None, version=row.get("version"),
                       git_commit=row.get("git_commit"), input=inputs.get(firsts.get(tid, "")))  # fmt: skip
@@ -296,8 +339,11 @@ def call_records(db: Any, study: str) -> list[dict[str, Any]]:
     from critiquebench.store.reads import study_runs
 
     facts = _Study.read(db, study)
+    runs = study_runs(db, study, answers=False)
+    made = facts.makers(runs)
+    shown: set[tuple[str, str]] = set()
     out = []
-    for row in study_runs(db, study, answers=False):
+    for row in runs:
         tid = str(row["thread_id"])
         unrecorded = facts.settings(row)["unrecorded"] or ""
         for round_, nodes in sorted(facts.steps.get(tid, {}).items()):
@@ -307,12 +353,17 @@ def call_records(db: Any, study: str) -> list[dict[str, Any]]:
                     if call is None:
                         continue
                     params = call["params"]
+                    # a run reusing its own call (the same request again) made it once: its first row
+                    hit = made.get(key) != tid or (key, tid) in shown
+                    shown.add((key, tid))
                     out.append({**_identity(row), "round": round_, "node": node, "call": i, "key": key,
                                 "model": call["model"], "endpoint": call["endpoint"],
                                 "temperature": None if "temperature" in unrecorded else params.get("temperature"),
                                 "max_tokens": None if "max_tokens" in unrecorded else params.get("max_tokens"),
                                 "prompt_tokens": call["prompt_tokens"], "completion_tokens": call["completion_tokens"],
-                                "tokens_estimated": _flag(call["tokens_estimated"]), "latency_s": call["latency_s"],
+                                "tokens_estimated": _flag(call["tokens_estimated"]),
+                                "cache_hit": hit,
+                                "latency_s": _timed(call),
                                 "created_at": _when(call["created_at"])})  # fmt: skip
     return out
 
@@ -327,8 +378,14 @@ def records(db: Any, study: str, table: str) -> list[dict[str, Any]]:
 
 def check_format(fmt: str, output: Path | None) -> None:
     """ExportError unless `fmt` can be written to `output` (None: standard output)."""
+    from critiquebench.outputs import OutputError, check_suffix
+
     if fmt not in FORMATS:
         raise ExportError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    try:
+        check_suffix(output, fmt)
+    except OutputError as exc:
+        raise ExportError(str(exc)) from None
     if fmt == "parquet":
         if output is None:
             raise ExportError("Parquet is binary: give --output FILE.parquet")

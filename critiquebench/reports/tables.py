@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
@@ -268,18 +269,60 @@ def _numeric(cells: list[str]) -> bool:
     return bool(cells) and all(c == "" or c[0].isdigit() or c[0] in "-[" for c in cells)
 
 
-def rich_text(grids: list[Grid]) -> str:
-    """Grids as rich tables (plain text, no colour codes, so output can be piped and compared)."""
-    console = Console(file=io.StringIO(), width=160, force_terminal=False, color_system=None)
+PIPED_WIDTH = 160  # output that is not a terminal: one fixed width, so it can be compared and diffed
+
+
+def output_width() -> int:
+    """The width tables are drawn at: standard output's terminal's, as rich measures it, else `PIPED_WIDTH`."""
+    probe = Console()
+    return probe.width if probe.is_terminal else PIPED_WIDTH
+
+
+def rich_text(grids: list[Grid], width: int | None = None) -> str:
+    """Grids as rich tables (plain text, no colour codes, so output can be piped and compared), `width` columns
+    wide (default `output_width()`): rich lays the columns out, wrapping headers and cells between words; the
+    leading label columns (domain, scheme, ...) never wrap, so a scheme spec stays whole on its row."""
+    width = width or output_width()
+    console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
     for grid in grids:
-        table = Table(title=grid.title, title_justify="left")
-        for i, header in enumerate(grid.headers):
-            numeric = _numeric([row[i] for row in grid.rows])
-            table.add_column(header, justify="right" if numeric else "left", overflow="fold")
-        for row in grid.rows:
-            table.add_row(*row)
-        console.print(table)
-        if grid.note:
-            console.print(grid.note, soft_wrap=False, width=110)
+        # columns are in priority order: while the table cannot fit without cutting a word, the last one goes
+        shown = len(grid.headers)
+        while shown > 1 and _narrowest(grid, shown) > width:
+            shown -= 1
+        console.print(_table(grid, shown))
+        note = grid.note
+        if shown < len(grid.headers):
+            left = ", ".join(grid.headers[shown:])
+            note = f"{note}\n" if note else ""
+            note += f"Left out at this width ({width} columns): {left}; widen the terminal or use --format md or csv."
+        if note:
+            console.print(note, soft_wrap=False, width=min(width, 110))
         console.print()
     return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def _narrowest(grid: Grid, columns: int) -> int:
+    """The width of the first `columns` columns of `grid` drawn with no word cut: each label column as wide as its
+    longest cell, each other column as its longest word, plus the box's borders and padding."""
+    total, labels = 1, True
+    for i, header in enumerate(grid.headers[:columns]):
+        cells = [row[i] for row in grid.rows]
+        labels = labels and not _numeric(cells)
+        texts = [header, *cells]
+        words = texts if labels else [w for t in texts for w in t.split()]
+        total += max((cell_len(w) for w in words), default=0) + 3
+    return total
+
+
+def _table(grid: Grid, columns: int) -> Table:
+    """The first `columns` columns of `grid` as a rich table; the leading label columns (domain, scheme, ...)
+    never wrap, the others wrap between words."""
+    table = Table(title=grid.title, title_justify="left")
+    labels = True
+    for i, header in enumerate(grid.headers[:columns]):
+        numeric = _numeric([row[i] for row in grid.rows])
+        labels = labels and not numeric
+        table.add_column(header, justify="right" if numeric else "left", overflow="fold", no_wrap=labels)
+    for row in grid.rows:
+        table.add_row(*row[:columns])
+    return table

@@ -123,7 +123,9 @@ class RayExecutor:
         try:
             import ray
         except ImportError as exc:
-            raise ExecutorError("--executor ray needs the scale extra: pip install 'critiquebench[scale]'") from exc
+            raise ExecutorError(
+                "--executor ray needs the scale extra: pip install '.[scale]' in the critiquebench checkout"
+            ) from exc
         if not ray.is_initialized():
             try:
                 if self.address:

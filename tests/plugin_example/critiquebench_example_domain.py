@@ -1,14 +1,14 @@
 """Example domain plug-in: a domain a package adds through the entry-point group `critiquebench.domains`.
 
 The whole contract: a factory `make_domain(**options) -> Domain` (the small protocol of
-`critiquebench.domains.base`). This one is Game of 24 on generated puzzles (`gen:N:SEED`) under its own name.
+`critiquebench.plugins`: `Domain`). This one is Game of 24 on generated puzzles (`gen:N:SEED`) under its own name.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from critiquebench.domains.game24 import Game24
+from critiquebench.plugins import Game24
 
 
 class GeneratedGame24(Game24):

@@ -3,16 +3,14 @@ window of one exchange, as PlanBench's PDDL backprompting ran it), up to `rounds
 
 An example scheme plug-in: a module with a docstring, `PARAMS`, `build(**params)` (an uncompiled LangGraph
 StateGraph) and `calls(params)` (what one run can cost, for `--dry-run`), named in the entry-point group
-`critiquebench.schemes`. It is built from the same parts as the built-in schemes (`critiquebench.graphs.loops`,
-`critiquebench.graphs.params`)."""
+`critiquebench.schemes`. It is built from the same parts as the built-in schemes, imported from the public plug-in
+API `critiquebench.plugins`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from critiquebench.graphs.cost import Calls
-from critiquebench.graphs.loops import verified_loop
-from critiquebench.graphs.params import feedback, rounds
+from critiquebench.plugins import Calls, feedback, rounds, verified_loop
 
 PARAMS = (rounds(5), feedback("first"))
 

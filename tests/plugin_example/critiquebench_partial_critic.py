@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from critiquebench.domains.contract import Domain, Instance, LLMVerdict
+from critiquebench.plugins import Domain, Instance, LLMVerdict
 
 
 def make_critic(llm: Any, domain: Domain, constraint: str = "numbers") -> Any:
