@@ -408,12 +408,20 @@ def paper_sets(_: str | None = None) -> str:
         problems = generate_problems(kind, n + 1, 1)
         tests = problems[1:]  # problem 0 is the set's example (the nl style's one shot), not a test instance
         keys = {problem_key(p) for p in tests}
-        pool = {problem_key(p) for p in training_problems(kind, TRAIN_POOL, 1, problems)}
-        found = Counter(tuple(int(x) for x in re.findall(r"\d+", re.search(r"\(problem (\S+)\)", p).group(1)))
-                        for p in tests)  # fmt: skip
+        shots = training_problems(kind, TRAIN_POOL, 1, problems)
+        pool = {problem_key(p) for p in shots}
+
+        def sizes_of(texts: list[str]) -> Counter[tuple[int, ...]]:
+            return Counter(tuple(int(x) for x in re.findall(r"\d+", re.search(r"\(problem (\S+)\)", p).group(1)))
+                           for p in texts)  # fmt: skip
+
+        found, drawn = sizes_of(tests), sizes_of(shots)
         by_size = ", ".join(f"{label(kind, s)}: {found[s]}" for s in sizes)
-        rows.append((f"`{kind}`", f"`gen:{n}:1`", f"{len(keys)} of {len(tests)}", len(keys & pool), by_size))
-    return table(("set", "selection", "distinct", "in the shot pool", "problems of each size"), rows)
+        pool_sizes = ", ".join(f"{label(kind, s)}: {drawn[s]}" for s in sizes if drawn[s])
+        rows.append((f"`{kind}`", f"`gen:{n}:1`", f"{len(keys)} of {len(tests)}", len(keys & pool), by_size,
+                     pool_sizes))  # fmt: skip
+    return table(("set", "selection", "distinct", "in the shot pool", "problems of each size",
+                  f"the {TRAIN_POOL}-problem shot pool by size"), rows)  # fmt: skip
 def planbench_styles(_: str | None = None) -> str:
     """The planning prompt styles (domains/planning/styles.py STYLES), one row each, as the importer reads them."""
     from critiquebench.domains.planning.styles import HISTORY, STYLES

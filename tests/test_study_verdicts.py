@@ -5,8 +5,9 @@ files (`game24.py` @b583c3c9 l.128-133 and @d883df86 l.192-205, `game24_verifica
 as unreadable (invalid, `parsed=False`) and nothing raises.
 
 The replies: GPT-4's verifier replies printed in paper 000's appendix (`000:L`) and the replies our own reader's
-tests hold (tests/test_game24.py, tests/test_coloring.py). The datasets hold no recorded verifier reply of these
-two domains (gpt-and-i's response files are Git LFS pointers)."""
+tests hold (tests/test_game24.py, tests/test_coloring.py). The datasets ship no recorded verifier reply of these
+two domains: gpt-and-i's response files are Git LFS pointers at its HEAD, though its history before Git LFS holds
+GPT-4's colouring verification replies (`llm-csp/responses/color_verification/gpt-4_chat/*@ada66fc6`)."""
 
 from __future__ import annotations
 
