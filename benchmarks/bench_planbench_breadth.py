@@ -99,7 +99,7 @@ def run_file(root: Path, path: Path, store: Path, reading: str | None) -> Outcom
     out.imported = True
     out.skipped = len(done.unanswered)
     out.style = str(done.options.get("prompt_style", done.config.domains[0].rpartition(":")[2]))
-    out.reading = str(done.options.get("reading") or "sound")
+    out.reading = str(done.options.get("reading") or done.options.get("state_reading") or "sound")
     # the replay runs as a user's would: its own process, no endpoint (a call missing the cache fails its run)
     resumed = subprocess.run([*CLI, "resume", "s", "--store", str(store), "--replay", "--no-progress"],
                              capture_output=True, text=True)
@@ -176,7 +176,7 @@ def _run_one(job: tuple[Path, Path, Path, int, str | None, bool]) -> Outcome:
 
 
 def _sound_domain(key: str, options: dict[str, Any]) -> Any:
-    kept = {k: v for k, v in options.items() if k not in ("reading", "recorded_feedback")}
+    kept = {k: v for k, v in options.items() if k not in ("reading", "recorded_feedback", "state_reading")}
     try:
         return get_domain(key, **kept)
     except (ValueError, OSError):

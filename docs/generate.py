@@ -433,12 +433,20 @@ def paper_sets(_: str | None = None) -> str:
         problems = generate_problems(kind, n + 1, 1)
         tests = problems[1:]  # problem 0 is the set's example (the nl style's one shot), not a test instance
         keys = {problem_key(p) for p in tests}
-        pool = {problem_key(p) for p in training_problems(kind, TRAIN_POOL, 1, problems)}
-        found = Counter(tuple(int(x) for x in re.findall(r"\d+", re.search(r"\(problem (\S+)\)", p).group(1)))
-                        for p in tests)  # fmt: skip
+        shots = training_problems(kind, TRAIN_POOL, 1, problems)
+        pool = {problem_key(p) for p in shots}
+
+        def sizes_of(texts: list[str]) -> Counter[tuple[int, ...]]:
+            return Counter(tuple(int(x) for x in re.findall(r"\d+", re.search(r"\(problem (\S+)\)", p).group(1)))
+                           for p in texts)  # fmt: skip
+
+        found, drawn = sizes_of(tests), sizes_of(shots)
         by_size = ", ".join(f"{label(kind, s)}: {found[s]}" for s in sizes)
-        rows.append((f"`{kind}`", f"`gen:{n}:1`", f"{len(keys)} of {len(tests)}", len(keys & pool), by_size))
-    return table(("set", "selection", "distinct", "in the shot pool", "problems of each size"), rows)
+        pool_sizes = ", ".join(f"{label(kind, s)}: {drawn[s]}" for s in sizes if drawn[s])
+        rows.append((f"`{kind}`", f"`gen:{n}:1`", f"{len(keys)} of {len(tests)}", len(keys & pool), by_size,
+                     pool_sizes))  # fmt: skip
+    return table(("set", "selection", "distinct", "in the shot pool", "problems of each size",
+                  f"the {TRAIN_POOL}-problem shot pool by size"), rows)  # fmt: skip
 def planbench_styles(_: str | None = None) -> str:
     """The planning prompt styles (domains/planning/styles.py STYLES), one row each, as the importer reads them."""
     from critiquebench.domains.planning.styles import HISTORY, STYLES
@@ -480,6 +488,51 @@ def planbench_readers(_: str | None = None) -> str:
             "read once")
     rows = [ours, *((f"`{r.name}`", r.code, r.reads) for r in READERS)]
     return table(("reading", "PlanBench's code", "what it reads"), rows)
+
+
+def planbench_state_readers(_: str | None = None) -> str:
+    """PlanBench's t7 state readers a replay offers (domains/planning/planbench_reading.py STATE_READERS)."""
+    from critiquebench.domains.planning.planbench_reading import STATE_READERS
+
+    ours = ("(none: ours)", "-", "`tasks/states.py`: each clause (split at commas, semicolons, lines and \" and \") "
+            "read as a fact's English, else by PlanBench's keywords; a fact stated twice counts once")
+    rows = [ours, *((f"`{r.name}`", r.code, r.reads) for r in STATE_READERS)]
+    return table(("state_reading", "PlanBench's code", "what it reads"), rows)
+
+
+TASK_FILES = "planbench/tasks/blocksworld/gpt-4"
+
+
+def planbench_task_disagreements(_: str | None = None) -> str:
+    """Every instance of the shipped GPT-4 Blocksworld task files (t2-t8) where PlanBench's label, the replay's
+    verdict and our own reading's part, with why (critiquebench/reports/task_disagreements.py)."""
+    from critiquebench.domains.datasets import default_root
+    from critiquebench.reports.task_disagreements import task_disagreements
+
+    root = default_root()
+    counts, rows = [], []
+    for path in sorted((root / TASK_FILES).glob("task_*.json")):
+        if path.name.startswith("task_1_"):
+            continue  # t1 replays as plan generation (the planning domain), measured by the breadth benchmark
+        labelled, found = task_disagreements(path, "blocksworld", root / "planbench")
+        replay = sum(d.replay == d.label for d in found) + labelled - len(found)
+        ours = sum(d.ours == d.label for d in found) + labelled - len(found)
+        counts.append(f"{path.stem}: replay {replay}/{labelled}, ours {ours}/{labelled}")
+        rows += [(d.task, d.instance, _yes(d.label), _yes(d.replay), _yes(d.ours), d.why,
+                  _clip(d.planbench_read, 90), _clip(d.ours_read, 90), _tail(d.answer, 120))
+                 for d in found]  # fmt: skip
+    head = "Agreement with PlanBench's labels: " + "; ".join(counts) + ".\n\n"
+    return head + table(("task", "instance", "PlanBench's label", "replay", "ours", "why", "PlanBench read",
+                         "we read", "the answer (its end)"), rows)  # fmt: skip
+
+
+def _tail(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else "..." + flat[3 - width :]
+
+
+def _yes(flag: bool) -> str:
+    return "right" if flag else "wrong"
 
 
 def planbench_reader_rules(_: str | None = None) -> str:
@@ -544,6 +597,8 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "planbench-styles": planbench_styles,
     "planbench-kinds": planbench_kinds,
     "planbench-readers": planbench_readers,
+    "planbench-state-readers": planbench_state_readers,
+    "planbench-task-disagreements": planbench_task_disagreements,
     "planbench-reader-rules": planbench_reader_rules,
     "refinement-layout": refinement_layout,
     "self-verification-formats": self_verification_formats,

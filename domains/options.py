@@ -24,7 +24,8 @@ from critiquebench.domains.registry import BUILTIN, PLANNING
 
 # Every domain takes these (`get_domain` handles `stop`; `prompts` and `prompt_style` go to every factory).
 COMMON: dict[str, Any] = {"stop": list, "prompts": list, "prompt_style": str}
-TASK_OPTIONS: dict[str, Any] = {"recorded": str, "instances": str, "seed": int}  # "DOMAIN:TASK" (PlanBench)
+# "DOMAIN:TASK" (PlanBench)
+TASK_OPTIONS: dict[str, Any] = {"recorded": str, "instances": str, "seed": int, "state_reading": str}
 
 
 def declared(name: str) -> dict[str, Any] | None:

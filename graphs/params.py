@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from critiquebench.domains.contract import FEEDBACK_LEVELS, PROMPT_STYLES
-from critiquebench.nodes.generator import HISTORY_POLICIES
+from critiquebench.nodes.generator import HISTORY_POLICIES, NO_CAP
 
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 _NONE = ("", "none", "default")
@@ -44,10 +44,15 @@ class Param:
     maximum: float | None = None
     nullable: bool = False
     check: Callable[[Any], None] | None = None
+    none: Any = None  # what "none" stands for, where it is not the default behaviour (a reply cap's `NO_CAP`)
 
     def coerce(self, value: Any, scheme: str) -> Any:
         """`value` (a spec's text, or a TOML value) as this parameter's type; ValueError naming what is valid."""
         where = f"parameter {self.name!r} of scheme {scheme!r}"
+        if self.nullable and self.none is not None and (value is None or isinstance(value, str)):
+            word = "default" if value is None else value.strip().lower() or "default"
+            if word in _NONE:  # "none": the sentinel; "default" stays a word, so the spec's label says which
+                return self.none if word == "none" else "default"
         if self.nullable and (value is None or (isinstance(value, str) and value.strip().lower() in _NONE)):
             return None
         if self.type is bool:
@@ -166,11 +171,15 @@ def style(default: str | None = None) -> Param:
     )
 
 
-def reply_cap(default: int | None = None) -> Param:
-    """A scheme's own cap on each generated reply, sent as the request's `max_tokens` (none: the study's setting,
-    512 unless the study says otherwise)."""
-    return Param("max_tokens", int, default, "longest generated reply in tokens (none: the study's max_tokens)",
-                 minimum=1, maximum=MAX_TOKENS, nullable=True)  # fmt: skip
+# A scheme's `max_tokens=none` is `NO_CAP`: no cap (the request carries no length field), as `intrinsic`'s and
+# the study's own `max_tokens = "none"` mean; left out (or "default"), the scheme takes the study's setting.
+
+
+def reply_cap(default: int | str = "default") -> Param:
+    """A scheme's own cap on each generated reply, sent as the request's `max_tokens` (not given or "default":
+    the study's setting, 512 unless the study says otherwise; "none": no cap, `NO_CAP`)."""
+    return Param("max_tokens", int, default, "longest generated reply in tokens (default: the study's max_tokens; "
+                 "none: no cap)", minimum=1, maximum=MAX_TOKENS, nullable=True, none=NO_CAP)  # fmt: skip
 
 
 def history(default: str = "full") -> Param:

@@ -1,6 +1,7 @@
-"""standard: one prompt (sample 0); its answer is final. `max_tokens` caps the reply for this scheme alone (none:
-the study's setting); the refinement study's one-shot runs (`standard:style=refine,max_tokens=5000`) sent 5000,
-as its code's `generate_response` / `batch_generate` did (Singh8899/LLM-Planning-Leonardo, `model_manager.py`)."""
+"""standard: one prompt (sample 0); its answer is final. `max_tokens` caps the reply for this scheme alone (left
+out or default: the study's setting; none: no cap, as step 0 of `intrinsic` sends it); the refinement study's
+one-shot runs (`standard:style=refine,max_tokens=5000`) sent 5000, as its code's `generate_response` /
+`batch_generate` did (Singh8899/LLM-Planning-Leonardo, `model_manager.py`)."""
 
 from __future__ import annotations
 

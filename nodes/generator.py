@@ -17,6 +17,9 @@ from critiquebench.domains.contract import Instance, Transcribed
 from critiquebench.nodes.context import ContextOverflow, RunContext, RunState, add_usage, history
 from critiquebench.nodes.sound_verifier import finish
 
+# A scheme's reply cap meaning "no cap" (`max_tokens=none`), as against None: the study's setting.
+NO_CAP = "none"
+
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
@@ -37,14 +40,16 @@ def make_generator(
     """A node that generates round `state["round"] + 1` (the new attempt holds its answer and usage).
 
     `temperature` is the scheme's own sampling temperature (None: the study's), `max_tokens` its own reply cap
-    (None: the study's).
+    (None: the study's; `graphs.params.NO_CAP`: none).
 
     `wrap` turns a recorded critique into the user turn of the history (default: the domain's backprompt).
     """
     if history_policy not in HISTORY_POLICIES:
         raise ValueError(f"history must be one of {HISTORY_POLICIES}, not {history_policy!r}")
 
-    cap = {} if max_tokens is None else {"max_tokens": max_tokens}  # none sent: clients without the option work
+    # none sent: clients without the option work; `NO_CAP` ("none") sends max_tokens=None, which lifts the study's cap
+    own = max_tokens not in (None, "default")
+    cap = {"max_tokens": None if max_tokens == NO_CAP else max_tokens} if own else {}
 
     def generator(state: RunState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         ctx = runtime.context

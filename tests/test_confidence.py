@@ -301,11 +301,16 @@ def test_meta_networks_read_the_study_codes_inputs() -> None:
         assert (net.batch_norm, net.dropout, net.lr, net.batch_size, net.patience) == (True, 0.2, 1e-3, 32, 8)
         assert net.params["gamma"].shape == (64,)
 
-    # MN-2/MN-3: the pair (problem file, last reply with newlines made spaces) as the notebook's
-    # tokenizer(problem, gen_N); a 128-unit head; MN-3 appends the four final features unscaled
+    # MN-2/MN-3: the pair (problem, last reply with newlines made spaces) as the notebook's tokenizer(problem,
+    # gen_N); MN-2's problem is the CSV's `problem` column, the problem's name (meta_model_llama.ipynb cell 26
+    # reloads the CSV), MN-3's the PDDL text the Llama notebook put there (cell 14); a 128-unit head; MN-3
+    # appends the four final features unscaled
     mn3 = Featurizer("mn3", encoder_name="tests.test_confidence:PairRecorder").fit(exs).transform(exs)
     assert PairRecorder.seen == [(e.seen[-1]["problem_text"], "(noop a) (noop b)") for e in exs]
     np.testing.assert_allclose(mn3[:, 3:], expected_mn1, rtol=1e-6)
+    Featurizer("mn2", encoder_name="tests.test_confidence:PairRecorder").fit(exs).transform(exs)
+    assert PairRecorder.seen == [(str(e.seen[-1]["problem"]), "(noop a) (noop b)") for e in exs]
+    assert all(not str(e.seen[-1]["problem"]).startswith("(define") for e in exs)
     for model, width in (("mn2", 256), ("mn3", 260)):
         head = fit(model, "paper", 1, exs, encoder="hashing").classifier
         assert head.layer_shapes() == [(width, 128), (128, 1)]

@@ -99,6 +99,27 @@ def test_every_generated_set_of_001_is_its_size_in_distinct_problems_disjoint_fr
     assert max(shares) - min(shares) <= 2
 
 
+@pytest.mark.parametrize("kind", sorted(PAPER_SIZES))
+def test_the_shot_pool_lacks_the_sizes_the_test_set_uses_up(kind: str) -> None:
+    """The difference from 001's "sampled from the respective training set" (001:130) that
+    docs/papers/intrinsic-self-critique.md states: a size whose every problem is in the test set has none in the
+    64-problem shot pool (Blocksworld 3-7: no 3 blocks; Mini-Grid: no 2 x 2 rooms; Logistics*: its largest size
+    alone)."""
+    n = paper_set_sizes()[kind]
+    instances = get_domain(kind).generate(n, 1)
+    tested = Counter(size_of(kind, i.data["problem"]) for i in instances)
+    pooled = Counter(size_of(kind, e["problem"]) for e in training_pool(instances[0]))
+    used_up = {s for s in PAPER_SIZES[kind] if tested[s] >= holds(kind, s) - 1}  # problem 0 is the example
+    assert used_up.isdisjoint(pooled)
+    assert sum(pooled.values()) == 64
+    if kind == "blocksworld_3_7":
+        assert (3,) in used_up and min(pooled) == (4,)
+    if kind == "logistics_star":
+        assert set(pooled) == {(2, 2, 2, 1)}  # every shot of a one-city problem shows two cities
+    if kind == "minigrid":
+        assert (2, 2, 2) in used_up and (2, 2, 2) not in pooled
+
+
 def test_the_sizes_that_run_out_are_the_small_ones() -> None:
     """What the sets hold of their smallest sizes, counted from the domains' rules (documented in
     docs/papers/intrinsic-self-critique.md)."""

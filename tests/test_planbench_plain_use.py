@@ -99,3 +99,53 @@ def test_reports_name_a_laid_out_checkout_config_by_its_planbench_name() -> None
     }
     two = ["blocksworld_3-c542f6aa86fd", "blocksworld_3-0123456789ab"]
     assert shown_domains(two) == {name: name for name in two}
+
+
+T5_BLOCKSWORLD_3 = FIXTURES / "t5_blocksworld_3_gpt-4.json"  # plan-bench/results/blocksworld_3/gpt-4_chat @b008bc4
+
+
+def test_a_3_block_t5_file_asks_the_generalized_problems_which_ship(tmp_path: Path) -> None:
+    """PlanBench's t5 asks the config's `generalized_instance_dir`, `blocksworld/generated` for `blocksworld_3` as
+    for `blocksworld` (`plan-bench/configs/blocksworld_3.yaml:2`): those problems ship, so no option is needed."""
+    store = tmp_path / "s.sqlite"
+    result = invoke("import", "planbench", str(T5_BLOCKSWORLD_3), "--study", "s", "--store", str(store))
+    assert result.exit_code == 0, result.output
+    assert invoke("resume", "s", "--store", str(store), "--replay", "--no-progress").exit_code == 0
+    rows = [json.loads(line) for line in invoke("export", "s", "--store", str(store)).output.splitlines() if line]
+    recorded = json.loads(T5_BLOCKSWORLD_3.read_text())["instances"]
+    assert {r["instance"]: bool(r["sound_valid"]) for r in rows} == {
+        str(i["instance_id"]): i["llm_correct"] for i in recorded
+    }
+
+
+def test_dataset_may_name_the_datasets_root_and_the_replay_finds_the_domain_under_it(tmp_path: Path) -> None:
+    """`--dataset DIR --replay`: DIR the datasets root (or PlanBench's folder of domains) names the domain's folder
+    under it; a set that is not there is refused at import, with nothing stored."""
+    t7 = DATASETS / "planbench" / "tasks" / "blocksworld" / "gpt-4" / "task_7_plan_execution.json"
+    records = json.loads(t7.read_text())["instances"][:3]
+    copied = tmp_path / "task_7_plan_execution.json"  # outside the datasets, so DIR alone says where problems are
+    copied.write_text(json.dumps({"task": "task_7_plan_execution", "engine": "gpt-4_chat", "domain": "blocksworld",
+                                  "instances": records}))  # fmt: skip
+    for n, root in enumerate((DATASETS, DATASETS / "planbench")):
+        store = tmp_path / f"{n}.sqlite"
+        done = invoke("import", "planbench", str(copied), "--dataset", str(root), "--study", "s", "--store",
+                      str(store), "--replay", "--no-progress")  # fmt: skip
+        assert done.exit_code == 0, done.output
+        rows = [json.loads(line) for line in invoke("export", "s", "--store", str(store)).output.splitlines() if line]
+        assert {r["instance"]: bool(r["sound_valid"]) for r in rows} == {
+            str(i["instance_id"]): i["llm_correct"] for i in records
+        }
+    t5 = invoke("import", "planbench", str(T5_BLOCKSWORLD_3), "--dataset", str(DATASETS),
+                     "--study", "s", "--store", str(tmp_path / "r.sqlite"))  # fmt: skip
+    assert t5.exit_code == 0, t5.output  # t5 shares the shipped generalized problems
+    bw3 = invoke("import", "planbench", str(BLOCKSWORLD_3), "--dataset", str(DATASETS), "--study", "s", "--store",
+                 str(tmp_path / "b.sqlite"))  # fmt: skip
+    assert bw3.exit_code == 2 and "blocksworld_3" in bw3.output and "Traceback" not in bw3.output
+
+
+def test_reports_name_a_checkout_task_by_planbench_set_and_task() -> None:
+    from critiquebench.reports.metrics import shown_domain
+
+    assert shown_domain("/tmp/x/planbench-domains/blocksworld_3-63de69f85a27:t5") == "blocksworld_3:t5"
+    assert shown_domain("blocksworld_3-63de69f85a27:t3") == "blocksworld_3:t3"
+    assert shown_domain("blocksworld:t7") == "blocksworld:t7"

@@ -138,5 +138,6 @@ def test_problems_are_read_back_from_english_statements(tmp_path: Path) -> None:
     data = recorded(fixture)
     store, result = imported(tmp_path, fixture)
     assert "PlanBench's nl_zero_shot prompt, reading planbench-translation" in result.output
-    assert "unsolvable_blocksworld-stated-" in result.output and "skipped 1 instance(s)" in result.output
+    # the laid-out folder is named by its set, not its path and content id (issue 41)
+    assert "3 unsolvable_blocksworld-stated instance(s)" in result.output and "skipped 1 instance(s)" in result.output
     assert final_verdicts(store) == {k: i["llm_correct"] for k, i in data.items() if i.get("llm_raw_response")}

@@ -174,3 +174,40 @@ def test_another_models_mystery_blocksworld_files_import_and_replay(tmp_path: Pa
     rows = json.loads(_cli("report", "llama", "--store", str(store), "--format", "json").stdout)
     assert [(r["task"], r["model"], r["correct"], r["total"]) for r in rows] == [("t2", "llama-3", 3, 3),
                                                                                 ("t7", "llama-3", 3, 3)]  # fmt: skip
+
+
+def test_t7_replays_read_as_planbench_read_and_give_its_labels(base: Any, tmp_path: Path) -> None:
+    """PlanBench's labels on t7 come from `text_to_state` splitting clauses at commas only (the stored
+    `extracted_llm_plan` of every instance); a replay reads so and keeps our own verdict beside it."""
+    from critiquebench.domains.planning.planbench_reading import planbench_state
+    from critiquebench.importers.planbench.readers import state_reading
+
+    t7 = next(p for p in GPT4 if task_of(p.name) == "t7")
+    records = {str(r["instance_id"]): r for r in json.loads(t7.read_text())["instances"]}
+    # the file's own stored facts, as PlanBench's reader gave them: 500 of 500 with commas only
+    read = {i: planbench_state(r["llm_raw_response"], base.cfg, {}, commas=True) for i, r in records.items()}
+    assert sum(read[i] == r["extracted_llm_plan"] for i, r in records.items()) == 500
+    # its committed code (" and " split too) reads 456 of them alike; 241 states the yellow block twice
+    assert sum(planbench_state(r["llm_raw_response"], base.cfg, {}) == r["extracted_llm_plan"]
+               for r in records.values()) == 456  # fmt: skip
+    assert read["241"].count("ontable_d") == 2
+    assert state_reading(t7, "blocksworld", None) == "planbench-state-commas"
+    assert state_reading(t7, "blocksworld", "sound") is None
+    dom = TaskDomain(base, get_task("t7"), recorded=str(t7), state_reading="planbench-state-commas")
+    loaded = dom.load(",".join(records), BLOCKSWORLD)
+    verdicts = {i.id: dom.verify(i, records[i.id]["llm_raw_response"]) for i in loaded}
+    assert [i for i, v in verdicts.items() if v.valid != records[i]["llm_correct"]] == []
+    # where our reading judges otherwise, its verdict is the last error sentence
+    ours = "Read clause by clause as critiquebench reads a state, the answer is"
+    assert sorted(i for i, v in verdicts.items() if v.errors and v.errors[-1].startswith(ours)) == ["241", "323", "67"]
+    assert verdicts["241"].errors[-1] == ours + " right."
+    assert "These facts are stated more than once: the yellow block is on the table" in verdicts["241"].errors
+    assert verdicts["323"].valid and verdicts["323"].errors[-1].startswith(ours + " wrong. ")
+    # through the CLI: the importer picks that reader and says so; the replay's verdicts are the labels
+    store = tmp_path / "store.sqlite"
+    out = _cli("import", "planbench", str(t7), "--study", "t7", "--store", str(store)).stdout
+    assert "planbench-state-commas" in out
+    _cli("resume", "t7", "--store", str(store), "--replay", "--no-progress")
+    lines = [json.loads(x) for x in _cli("export", "t7", "--store", str(store)).stdout.splitlines()]
+    assert {x["instance"]: bool(x["sound_valid"]) for x in lines} == {i: r["llm_correct"] for i, r in records.items()}
+    assert next(x for x in lines if x["instance"] == "323")["sound_reason"].startswith(ours + " wrong.")

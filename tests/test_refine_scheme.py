@@ -119,12 +119,16 @@ def test_the_reply_cap_is_the_refinement_studys_not_a_global_change(
     (instance,) = load_instances(domain, "2", DATASETS / "planbench" / "blocksworld")
     scripted_server.reply = SOLUTION
     sent = []
-    for trial, spec in enumerate(("standard", "standard:style=refine,max_tokens=5000")):
+    specs = ("standard", "standard:style=refine,max_tokens=5000", "standard:max_tokens=none",
+             "standard:max_tokens=default", "refine:max_tokens=none")  # fmt: skip
+    for trial, spec in enumerate(specs):
         scripted_server.calls.clear()
         out = execute_run(tmp_path / "store.sqlite", "cap-test", domain, instance, spec, trial, scripted_llm)
         assert (out.status, out.correct) == ("done", True)
-        sent += [params.get("max_tokens") for _, params in scripted_server.calls]
-    assert sent == [512, 5000]
+        sent += [params.get("max_tokens", "no cap") for _, params in scripted_server.calls]
+    # max_tokens=none is no cap, as intrinsic's and the study's own max_tokens = "none" (the No-Critique baseline
+    # of 001, step 0's request); "default" is the study's: the first request again, served from the cache
+    assert sent == [512, 5000, "no cap", "no cap"]
 
 
 def test_an_undefined_action_gets_what_val_without_v_leads_the_code_to_send() -> None:

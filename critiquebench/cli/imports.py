@@ -53,8 +53,9 @@ def planbench(
     reading: Annotated[
         str | None,
         typer.Option(help="How answers are read: one of PlanBench's readers (planbench, planbench-whole, "
-                     "planbench-head, planbench-whole-nostar, planbench-translation) or 'sound' for ours "
-                     "(default: the reader that produced the file's labels)."),
+                     "planbench-head, planbench-whole-nostar, planbench-translation; t7 states: planbench-state, "
+                     "planbench-state-commas) or 'sound' for ours (default: the reader that produced the file's "
+                     "labels)."),
     ] = None,
     replay: ReplayNowOpt = False,
     progress: ProgressNowOpt = True,
@@ -76,16 +77,21 @@ def planbench(
     except (ImportError_, ConfigError, PlanningError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    from critiquebench.reports.metrics import shown_domain
+
     config, last = done.config, done.config.domains[-1]
     style = done.options.get("prompt_style")
     reader = done.options.get("reading")
     how = f" (PlanBench's {style} prompt" + (f", reading {reader}" if reader else "")
     typer.echo(
         f"imported {done.added} recorded call(s) as model {config.model!r}; study {study!r}: "
-        f"{config.schemes[0]} on {len(config.instances[last].split(','))} {last} "
+        f"{config.schemes[0]} on {len(config.instances[last].split(','))} {shown_domain(last)} "
         f"instance(s){how + ')' if style else ''}. "
         + ("Replaying it:" if replay else f"Replay it with: critiquebench resume {study} --replay")
     )
+    if "state_reading" in done.options:
+        typer.echo(f"t7 answers are read as PlanBench's code read them ({done.options['state_reading']}); where our "
+                   "own reading judges otherwise, its verdict is the last sentence of the run's sound_reason")
     if "example" in done.options:
         typer.echo(
             f"every recorded prompt shows instance {done.options['example']} as its one-shot example (whatever the "

@@ -36,7 +36,7 @@ Metrics: F1, precision and recall at p >= 0.5, and ROC AUC, each with a percenti
 from __future__ import annotations
 
 import pickle
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -136,8 +136,10 @@ class Featurizer:
         if self.model in ("mn2", "mn3"):
             from critiquebench.confidence.encoders import encode_pairs
 
-            # the code's tokenizer(problem, gen_N): the problem file and the reply, newlines made spaces
-            pairs = [(e.seen[-1]["problem_text"], _generation(e.seen[-1])) for e in exs]
+            # the code's tokenizer(problem, gen_N), the reply's newlines made spaces. `problem` is the CSV's
+            # column: the problem's name (pddl_N_K) for MN-2 (meta_model_llama.ipynb cell 26 reloads the CSV) and
+            # the PDDL problem for MN-3 only where the Llama notebook put it there (cell 14); ours: the same split
+            pairs = [(_problem_input(self.model, e.seen[-1]), _generation(e.seen[-1])) for e in exs]
             parts.append(encode_pairs(self.encoder(), pairs))
         if self.model in ("mn1", "mn3"):
             parts.append(np.array([_attempt_vector(e.seen[-1]) for e in exs]))
@@ -147,6 +149,11 @@ class Featurizer:
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_encoder": None}  # encoders are rebuilt from the package, never pickled
+
+
+def _problem_input(model: str, row: Mapping[str, Any]) -> str:
+    """The problem half of MN-2's / MN-3's text pair: the problem's name (MN-2) or its PDDL text (MN-3)."""
+    return str(row.get("problem", "")) if model == "mn2" else str(row.get("problem_text", ""))
 
 
 # The code's networks: MetaConfidenceNet (64-32) for MN-1/MN-4 and the 128-unit head of BertWithExtraFeatures.

@@ -216,9 +216,22 @@ def shown_domains(names: Iterable[str]) -> dict[str, str]:
     """Each stored domain name as a table shows it: a laid-out PlanBench config by its PlanBench name
     ("mystery_blocksworld"), with the short id only where two of `names` share that name."""
     names = set(names)
-    base = {n: m["name"] if (m := _LAID_OUT.fullmatch(n)) else n for n in names}
+    base = {n: shown_domain(n) for n in names}
     taken = Counter(base.values())
     return {n: base[n] if taken[base[n]] == 1 else n for n in names}
+
+
+def shown_domain(name: str) -> str:
+    """A stored domain name as PlanBench names it: a laid-out folder ("/tmp/x/planbench-domains/blocksworld_3-
+    63de69f85a27:t5", a study's domain key) by its set and task ("blocksworld_3:t5"); any other name as it is."""
+    from critiquebench.domains.planning.tasks import TASKS
+
+    head, sep, task = name.rpartition(":")
+    base, suffix = (head, sep + task) if sep and task in TASKS else (name, "")
+    if "/" in base and "planbench-domains" in base:
+        base = base.rstrip("/").rpartition("/")[2]
+    found = _LAID_OUT.fullmatch(base)
+    return (found["name"] if found else base) + suffix
 
 
 Plan = Callable[[dict[str, Any]], dict[tuple[str, str], int] | None]  # a study's runs per (domain, spec) cell

@@ -15,7 +15,7 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.domains.planning.tasks import TASKS
-from critiquebench.reports.metrics import ratio, wilson
+from critiquebench.reports.metrics import ratio, shown_domain, wilson
 from critiquebench.reports.tables import GRIDS, Grid, pct
 from critiquebench.store.reads import study_rounds, study_runs
 from critiquebench.studies.define import study_config
@@ -62,10 +62,14 @@ def task_rows(db: sqlite_utils.Database, study: str) -> list[TaskRow]:
     config = study_config(db, study)
     model = str(config.get("model", ""))
     tasks = {d: t for d in config.get("domains", []) if (t := split_task(d, config))}
+    # a run names its domain as the domain object does: a folder key ("/x/planbench-domains/NAME-ID:t5") by the
+    # folder's name ("NAME-ID:t5")
+    named = {_run_name(d): d for d in tasks}
     runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for run in study_runs(db, study, done_only=True):
-        if run["domain"] in tasks:
-            runs[run["domain"]].append(run)
+        key = run["domain"] if run["domain"] in tasks else named.get(run["domain"])
+        if key is not None:
+            runs[key].append(run)
     order = list(TASKS)
     out: list[TaskRow] = []
     for domain in sorted(tasks, key=lambda d: (order.index(tasks[d][1]), d)):
@@ -78,14 +82,21 @@ def task_rows(db: sqlite_utils.Database, study: str) -> list[TaskRow]:
     return out
 
 
+def _run_name(domain: str) -> str:
+    """The name a run stores for study domain `domain`: a folder's own name, with the task."""
+    base, sep, task = domain.rpartition(":")
+    return base.rstrip("/").rpartition("/")[2] + sep + task if sep else domain
+
+
 def _row(study: str, domain: str, task: str, model: str, level: str, correct: int, n: int, **rates: Any) -> TaskRow:
     low, high = wilson(correct, n)
-    return TaskRow(study, domain, task, TASKS[task].title, model, level, correct, n, ratio(correct, n),
+    # a domain laid out from a checkout is shown by PlanBench's name, not its folder's path
+    return TaskRow(study, shown_domain(domain), task, TASKS[task].title, model, level, correct, n, ratio(correct, n),
                    None if n == 0 else low, None if n == 0 else high, **rates)  # fmt: skip
 
 
 def _verifier_rows(db: sqlite_utils.Database, study: str, domain: str, model: str) -> list[TaskRow]:
-    stopped = study_rounds(db, study, done_only=True, stopped_only=True, domain=domain)
+    stopped = study_rounds(db, study, done_only=True, stopped_only=True, domain=_run_name(domain))
     judged = [json.loads(r["canonical"]) for r in stopped if r["canonical"]]
     n = len(judged)
     invalid = [j for j in judged if not j["truth"]["valid"]]

@@ -68,7 +68,12 @@ def _one_shot(root: Path, name: str) -> Counter[str]:
 def planning_rows(root: Path) -> list[PublishedRow]:
     bw, mys = _one_shot(root, "blocksworld"), _one_shot(root, "mystery_blocksworld")
     ok = bw["correct"]
-    data = "GPT-4's recorded one-shot answers, Blocksworld instances 2-101 (PlanBench's labels agree)"
+    # M6 of the 000/002 fidelity audit: 0 of the 100 recorded queries equal the prompt 000 prints (A.5.2) and the
+    # studies send; the importer replays them with the older prompt (`nl_legacy`)
+    data = ("GPT-4's recorded one-shot answers, Blocksworld instances 2-101 (PlanBench's labels agree); recorded "
+            "with PlanBench's older prompt, which lacks \"Once you stack a block on top of a second block, the "
+            "second block is no longer clear.\" (000:2002) and one newline, not the prompt 000 prints and the "
+            "studies send")  # fmt: skip
     rows = [
         PublishedRow("000", "Table 1, Blocksworld, S.P. (000:193)", "40%", _pct(ok, 100), ok == 40, data),
         PublishedRow("002", "Table 1, Generator LLM only w/o BP (002:63)", "40/100 (40%)", _pct(ok, 100), ok == 40,

@@ -220,3 +220,93 @@ def answer_digest(text: str) -> str:
     import hashlib
 
     return hashlib.sha256((text or "").encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+# ---- t7 (plan execution): the state an answer describes, as PlanBench read it ----
+
+
+@dataclass(frozen=True)
+class StateReading:
+    """One of PlanBench's readings of a t7 answer (a state), as a t7 replay's `state_reading` option names it."""
+
+    name: str
+    code: str  # PlanBench's code it reproduces
+    reads: str  # what it reads
+
+
+# docs/planbench.md's reader table lists these beside `READERS` (docs/generate.py).
+STATE_READERS: tuple[StateReading, ...] = (
+    StateReading("planbench-state", "`text_to_state` (`plan-bench/utils/text_to_pddl.py:263-357`, every commit "
+                 "since `9bd2478`), compared as `response_evaluation.py:158-161`",
+                 "clauses split at \" and \" and commas; a clause with \" not \" skipped; the first "
+                 "`predicate_mapping` phrase it holds, then the first known object of each part around it"),
+    StateReading("planbench-state-commas", "the same without `.replace(' and ', ',')`: in no commit, it gives "
+                 "every `extracted_llm_plan` stored with the four t7 files' labels (GPT-4 and text-davinci-002, "
+                 "Blocksworld and Blocksworld-3: 1,200 of 1,200)",
+                 "clauses split at commas only, so \"X is on the table and Y is on the table\" is one clause "
+                 "naming X"),
+)  # fmt: skip
+STATE_READINGS = tuple(r.name for r in STATE_READERS)
+
+
+def planbench_state(text: str, cfg: NLConfig, pddl_predicates: Mapping[str, int], commas: bool = False) -> list[str]:
+    """The facts PlanBench's `text_to_state` reads from `text` (`plan-bench/utils/text_to_pddl.py:263-357`), as its
+    names them ("on_b_c", "handempty"), in reading order and with repeats (its labels compare sorted lists, so a
+    fact stated twice fails an answer). `commas`: clauses split at commas only (`STATE_READERS`).
+    `pddl_predicates` maps a predicate to its number of parameters (the domain's)."""
+    clauses = (text if commas else text.replace(" and ", ",")).split(",")
+    name = cfg.domain_name
+    if "mystery" in name:
+        return _state_mystery(clauses, cfg)
+    if "logistics" in name:
+        return _state_logistics(clauses)
+    if "blocksworld" in name:
+        return _state_blocksworld(clauses, cfg, pddl_predicates)
+    raise ValueError(f"PlanBench's text_to_state has no reader for domain {name!r}")
+
+
+def _kept(clauses: Sequence[str]) -> list[str]:
+    return [c.strip() for c in clauses if c.strip() and " not " not in c.strip()]
+
+
+def _state_blocksworld(clauses: Sequence[str], cfg: NLConfig, arity: Mapping[str, int]) -> list[str]:
+    # text_to_state_blocksworld: keys are colour words ("red"), each found as a substring in dict order
+    blocks = {v.replace(" block", ""): k for k, v in cfg.encoded_objects.items()}
+    mapping = cfg.predicate_mapping or {}
+    state = []
+    for pred in _kept(clauses):
+        found = next(((p, words) for p, words in mapping.items() if words in pred), None)
+        if found is None:
+            continue
+        fact, words = found
+        objs = [next(b for b in blocks if b in part) for part in pred.split(words) if any(b in part for b in blocks)]
+        count = cfg.predicates[fact].count("{}") if fact in cfg.predicates else arity.get(fact, 0)
+        state.append("_".join([fact, *(blocks[o] for o in objs[:count])]))
+    return state
+
+
+def _state_mystery(clauses: Sequence[str], cfg: NLConfig) -> list[str]:
+    # text_to_state_mystery: the first predicate whose *name* the clause holds, then every encoded object's text
+    state = []
+    for pred in _kept(clauses):
+        fact = next((p for p in cfg.predicates if p in pred), None)
+        if fact is None:
+            continue
+        words = cfg.predicates[fact]
+        objs = []
+        for part in pred.split(words):
+            hit = next((k for k, v in cfg.encoded_objects.items() if v in part), None)
+            if hit is not None:
+                objs.append(hit)
+        state.append(fact + "_" + "_".join(objs))
+    return state
+
+
+def _state_logistics(clauses: Sequence[str]) -> list[str]:
+    state = []
+    for pred in _kept(clauses):
+        for words, fact in ((" is at ", "at_"), (" is in ", "in_")):
+            if words in pred:
+                state.append(fact + "_".join(p for p in pred.split(words) if p))
+                break
+    return state

@@ -68,36 +68,101 @@ _TOKEN_CHARS = frozenset("()[]=+-*/<>?.:_0123456789abcdefghijklmnopqrstuvwxyzABC
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
+_NUMBER = re.compile(r"-?\d+(\.\d*)?")  # the lexer's {int} and {float} (`pddl+.l`)
+_TIMED_LINE = re.compile(r"^\s*-?\d+(\.\d*)?\s*:\s*\(")  # "0.0: (pick-up b1)", a line `c_step_t_d` opens
+
+
+class _BadPlan(Exception):
+    """VAL's parser met a token that fits no rule and reduced no plan: "Bad plan description!"."""
+
+
 def val_steps(text: str) -> tuple[list[Step], bool] | None:
-    """The plan VAL reads from the raw reply file, and whether it reads one at all. VAL's plan grammar
-    (`pddl+.y:1549-1587`) is a run of "(name args)" steps: its parser builds the plan from the steps read before
-    the first token that cannot continue it (a word, a number, a full stop) and stops there, so what follows is
-    not read (the study's pddl_4_12_temp2.txt, a solution followed by prose, repeats and a cut-off action, ended
-    its loop as valid). A step left open or holding no name (a reply cut off mid-action, "(put") builds nothing:
-    (steps, False). None when no line starts with "(" (a plan in English: the study never had one, and our
-    reader's reading stands in)."""
-    if not any(line.strip().startswith("(") for line in text.splitlines()):
+    """The plan VAL reads from the raw reply file, and whether it reads one at all.
+
+    VAL's plan grammar (KCL-Planning/VAL `libraries/VAL/src/Parser/pddl+.y`, rules `c_plan`, `c_step_t_d`,
+    `c_step_d`, `c_step`, `c_float`) is a run of steps, each `[c_float ":"] "(" NAME c_const_symbols ")"
+    ["[" c_float "]"]` (a start time, a duration), with `TIME c_float` (a line opening "time") anywhere between.
+    At a token that cannot open another step (a word, ":", "."), bison's default reduction ends `c_plan` (it may be
+    empty) and `mystartsymbol : c_plan {top_thing= $1;}` keeps the steps read so far; the syntax error that
+    follows does not undo it. So a reply opening with prose ("Here is the plan:") or a language-tagged fence
+    ("```pddl": the backticks are skipped by the lexer, `pddl` is a NAME) is read as the empty plan, and what
+    follows a solution is not read (the study's pddl_4_12_temp2.txt, a solution followed by prose, repeats and a
+    cut-off action, ended its loop as valid). A token that opens a rule no token then completes ("1." then "(",
+    a start time without ":", "[" without its "]", a step left open or holding no name: a reply cut off
+    mid-action, "(put") reduces nothing: VAL has no plan ("Bad plan description!"): (steps, False). None when no
+    line starts with "(" or a timed step (a plan in English: the study never had one, and our reader's reading
+    stands in)."""
+    if not any(line.strip().startswith("(") or _TIMED_LINE.match(line) for line in text.splitlines()):
         return None
     steps: list[Step] = []
-    i = 0
+    i = _skip(text, 0)
+    try:
+        while i < len(text):
+            char = text[i]
+            if char == "(":
+                i = _step(text, i, steps)
+            elif _NUMBER.match(text, i) and (char != "-" or text[i + 1 : i + 2].isdigit()):
+                # c_step_t_d : c_float COLON c_step_d (a start time, read and not kept: our steps are untimed)
+                i = _skip(text, _NUMBER.match(text, i).end())  # type: ignore[union-attr]
+                if not text.startswith(":", i):
+                    raise _BadPlan
+                i = _skip(text, i + 1)
+                if not text.startswith("(", i):
+                    raise _BadPlan
+                i = _step(text, i, steps)
+            elif _time_keyword(text, i):  # c_plan : TIME FLOATVAL c_plan | TIME INTVAL c_plan
+                i = _skip(text, i + 4)
+                found = _NUMBER.match(text, i)
+                if found is None:
+                    raise _BadPlan
+                i = _skip(text, found.end())
+            else:
+                return steps, True
+    except _BadPlan:
+        return [], False
+    return steps, True
+
+
+def _skip(text: str, i: int) -> int:
+    """The next token's start: whitespace, `;` comments and characters the lexer has no token for (it echoes
+    and skips them: code fences' backticks, commas) are passed over."""
     while i < len(text):
         char = text[i]
         if char == ";":  # a comment, to the end of the line
             end = text.find("\n", i)
             i = len(text) if end < 0 else end
-            continue
-        if char.isspace() or char not in _TOKEN_CHARS:
+        elif char.isspace() or char not in _TOKEN_CHARS:
             i += 1
-            continue
-        if char != "(":
-            return steps, True
-        close = text.find(")", i)
-        words = "".join(c if c in _TOKEN_CHARS else " " for c in text[i + 1 : close]).split() if close > 0 else []
-        if not words or not all(_NAME.fullmatch(w) for w in words):
-            return [], False
-        steps.append((words[0].lower(), tuple(w.lower() for w in words[1:])))
-        i = close + 1
-    return steps, True
+        else:
+            return i
+    return i
+
+
+def _step(text: str, i: int, steps: list[Step]) -> int:
+    """c_step_d : c_step OPEN_SQ c_float CLOSE_SQ | c_step, with c_step : OPEN_BRAC NAME c_const_symbols
+    CLOSE_BRAC, read from the "(" at `i`; the step joins `steps`; the position after it."""
+    close = text.find(")", i)
+    words = "".join(c if c in _TOKEN_CHARS else " " for c in text[i + 1 : close]).split() if close > 0 else []
+    if not words or not all(_NAME.fullmatch(w) for w in words):
+        raise _BadPlan
+    steps.append((words[0].lower(), tuple(w.lower() for w in words[1:])))
+    i = _skip(text, close + 1)
+    if text.startswith("[", i):  # a duration, read and not kept
+        found = _NUMBER.match(text, _skip(text, i + 1))
+        if found is None:
+            raise _BadPlan
+        i = _skip(text, found.end())
+        if not text.startswith("]", i):
+            raise _BadPlan
+        i = _skip(text, i + 1)
+    return i
+
+
+def _time_keyword(text: str, i: int) -> bool:
+    """The lexer's `^"time"`: "time" opening a line (any case), not the start of a longer name."""
+    word = text[i : i + 4].lower() == "time" and (i == 0 or text[i - 1] == "\n")
+    after = text[i + 4 : i + 5]
+    return word and not (after.isalnum() or after in "_-" and after != "")
 
 
 def read_val(task: Task, text: str, known_actions: Sequence[str]) -> tuple[list[Step], ValRun] | None:

@@ -20,7 +20,7 @@ from critiquebench.importers.planbench.checkout import (
 from critiquebench.importers.planbench.fallbacks import from_prompts
 from critiquebench.importers.planbench.file import ImportError_
 from critiquebench.importers.planbench.kinds import PlanBenchRun, first_queries, read_planbench
-from critiquebench.importers.planbench.readers import plan_generation_options
+from critiquebench.importers.planbench.readers import plan_generation_options, state_reading
 from critiquebench.importers.recording import (
     BadRecord,
     Recording,
@@ -57,6 +57,18 @@ def dataset_folder(path: Path, domain: str, planbench: str | None = None, instan
     except DatasetNotFound as exc:
         ask = "pass --dataset DIR" if instances is not None else "pass --instances DIR"
         raise ImportError_(f"{path}: no dataset folder for domain {domain!r}: {ask} ({exc})") from None
+
+
+def domain_under(dataset: Path, names: tuple[str, ...]) -> Path | None:
+    """The domain folder `--dataset` names: itself when it holds problems, else `NAME/` or `planbench/NAME/` under
+    it for the first of `names` found (the datasets root, or PlanBench's folder of domains); None when none is."""
+    if (dataset / "instances").is_dir() or any(dataset.glob("*.pddl")):
+        return dataset
+    for name in names:
+        for folder in (dataset / name, dataset / "planbench" / name):
+            if (folder / "instances").is_dir():
+                return folder
+    return None
 
 
 def _shipped(path: Path, run: PlanBenchRun) -> bool:
@@ -130,8 +142,22 @@ def import_file(
                     folder = with_problems(shipped, name, dataset, domains_folder(store))
                     if folder is not None:  # its own domain, named as PlanBench names the set
                         dataset, base = folder, str(folder)
+            elif dataset is None and run.task == "t5" and instances is None:
+                # t5 asks the config's `generalized_instance_dir`, which every PlanBench set shares with its full
+                # set (`blocksworld_3.yaml:2`, `mystery_blocksworld_3.yaml:2`: `.../generated`): those ship
+                dataset = dataset_folder(path, run.domain)
             elif dataset is None:
                 dataset = dataset_folder(path, run.domain, planbench_name(run.source.domain), instances)
+            else:  # a datasets root or PlanBench's folder of domains names the domain's folder under it
+                names = (planbench_name(run.source.domain),) + (() if variant and run.task != "t5" else (run.domain,))
+                found = domain_under(Path(dataset), names)
+                if found is None and variant:
+                    raise ImportError_(
+                        f"{path}: {dataset} holds no folder of PlanBench's {names[0]!r} problems (its {run.domain!r} "
+                        "ones are another set): pass --instances DIR (the checkout's instances/ folder of that set) "
+                        "or --planbench ROOT"
+                    )
+                dataset = found or Path(dataset)
         options: dict[str, Any] = {}
         if run.task == "t1":
             options = plan_generation_options(run, Path(path), base, Path(dataset), reading)
@@ -151,6 +177,10 @@ def import_file(
         if not folder.is_dir():
             folder = Path(dataset)
         options.update(recorded=str(Path(path).resolve()), instances=str(folder.resolve()))
+        if run.task == "t7":
+            chosen = state_reading(Path(path), base, reading)
+            if chosen is not None:
+                options["state_reading"] = chosen
     key = base if run.task == "t1" else f"{base}:{run.task}"
     config = StudyConfig(
         name=study,

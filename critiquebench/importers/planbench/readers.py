@@ -148,3 +148,29 @@ def _plan_lines(plan: Any) -> list[str]:
     """PlanBench's stored plan (text or list of lines) as its non-empty lines."""
     text = "\n".join(map(str, plan)) if isinstance(plan, list) else str(plan or "")
     return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def state_reading(path: Path, base: str, reading: str | None) -> str | None:
+    """How a t7 file's answers are read in replay: PlanBench's `text_to_state` in the version whose facts equal
+    the file's stored `extracted_llm_plan` on most instances (ties: the committed one), so the replay's verdict is
+    the file's label; our own reader (None) where no version gives half of them, or the file stores none (nothing
+    then says how its labels were read); `--reading sound`: ours."""
+    from critiquebench.domains.planning import load_planning_domain
+    from critiquebench.domains.planning.planbench_reading import STATE_READINGS, planbench_state
+    from critiquebench.importers.planbench.file import load_json
+
+    if reading == "sound":
+        return None
+    if reading in STATE_READINGS:
+        return reading
+    cfg = load_planning_domain(base).cfg
+    records = [r for r in load_json(path).get("instances", []) if isinstance(r, dict)]
+    stored = [(str(r.get("llm_raw_response") or ""), r["extracted_llm_plan"]) for r in records
+              if isinstance(r.get("extracted_llm_plan"), list)]  # fmt: skip
+    try:
+        scores = {name: sum(planbench_state(text, cfg, {}, commas=name.endswith("commas")) == facts
+                            for text, facts in stored) for name in STATE_READINGS}  # fmt: skip
+    except ValueError:  # a domain PlanBench's text_to_state has no reader for: ours
+        return None
+    best = max(STATE_READINGS, key=lambda name: scores[name])
+    return best if stored and 2 * scores[best] >= len(stored) else None

@@ -81,10 +81,10 @@ def task_of(name: str) -> str | None:
 
 
 def task_domain(name_or_folder: str | Path, task: str, **options: Any) -> Any:
-    """The planning domain `name_or_folder` asked task `task` (options: recorded, instances, seed, and the
-    planning domain's own options)."""
+    """The planning domain `name_or_folder` asked task `task` (options: recorded, instances, seed, state_reading
+    (t7), and the planning domain's own options)."""
     from critiquebench.domains.planning import load_planning_domain
     from critiquebench.domains.planning.tasks.domain import TaskDomain
 
-    own = {k: options.pop(k) for k in ("recorded", "instances", "seed") if k in options}
+    own = {k: options.pop(k) for k in ("recorded", "instances", "seed", "state_reading") if k in options}
     return TaskDomain(load_planning_domain(name_or_folder, **options), get_task(task), **own)

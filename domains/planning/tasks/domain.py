@@ -20,6 +20,7 @@ from critiquebench.domains.datasets import resolve_data_path
 from critiquebench.domains.planning import prompts
 from critiquebench.domains.planning.domain import PlanningDomain
 from critiquebench.domains.planning.instances import instance_id
+from critiquebench.domains.planning.planbench_reading import STATE_READINGS
 from critiquebench.domains.planning.planner import find_plan
 from critiquebench.domains.planning.strips import PlanningError, Task
 from critiquebench.domains.planning.tasks.base import Params, PlanTask, Step, TextIndex, step_of
@@ -59,6 +60,8 @@ class TaskDomain:
     recorded: str | None = None
     instances: str | None = None  # the folder of the problems the instance ids refer to
     seed: int = 0
+    # t7: read answers as PlanBench's code read them (`planbench_reading.STATE_READINGS`), None: our reader
+    state_reading: str | None = None
     name: str = field(init=False)
     candidate_kinds: tuple[str, ...] = ()
     _dir: Path | None = field(default=None, init=False, repr=False)
@@ -69,6 +72,8 @@ class TaskDomain:
 
     def __post_init__(self) -> None:
         self.name = f"{self.base.name}:{self.task.name}"
+        if self.state_reading is not None and self.state_reading not in STATE_READINGS:
+            raise PlanningError(f"unknown state_reading {self.state_reading!r}; known: {', '.join(STATE_READINGS)}")
 
     # ---- problems of the task's folder, by id ----
     def folder(self, path: Path | None) -> Path:

@@ -2,7 +2,9 @@
 action sequence (a random prefix of an optimal plan) whose resulting state the model must give.
 
 Correct when the facts read from the answer are exactly the simulated state (PlanBench compares the two
-sets of facts).
+sets of facts). A replay of a recorded file reads the answer as PlanBench's code read it (the task domain's
+`state_reading`, `planbench_reading.STATE_READERS`), so its verdict is PlanBench's label; where our own reading
+(`states.StateReader`) judges otherwise, its verdict is the last error sentence (`task.t7.our-reading`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from critiquebench.domains.contract import Instance, Verdict
+from critiquebench.domains.planning.planbench_reading import planbench_state
+from critiquebench.domains.planning.strips import Fact
 from critiquebench.domains.planning.tasks.base import (
     Params,
     PlanTask,
@@ -72,7 +76,19 @@ class Execution(PlanTask):
         task = dom.base.task(inst)
         steps: list[Step] = plan_for(dom, params, inst.id)[: params["prefixes"][-1]]
         truth = simulate(task, steps)
-        said = StateReader(dom.base.cfg, task).read(text)
+        ours = self._ours(dom, truth, StateReader(dom.base.cfg, task).read(text))
+        if dom.state_reading is None:
+            return ours
+        theirs = self._planbench(dom, task, truth, text)
+        if theirs.valid == ours.valid:
+            return theirs
+        texts = dom.base.texts
+        why = "" if ours.valid else " " + " ".join(ours.errors)
+        note = texts.render("task.t7.our-reading", verdict="right" if ours.valid else "wrong", why=why)
+        return Verdict(theirs.status, (*theirs.errors, note), theirs.answer)
+
+    @staticmethod
+    def _ours(dom: TaskDomain, truth: frozenset[Fact] | set[Fact], said: list[Fact]) -> Verdict:
         answer = sorted("_".join(f) for f in said)
         if set(said) == truth:
             return Verdict("valid", (), answer)
@@ -83,3 +99,25 @@ class Execution(PlanTask):
         if extra:
             errors.append(texts.render("task.t7.extra-facts", facts=cfg.state_facts(extra)))
         return Verdict("invalid", tuple(errors), answer)
+
+    @staticmethod
+    def _planbench(dom: TaskDomain, task: Any, truth: frozenset[Fact] | set[Fact], text: str) -> Verdict:
+        """PlanBench's label: `sorted(ground_state) == sorted(llm_state)` (`response_evaluation.py:158-161`)."""
+        commas = dom.state_reading == "planbench-state-commas"
+        read = planbench_state(text, dom.base.cfg, task.domain.predicates, commas=commas)
+        names = sorted("_".join(f) for f in truth)
+        if sorted(read) == names:
+            return Verdict("valid", (), sorted(read))
+        cfg, texts = dom.base.cfg, dom.base.texts
+        said = {tuple(n.split("_")) for n in read}
+        missing = sorted(truth - said)
+        extra = sorted(f for f in said if f not in truth)
+        twice = sorted({tuple(n.split("_")) for n in read if read.count(n) > 1})
+        errors = []
+        if missing:
+            errors.append(texts.render("task.t7.missing-facts", facts=cfg.state_facts(missing)))
+        if extra:
+            errors.append(texts.render("task.t7.extra-facts", facts=cfg.state_facts(extra)))
+        if twice:
+            errors.append(texts.render("task.t7.repeated-facts", facts=cfg.state_facts(twice)))
+        return Verdict("invalid", tuple(errors), sorted(read))
