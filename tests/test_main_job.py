@@ -3,6 +3,7 @@ beside them, one summary. The live part talks to the scripted server, never the 
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import subprocess
@@ -39,8 +40,11 @@ def job_toml(folder: Path, base_url: str, dataset: Path, recorded: dict[str, Pat
 
 
 def run_job(toml: Path, store: Path, name: str = "main") -> subprocess.CompletedProcess[str]:
+    # a wide terminal: the summary's cells are asserted whole, and at the piped default (160 columns) the colouring
+    # rows' long scheme specs make rich wrap the live column's cells onto two lines
+    env = {**os.environ, "COLUMNS": "400"}
     return subprocess.run([*CLI, "run", name, "--config", str(toml), "--store", str(store), "--no-progress"],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+                          capture_output=True, text=True, timeout=600, env=env)  # fmt: skip
 
 
 def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_path: Path) -> None:

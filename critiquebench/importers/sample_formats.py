@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from critiquebench.importers.samples import SamplesError
+from critiquebench.importers.sample_rows import SamplesError
 
 FORMATS = ("samples", "lm-eval", "inspect")
 FIELDS = ("instance", "response", "sample", "label", "model", "temperature", "prompt", "messages")
@@ -87,7 +87,7 @@ def mapped_rows(records: Rows, fields: Mapping[str, str], defaults: Mapping[str,
 
 
 def json_lines(path: Path) -> Rows:
-    from critiquebench.importers.samples import read_rows
+    from critiquebench.importers.sample_rows import read_rows
 
     if path.suffix.lower() not in (".jsonl", ".ndjson", ".json"):
         raise FormatError(f"{path}: --from lm-eval and --field read JSON lines (.jsonl)")
@@ -129,7 +129,7 @@ def inspect_rows(path: Path, fields: Mapping[str, str]) -> Rows:
 
 def format_rows(path: Path, fmt: str, fields: Mapping[str, str]) -> Rows:
     """Rows of file `path` in format `fmt` (`FORMATS`; "samples" with `fields` maps any JSON lines)."""
-    from critiquebench.importers.samples import read_rows
+    from critiquebench.importers.sample_rows import read_rows
 
     if fmt == "lm-eval":
         return lm_eval_rows(path, fields)

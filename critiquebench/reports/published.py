@@ -317,7 +317,7 @@ def recorded_coloring(root: Path) -> list[PublishedRow]:
     """Table 1's colouring cells and Table 2's colouring row from GPT-4's recorded colouring runs."""
     from critiquebench.reports.recorded_coloring import recorded_coloring_rows
 
-    return recorded_coloring_rows(root)
+    return [PublishedRow(*row) for row in recorded_coloring_rows(root)]
 
 
 SECTIONS: tuple[Callable[[Path], list[PublishedRow]], ...] = (

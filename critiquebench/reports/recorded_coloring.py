@@ -59,17 +59,23 @@ def _cell(root: Path, file: str, label: str) -> int:
     return sum(domain.verify(graphs[t.instance], t.replies[-1]).valid for t in read)
 
 
-def recorded_coloring_rows(root: Path) -> list:
-    from critiquebench.reports.published import PublishedRow, _pct
+Row = tuple[str, str, str, str, bool, str]  # a `reports.published.PublishedRow`'s fields, which that module builds
 
+
+def _pct(num: int, den: int) -> str:
+    return f"{100 * num / den:.1f}% ({num}/{den})"
+
+
+def recorded_coloring_rows(root: Path) -> list[Row]:
+    """(paper, where, published, ours, agrees, reason) for each colouring number GPT-4's recorded runs check."""
     if not (root / RECORDED).is_dir():
         return []
     rows = []
     base = "GPT-4's recorded run (gpt-and-i@ada66fc6), graphs 1-100, replayed by `import self-verification`"
     for label, file, printed, why in CELLS:
         ours = _cell(root, file, label)
-        rows.append(PublishedRow("000", f"Table 1, Graph Coloring, {label} (000:192)", f"{printed}%",
-                                 _pct(ours, 100), ours == printed, base + (f"; {why}" if why else "")))  # fmt: skip
+        rows.append(("000", f"Table 1, Graph Coloring, {label} (000:192)", f"{printed}%",
+                     _pct(ours, 100), ours == printed, base + (f"; {why}" if why else "")))  # fmt: skip
     domain = get_domain("coloring", form="transcript")
     graphs = {i.id: i for i in load_instances(domain, GRAPHS, root)}
     from critiquebench.domains.study_files import candidates
@@ -86,9 +92,9 @@ def recorded_coloring_rows(root: Path) -> list:
             fp += said and not valid
             fn += valid and not said
     ours = f"{right}/{total}, FP {fp}, FN {fn}"
-    rows.append(PublishedRow("000", "Table 2, Graph Coloring (000:210)", "362/500, FP 25, FN 113", ours,
-                             ours == "362/500, FP 25, FN 113",
-                             "GPT-4's 500 recorded verification replies (gpt-and-i@ada66fc6 color_verification/"
-                             "gpt-4_chat), whose queries are our prompts over the study's candidate files; "
-                             "`import self-verification` replays them with 0 calls"))  # fmt: skip
+    rows.append(("000", "Table 2, Graph Coloring (000:210)", "362/500, FP 25, FN 113", ours,
+                 ours == "362/500, FP 25, FN 113",
+                 "GPT-4's 500 recorded verification replies (gpt-and-i@ada66fc6 color_verification/"
+                 "gpt-4_chat), whose queries are our prompts over the study's candidate files; "
+                 "`import self-verification` replays them with 0 calls"))  # fmt: skip
     return rows

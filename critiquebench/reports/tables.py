@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -273,9 +274,13 @@ PIPED_WIDTH = 160  # output that is not a terminal: one fixed width, so it can b
 
 
 def output_width() -> int:
-    """The width tables are drawn at: standard output's terminal's, as rich measures it, else `PIPED_WIDTH`."""
+    """The width tables are drawn at: standard output's terminal's, as rich measures it, else `$COLUMNS` where the
+    user set it (as rich reads it: `COLUMNS=250 critiquebench report ... | less`), else `PIPED_WIDTH`."""
     probe = Console()
-    return probe.width if probe.is_terminal else PIPED_WIDTH
+    if probe.is_terminal:
+        return probe.width
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and 40 <= int(columns) <= 10_000 else PIPED_WIDTH
 
 
 def rich_text(grids: list[Grid], width: int | None = None) -> str:
