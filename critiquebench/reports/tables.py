@@ -274,12 +274,13 @@ PIPED_WIDTH = 160  # output that is not a terminal: one fixed width, so it can b
 
 
 def output_width() -> int:
-    """The width tables are drawn at: standard output's terminal's, as rich measures it, else `$COLUMNS` where the
-    user set it (as rich reads it: `COLUMNS=250 critiquebench report ... | less`), else `PIPED_WIDTH`."""
+    """The width tables are drawn at: standard output's terminal's, as rich measures it, else
+    `$CRITIQUEBENCH_COLUMNS` where the user set it (`CRITIQUEBENCH_COLUMNS=250 critiquebench report ... | less`;
+    not $COLUMNS, which shells export), else `PIPED_WIDTH`."""
     probe = Console()
     if probe.is_terminal:
         return probe.width
-    columns = os.environ.get("COLUMNS", "")
+    columns = os.environ.get("CRITIQUEBENCH_COLUMNS", "")
     return int(columns) if columns.isdigit() and 40 <= int(columns) <= 10_000 else PIPED_WIDTH
 
 
