@@ -225,22 +225,14 @@ def answer_digest(text: str) -> str:
 # ---- t7 (plan execution): the state an answer describes, as PlanBench read it ----
 
 
-@dataclass(frozen=True)
-class StateReading:
-    """One of PlanBench's readings of a t7 answer (a state), as a t7 replay's `state_reading` option names it."""
-
-    name: str
-    code: str  # PlanBench's code it reproduces
-    reads: str  # what it reads
-
-
+# PlanBench's readings of a t7 answer (a state), as a t7 replay's `state_reading` option names them;
 # docs/planbench.md's reader table lists these beside `READERS` (docs/generate.py).
-STATE_READERS: tuple[StateReading, ...] = (
-    StateReading("planbench-state", "`text_to_state` (`plan-bench/utils/text_to_pddl.py:263-357`, every commit "
+STATE_READERS: tuple[Reading, ...] = (
+    Reading("planbench-state", "`text_to_state` (`plan-bench/utils/text_to_pddl.py:263-357`, every commit "
                  "since `9bd2478`), compared as `response_evaluation.py:158-161`",
                  "clauses split at \" and \" and commas; a clause with \" not \" skipped; the first "
                  "`predicate_mapping` phrase it holds, then the first known object of each part around it"),
-    StateReading("planbench-state-commas", "the same without `.replace(' and ', ',')`: in no commit, it gives "
+    Reading("planbench-state-commas", "the same without `.replace(' and ', ',')`: in no commit, it gives "
                  "every `extracted_llm_plan` stored with the four t7 files' labels (GPT-4 and text-davinci-002, "
                  "Blocksworld and Blocksworld-3: 1,200 of 1,200)",
                  "clauses split at commas only, so \"X is on the table and Y is on the table\" is one clause "
