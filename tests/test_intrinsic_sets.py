@@ -10,6 +10,7 @@ packages on places, a robot, a door and a key on cells), not from our generator'
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -44,7 +45,18 @@ def configurations(blocks: list[str]) -> list[frozenset[tuple[str, str]]]:
 
 
 def blocksworld_problems(n: int) -> int:
-    """Start arrangement x goal `on` facts: the goal names at least one `on` fact and does not already hold."""
+    """Start arrangement x goal `on` facts: the goal names at least one `on` fact and does not already hold.
+
+    Arrangements of n blocks in k towers are the Lah number C(n-1, k-1) n!/k!; an arrangement with e = n - k
+    `on` facts already holds 2^e goals (every subset of its facts, the empty one included), so it is the start of
+    (all arrangements) - 2^e problems. Enumerating pairs instead costs the square of 37,633 arrangements at 7
+    blocks; `test_the_counting_rule_equals_enumeration` checks the rule against enumeration where that is cheap."""
+    lah = {k: math.comb(n - 1, k - 1) * math.factorial(n) // math.factorial(k) for k in range(1, n + 1)}
+    total = sum(lah.values())
+    return sum(count * (total - 2 ** (n - k)) for k, count in lah.items())
+
+
+def enumerated_blocksworld_problems(n: int) -> int:
     states = configurations([f"b{i}" for i in range(n)])
     return sum(1 for start in states for goal in states if goal and not goal <= start)
 
@@ -118,6 +130,10 @@ def test_the_shot_pool_lacks_the_sizes_the_test_set_uses_up(kind: str) -> None:
         assert set(pooled) == {(2, 2, 2, 1)}  # every shot of a one-city problem shows two cities
     if kind == "minigrid":
         assert (2, 2, 2) in used_up and (2, 2, 2) not in pooled
+
+
+def test_the_counting_rule_equals_enumeration() -> None:
+    assert [blocksworld_problems(n) for n in (1, 2, 3, 4)] == [enumerated_blocksworld_problems(n) for n in (1, 2, 3, 4)]
 
 
 def test_the_sizes_that_run_out_are_the_small_ones() -> None:
