@@ -115,7 +115,8 @@ def main() -> None:
             attempts.append(result)
             print(f"attempt {n}: rc {result['rc']}, {result['runs']} runs, {result['failed']} failed, "
                   f"{result['not_done']} not done, {result['process_errors']} process errors, "
-                  f"{result['retry_warnings']} retried, {result['tracebacks']} tracebacks, {result['llm_calls']} calls, "
+                  f"{result['retry_warnings']} retried, {result['tracebacks']} tracebacks, "
+                  f"{result['llm_calls']} calls, "
                   f"{result['answers_valid']} + {result['answers_invalid']} answers valid + invalid, "
                   f"{result['wall_s']} s wall, {result['cpu_s']} s CPU", flush=True)  # fmt: skip
             for error in result["errors"]:
@@ -124,12 +125,13 @@ def main() -> None:
     not_done = sum(a["not_done"] for a in attempts)
     runs = sum(a["runs"] for a in attempts)
     clean = sum(a["failed"] == 0 and a["not_done"] == 0 and a["rc"] == 0 for a in attempts)
-    shape = f"game24 {args.runs} puzzles x sampling:k={args.k}, {args.concurrency} in flight, Python {sys.version.split()[0]}"
+    python = sys.version.split()[0]
+    shape = f"game24 {args.runs} puzzles x sampling:k={args.k}, {args.concurrency} in flight, Python {python}"
     rows = [
         row(f"attempt {a['attempt']}: failed runs", a["failed"], f"of {a['runs']} runs", target="0",
             met=a["failed"] == 0 and a["not_done"] == 0,
-            note=f"rc {a['rc']}, {a['not_done']} not done, {a['retry_warnings']} retried, {a['tracebacks']} tracebacks, "
-                 f"{a['llm_calls']} calls, {a['cpu_s']} s CPU, {a['wall_s']} s wall")
+            note=f"rc {a['rc']}, {a['not_done']} not done, {a['retry_warnings']} retried, "
+                 f"{a['tracebacks']} tracebacks, {a['llm_calls']} calls, {a['cpu_s']} s CPU, {a['wall_s']} s wall")
         for a in attempts
     ]  # fmt: skip
     rows += [
