@@ -237,6 +237,81 @@ def viewer_filters(which: str | None) -> str:
     return table(("field", "type", "meaning"), ((f"`{f.name}`", kinds[f.type], f.doc) for f in FIELDS))
 
 
+def limits(which: str | None) -> str:
+    """The bounds on what a user or an endpoint gives, from the constants the code checks (`area` picks one
+    area's rows: coloring, prices, usage, samples, viewer, study, planning, game24)."""
+    from critiquebench.cli.score import MAX_ANSWER_CHARS as SCORE_CHARS
+    from critiquebench.importers.sample_rows import MAX_CSV_CELL_CHARS
+    from critiquebench.importers.samples import MAX_ANSWER_CHARS
+    from critiquebench.llm.client import MAX_USAGE_TOKENS
+    from critiquebench.llm.prices import MAX_PRICE
+    from critiquebench.studies.config import MAX_TEMPERATURE, MAX_TIMEOUT_S, RANGES
+    from critiquebench.studies.session import CONFIRM_CALLS, CONFIRM_ENV
+    from critiquebench.viewer import filters
+    from domains import MAX_STOP_SEQUENCES, arith
+    from domains.coloring_graphs import MAX_DRAWS, MAX_VERTICES, MIN_VERTICES, SEARCH_BUDGET
+    from domains.datasets import MAX_SELECTED
+    from domains.planning.strips import MAX_GROUND_ACTIONS, MESSAGE_LIMIT
+    from graphs import params
+
+    one_line = "one line, exit 2, nothing run or stored"
+    rows = [
+        ("coloring", "`vertices` option (generated graphs: low, high)",
+         f"whole numbers, {MIN_VERTICES} <= low <= high <= {MAX_VERTICES}",
+         f"{one_line} (1 vertex has no edge; a planar G(v, 0.4) almost never comes above {MAX_VERTICES})",
+         "`domains/coloring_graphs.py`: `MIN_VERTICES`, `MAX_VERTICES`"),
+        ("coloring", "draws per generated graph", f"{MAX_DRAWS:,}", "one line naming the size",
+         "`MAX_DRAWS`"),
+        ("coloring", "colours of a graph", f"its chromatic number, searched exactly in at most {SEARCH_BUDGET:,} steps",
+         "one line: state the chromatic number in the file's comment", "`SEARCH_BUDGET`"),
+        ("prices", "`input`, `output` of a price file (USD per million tokens)", f"0 to {MAX_PRICE:,}",
+         "one line naming the file and `$CRITIQUEBENCH_PRICES` (dry run and exports); no cost is ever infinite",
+         "`critiquebench/llm/prices.py`: `MAX_PRICE`"),
+        ("usage", "token counts an endpoint reports", f"whole numbers 0 to {MAX_USAGE_TOKENS - 1:,}",
+         "one warning; the call's tokens are estimated from its text (4 characters a token) for budgets",
+         "`critiquebench/llm/client.py`: `MAX_USAGE_TOKENS`"),
+        ("samples", "a CSV cell of `import samples`", f"{MAX_CSV_CELL_CHARS:,} characters",
+         "one line naming the line; the file is refused, nothing imported",
+         "`critiquebench/importers/sample_rows.py`: `MAX_CSV_CELL_CHARS`"),
+        ("samples", "an imported answer judged by the sound verifier", f"its first {MAX_ANSWER_CHARS:,} characters",
+         "the rest is stored, not judged", "`critiquebench/importers/samples.py`: `MAX_ANSWER_CHARS`"),
+        ("samples", "an answer given to `score`", f"its first {SCORE_CHARS:,} characters", "the rest is not judged",
+         "`critiquebench/cli/score.py`: `MAX_ANSWER_CHARS`"),
+        ("viewer", "a filter's length", f"{filters.MAX_CHARS:,} characters",
+         "a `filter: …` message under the box; the list stays empty", "`critiquebench/viewer/filters.py`: `MAX_CHARS`"),
+        ("viewer", "a filter's nesting (parentheses and `not`s)", f"{filters.MAX_DEPTH:,} levels",
+         "a `filter: …` message naming the character", "`MAX_DEPTH`"),
+        *(("study", f"study setting `{key}`", f"{low:,} to {high:,}" + (" or `\"none\"` (no cap)" if key == "max_tokens"
+            else ""), one_line, "`critiquebench/studies/config.py`: `RANGES`") for key, (low, high) in RANGES.items()),
+        ("study", "study setting `temperature`", f"0 to {MAX_TEMPERATURE:g}", one_line, "`MAX_TEMPERATURE`"),
+        ("study", "study setting `timeout` (seconds per LLM call)", f"more than 0, at most {MAX_TIMEOUT_S:,g}",
+         one_line, "`MAX_TIMEOUT_S`"),
+        ("study", "new LLM calls without `--yes` or `--budget-tokens`", f"{CONFIRM_CALLS:,} (`${CONFIRM_ENV}`)",
+         "one line: confirm with `--yes` or cap with `--budget-tokens`", "`critiquebench/studies/session.py`: "
+         "`CONFIRM_CALLS`"),
+        ("study", "scheme `rounds` / `k` / `votes` / `shots`",
+         f"{params.MAX_ROUNDS:,} / {params.MAX_SAMPLES:,} / {params.MAX_VOTES:,} / {params.MAX_SHOTS:,}",
+         one_line, "`graphs/params.py`"),
+        ("study", "scheme `temperature` / `max_tokens`",
+         f"0 to {params.MAX_TEMPERATURE:g} / 1 to {params.MAX_TOKENS:,}", one_line, "`graphs/params.py`"),
+        ("study", "an instance range (`901-1000`)", f"at most {MAX_SELECTED:,} ids", one_line,
+         "`domains/datasets.py`: `MAX_SELECTED`"),
+        ("study", "`stop` sequences", f"{MAX_STOP_SEQUENCES}", one_line, "`domains/__init__.py`: "
+         "`MAX_STOP_SEQUENCES`"),
+        ("planning", "ground actions of a PDDL problem (built-in planner)", f"{MAX_GROUND_ACTIONS:,}",
+         "one line naming the action; give the problems' plans instead", "`domains/planning/strips.py`: "
+         "`MAX_GROUND_ACTIONS`"),
+        ("planning", "an error message quoting a PDDL input", f"{MESSAGE_LIMIT:,} characters",
+         "cut, keeping its end (where the cause is) and counting what was left out", "`MESSAGE_LIMIT`"),
+        ("game24", "an arithmetic answer", f"{arith.MAX_CHARS} characters, {arith.MAX_NODES} numbers and operators",
+         "judged malformed", "`domains/arith.py`: `MAX_CHARS`, `MAX_NODES`"),
+    ]  # fmt: skip
+    chosen = [r for r in rows if which in (None, r[0])]
+    if not chosen:
+        raise SystemExit(f"error: limits: no area {which!r}; areas: {', '.join(dict.fromkeys(r[0] for r in rows))}")
+    return table(("input", "limit", "beyond it", "constant"), (r[1:] for r in chosen))
+
+
 def cli(_: str | None = None) -> str:
     """The command-line reference, from the Typer app itself: every command, its arguments and options."""
     import typer
@@ -589,6 +664,7 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "report-tables": report_tables,
     "export-columns": export_columns,
     "viewer-filters": viewer_filters,
+    "limits": limits,
     "cli": cli,
     "published": published,
     "shipped-studies": shipped_studies,

@@ -25,7 +25,8 @@ SEARCH_BUDGET = 2_000_000
 # ends; a planar draw comes once in ~330 at 14 vertices (measured: 18 of 6,000), once in ~6,000 at 15, and almost
 # never from 20 on, where the rejection loop ran until memory ran out
 MIN_VERTICES, MAX_VERTICES = 2, 14
-VERTICES_WHY = "a generated graph needs an edge, and a planar G(v, 0.4) draw almost never comes for v above 14"
+VERTICES_WHY = (f"a generated graph needs an edge, and a planar G(v, {EDGE_P}) draw almost never comes for v above "
+                f"{MAX_VERTICES}")  # fmt: skip
 MAX_DRAWS = 50_000  # per graph; at 14 vertices all 50,000 fail with probability about e^-150
 
 

@@ -46,6 +46,7 @@ RANGES: dict[str, tuple[int, int]] = {"trials": (1, 1000), "concurrency": (1, 10
                                       "budget_tokens": (1, 10**12), "per_kind": (1, 1000),
                                       "llm_per_instance": (0, 10_000)}  # fmt: skip
 MAX_TIMEOUT_S = 3600.0
+MAX_TEMPERATURE = 2.0  # the OpenAI API's (graphs.params has the same bound for a scheme's own)
 NO_CAP = "none"  # max_tokens = "none": no length cap (TOML has no null)  # seconds per LLM call
 # The settings only one kind of study has; a study stores (and compares) the shared ones and its own.
 # Settings added later are stored only when set, so the definitions of older studies stay as they were.
@@ -482,8 +483,8 @@ def validate(config: StudyConfig) -> None:
             raise ConfigError(f"{key} must be an integer <= {high}, got {value!r}")
     if not _is_number(config.timeout) or not 0 < float(config.timeout) <= MAX_TIMEOUT_S:  # NaN fails too
         raise ConfigError(f"timeout must be a number of seconds in (0, {MAX_TIMEOUT_S:g}], got {config.timeout!r}")
-    if not _is_number(config.temperature) or not 0.0 <= float(config.temperature) <= 2.0:
-        raise ConfigError(f"temperature must be in [0, 2], got {config.temperature}")
+    if not _is_number(config.temperature) or not 0.0 <= float(config.temperature) <= MAX_TEMPERATURE:
+        raise ConfigError(f"temperature must be in [0, {MAX_TEMPERATURE:g}], got {config.temperature}")
     if config.dataset and not Path(config.dataset).exists():
         raise ConfigError(f"dataset {config.dataset} does not exist")
 
