@@ -23,8 +23,6 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rich.markup import render as render_markup
-
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(
     r"(<!-- generated: (?P<name>[\w.-]+(?::[\w.:-]+)?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S
@@ -269,8 +267,8 @@ def _param_row(param: Any) -> tuple[str, str, str, str]:
     if is_option and param.is_flag and not param.secondary_opts:
         default = None
     shown = "" if default in (None, ()) or isinstance(default, list) and not default else _value(default)
-    # help texts are rich markup (a literal "[" is written "\\["): the page shows what --help prints
-    return name, _param_type(param), shown, render_markup(getattr(param, "help", None) or "").plain
+    # the CLI prints its help as plain text (rich_markup_mode=None): the page shows it as --help prints it
+    return name, _param_type(param), shown, getattr(param, "help", None) or ""
 
 
 def _walk(command: Any, path: tuple[str, ...]) -> Iterable[tuple[tuple[str, ...], Any]]:
