@@ -6,6 +6,7 @@ that no longer existed)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -59,3 +60,15 @@ def test_every_api_setting_is_documented_and_is_a_run_option() -> None:
     options = {p.name for p in run.params}
     # config is run's --config; domain_options its repeated --domain-option
     assert [k for k in keys if {"domain_options": "domain_option"}.get(k, k) not in options] == []
+
+
+def test_the_score_example_shows_a_valid_and_an_invalid_answer(tmp_path: Path) -> None:
+    """Audit: docs/samples.md's `score` example gave instance 901 (4 5 6 10) "(4 + 4) * (10 - 7)", so both lines
+    came out invalid where a reader expects one of each; the page's own lines, scored, are one valid, one not."""
+    from tests.test_study_cli import DATASETS, invoke
+
+    page = (ROOT / "docs" / "samples.md").read_text(encoding="utf-8")
+    (lines,) = re.findall(r"cat > answers.jsonl <<'EOF'\n(.*?)^EOF$", page, flags=re.S | re.M)
+    (tmp_path / "answers.jsonl").write_text(lines, encoding="utf-8")
+    done = invoke("score", "--domain", "game24", str(tmp_path / "answers.jsonl"), "--dataset", str(DATASETS))
+    assert [json.loads(line)["verdict"] for line in done.stdout.splitlines()] == ["valid", "invalid"]
