@@ -23,8 +23,6 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rich.markup import render as render_markup
-
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(
     r"(<!-- generated: (?P<name>[\w.-]+(?::[\w.:-]+)?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S
@@ -344,8 +342,8 @@ def _param_row(param: Any) -> tuple[str, str, str, str]:
     if is_option and param.is_flag and not param.secondary_opts:
         default = None
     shown = "" if default in (None, ()) or isinstance(default, list) and not default else _value(default)
-    # help texts are rich markup (a literal "[" is written "\\["): the page shows what --help prints
-    return name, _param_type(param), shown, render_markup(getattr(param, "help", None) or "").plain
+    # the CLI prints its help as plain text (rich_markup_mode=None): the page shows it as --help prints it
+    return name, _param_type(param), shown, getattr(param, "help", None) or ""
 
 
 def _walk(command: Any, path: tuple[str, ...]) -> Iterable[tuple[tuple[str, ...], Any]]:
@@ -636,6 +634,126 @@ def self_verification_paths(_: str | None = None) -> str:
     from critiquebench.importers.self_verification import PATH_RULES
 
     return table(("path part", "what it gives"), [(f"`{part}`", what) for part, what in PATH_RULES])
+
+
+# --- the architecture page (docs/architecture.md): folders, modules and the layer rule, read from the source ---
+
+# where each layer's source lives (pyproject's package-dir), in the order imports may go
+LAYER_FOLDERS = {"domains": "domains", "nodes": "nodes", "graphs": "graphs", "store": "store", "app": "critiquebench"}
+
+
+def _test_module(name: str) -> Any:
+    """tests/NAME.py, whose rules the page states as the tests check them (loaded from its file: tests/ is no
+    installed package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"_docs_{name}", ROOT / "tests" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def _summary(path: Path) -> str:
+    """A module's first docstring sentence, read with `ast` (nothing is imported)."""
+    import ast
+
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"), str(path))) or ""
+    first = " ".join(doc.split("\n\n")[0].split())
+    return re.split(r"(?<=\.)\s+(?=[A-Z`(])", first, maxsplit=1)[0]
+
+
+def _place(module: str) -> str:
+    """The layer or app-layer room a dotted critiquebench module is in: "domains", ..., "cli/", "api.py"."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return "__init__.py"
+    if parts[0] in LAYER_FOLDERS:
+        return parts[0]
+    package = ROOT / "critiquebench" / parts[0]
+    return f"{parts[0]}/" if package.is_dir() else f"{parts[0]}.py"
+
+
+def _imports_by_place() -> dict[str, dict[str, int]]:
+    """place -> the other places it imports, with how many import statements (module level or in a function)."""
+    from collections import Counter
+
+    layers = _test_module("test_layers")
+    found: dict[str, Counter[str]] = {}
+    for layer, folder in LAYER_FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            dotted = "critiquebench." + ".".join(parts) if layer != "app" else ".".join(parts)
+            here = _place(dotted.removesuffix(".__init__"))
+            package = dotted.rpartition(".")[0]
+            for _, name in layers.imports_of(path, package):
+                there = _place(name)
+                if there != here:
+                    found.setdefault(here, Counter())[there] += 1
+    return {place: dict(sorted(counts.items())) for place, counts in found.items()}
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"`{place}` ({n})" for place, n in counts.items()) or "none"
+
+
+def architecture(which: str | None) -> str:
+    """docs/architecture.md's tables: `layers` (the layer rule as tests/test_layers.py checks it, beside what each
+    layer imports now), `rooms` (the app layer's rooms and what each imports) or `modules` (every module with
+    its docstring's first sentence)."""
+    measured = _imports_by_place()
+    if which == "layers":
+        allowed = _test_module("test_layers").ALLOWED
+        rows = []
+        for layer, folder in LAYER_FOLDERS.items():
+            name = "critiquebench" if layer == "app" else f"critiquebench.{layer}"
+            may = "every layer" if layer == "app" else ", ".join(f"`{x}`" for x in sorted(allowed[layer])) or "none"
+            imported = _counts({k: v for k, v in measured.get(layer, {}).items() if k in LAYER_FOLDERS}
+                               if layer != "app" else _layer_totals(measured))  # fmt: skip
+            rows.append((f"`{folder}/`", f"`{name}`", _summary(ROOT / folder / "__init__.py"), may, imported))
+        return table(("folder", "imported as", "what it is", "may import", "imports now (statements)"), rows)
+    if which == "rooms":
+        rules = _room_rules()
+        rows = []
+        for path in sorted((ROOT / "critiquebench").iterdir()):
+            if path.name.startswith(".") or not (path.suffix == ".py" or (path / "__init__.py").exists()):
+                continue
+            room = f"{path.name}/" if path.is_dir() else path.name
+            doc = _summary(path / "__init__.py" if path.is_dir() else path)
+            rows.append((f"`{room}`", doc, _counts(measured.get(room, {})), rules.get(room, "")))
+        return table(("room", "what it is", "imports (statements)", "rule (checked by)"), rows)
+    if which == "modules":
+        rows = []
+        for folder in LAYER_FOLDERS.values():
+            for path in sorted((ROOT / folder).rglob("*.py"), key=lambda p: p.relative_to(ROOT).parts):
+                if folder == "critiquebench" and path.relative_to(ROOT / folder).parts[0] in LAYER_FOLDERS:
+                    continue
+                rows.append((f"`{path.relative_to(ROOT)}`", _summary(path)))
+        return table(("module", "what it is"), rows)
+    raise SystemExit(f"error: architecture:{which}: expected layers, rooms or modules")
+
+
+def _layer_totals(measured: dict[str, dict[str, int]]) -> dict[str, int]:
+    """What the app layer's rooms import of the four architecture folders, summed."""
+    totals: dict[str, int] = {}
+    for place, counts in measured.items():
+        if place in LAYER_FOLDERS:
+            continue
+        for there, n in counts.items():
+            if there in LAYER_FOLDERS:
+                totals[there] = totals.get(there, 0) + n
+    return dict(sorted(totals.items(), key=lambda kv: list(LAYER_FOLDERS).index(kv[0])))
+
+
+def _room_rules() -> dict[str, str]:
+    """The app layer's own import rules, as tests/test_layers.py and tests/test_architecture.py check them."""
+    layers, shape = _test_module("test_layers"), _test_module("test_architecture")
+    rules = {f"{room}/": f"never imports `{other}/` (tests/test_layers.py)" for room, other in layers.ONE_WAY_ROOMS}
+    cli_store = ", ".join(f"`{m.removeprefix('critiquebench.')}`" for m in sorted(shape.CLI_STORE))
+    rules["cli/"] = (f"parses, calls and prints: of `store` only {cli_store}; never LangGraph "
+                     "(tests/test_architecture.py)")  # fmt: skip
+    return rules
+
+
 def plugin_api(_: str | None = None) -> str:
     """The stable names of the public plug-in API (`critiquebench.plugins.__all__`) and what each is."""
     from critiquebench import plugins
@@ -656,6 +774,7 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "paper-sets": paper_sets,
     "capabilities": capabilities,
     "plugin-api": plugin_api,
+    "architecture": architecture,
     "schemes": schemes,
     "scheme-params": scheme_params,
     "graph": graph,

@@ -175,13 +175,28 @@ def test_the_readme_python_block_with_the_analysis_extra_gives_dataframes_and_pa
     assert exported.returncode == 0, exported.stderr
 
 
-def test_the_readme_clones_and_the_package_has_a_release_version(wheel: tuple[Path, str]) -> None:
-    """The README says how to get the code (a clone line; the project publishes no URL of its own yet, so none is
-    invented) and the wheel's version is past the skeleton's, with a CHANGELOG section for it."""
+def test_the_package_names_no_address_it_does_not_have_and_has_a_release_version(wheel: tuple[Path, str]) -> None:
+    """The project publishes no repository, documentation site or changelog at an address yet, so none is
+    invented: the metadata has no Project-URL or Home-page (give `[project.urls]` only real addresses), and no
+    command in the README or docs clones from a placeholder (the last one, `git clone REPOSITORY critiquebench`,
+    failed as typed). The README installs from the user's copy of the source with the `pip install .` the fresh
+    venvs above test, and the wheel's version is a release with its CHANGELOG section."""
     with zipfile.ZipFile(wheel[0]) as archive:
         (meta,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
         metadata = archive.read(meta).decode()
-    assert "git clone REPOSITORY critiquebench" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert re.findall(r"^(?:Project-URL|Home-page|Download-URL): .*$", metadata, re.M) == []
+    assert "urls" not in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    from tests.test_docs import blocks
+
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    commands = [line for page in pages for b in blocks(page) if b.language in ("bash", "sh", "console")
+                for line in b.text.splitlines()]  # fmt: skip
+    assert [c for c in commands if "git clone" in c] == []
+    assert [p.name for p in pages if "REPOSITORY" in p.read_text(encoding="utf-8")] == []
+    (install,) = [b for b in blocks(ROOT / "README.md") if "pip install ." in b.text]
+    assert [line.split("#")[0].strip() for line in install.text.splitlines()] == ["cd critiquebench", "pip install ."]
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "on neither PyPI nor a public repository yet" in readme  # so the user knows the source is their copy
     version = re.search(r"^Version: (\S+)$", metadata, re.M)[1]
     assert tuple(int(p) for p in version.split(".")) > (0, 1, 0)
     assert f"## [{version}]" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")

@@ -304,3 +304,54 @@ def test_documented_fields_are_the_rows_fields() -> None:
 
     assert [c.name for c in paired.COLUMNS] == [f.name for f in fields(paired.PairRow)]
     assert [c.name for c in stops.COLUMNS] == [f.name for f in fields(stops.StopRow)]
+
+
+# --- GPT-4's recorded colouring runs (gpt-and-i@ada66fc6), replayed --------------------------------------------
+
+
+def test_gpt4s_recorded_colouring_sound_first_beats_llm_llm_significantly(tmp_path: Path) -> None:
+    """The paper's point on its own data: GPT-4's recorded colouring loops with first-error feedback from the sound
+    verifier (000 F.E.F.) against LLM+LLM, both on graphs 1-100, imported and replayed (0 calls). `--table
+    compare --compare` pairs the two studies graph by graph: 38 vs 1, all 37 discordant graphs for sound-first,
+    so McNemar's exact p = 2 * 0.5^37. `--table stops` on LLM+LLM: GPT-4 as verifier accepted 10 wrong colourings
+    and none right; 40 graphs had a right colouring at some round and 39 lost it. Each figure is counted again
+    here from the runs and rounds the API returns."""
+    import critiquebench as cb
+    from tests.test_self_verification_import import LOOPS
+    from tests.test_study_cli import DATASETS
+
+    store = str(tmp_path / "s.sqlite")
+    imported = subprocess.run([*CLI, "import", "self-verification", str(LOOPS / "backprompting-first"),
+                               str(LOOPS / "backprompting-llm"), "--study", "gpt4", "--store", store, "--dataset",
+                               str(DATASETS), "--replay", "--no-progress"],
+                              capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert imported.returncode == 0, imported.stderr[-2000:]
+    assert "LLM calls: 0 new" in imported.stderr
+    runs = {name: cb.runs(name, store=store).set_index("instance")["correct"] for name in ("gpt4-first", "gpt4-llm")}
+    first, llm = runs["gpt4-first"], runs["gpt4-llm"]
+    assert len(first) == len(llm) == 100 and set(first.index) == set(llm.index)
+    a_only, b_only = int((first & ~llm[first.index]).sum()), int((llm[first.index] & ~first).sum())
+
+    report = subprocess.run([*CLI, "report", "gpt4-first", "--table", "compare", "--compare", "gpt4-llm",
+                             "--store", store, "--format", "json"], capture_output=True, text=True, timeout=300,
+                            check=True)  # fmt: skip
+    (row,) = json.loads(report.stdout)
+    assert (row["a_correct"], row["b_correct"], row["n"]) == (int(first.sum()), int(llm.sum()), 100) == (38, 1, 100)
+    assert (row["a_only"], row["b_only"], row["ties"]) == (a_only, b_only, 100 - a_only - b_only) == (37, 0, 63)
+    assert row["mcnemar_p"] == pytest.approx(2 * 0.5**37, rel=1e-12) == pytest.approx(1.455e-11, rel=1e-3)
+    assert row["mcnemar_p"] == pytest.approx(binomtest(b_only, a_only + b_only, 0.5).pvalue, rel=1e-12)
+    assert row["significant"] is True and row["ci_low"] <= 0.37 <= row["ci_high"] and row["ci_low"] > 0
+
+    stops = subprocess.run([*CLI, "report", "gpt4-llm", "--table", "stops", "--store", store, "--format", "json"],
+                           capture_output=True, text=True, timeout=300, check=True)  # fmt: skip
+    (cell,) = json.loads(stops.stdout)
+    rounds = cb.rounds("gpt4-llm", store=store)
+    final = rounds[rounds["stopped"].fillna(False).astype(bool)].set_index("instance")
+    accepted = final["llm_verdict"].fillna(False).astype(bool)
+    right = final["sound_valid"].astype(bool)
+    direct = (int((accepted & right).sum()), int((accepted & ~right).sum()), int((~accepted & right).sum()),
+              int((~accepted & ~right).sum()))  # fmt: skip
+    assert tuple(cell[c] for c in CLASSES) == direct == (0, 10, 1, 89)
+    ever = rounds.groupby("instance")["sound_valid"].any()
+    assert (cell["ever_correct"], cell["lost"]) == (int(ever.sum()), int((ever & ~right[ever.index]).sum())) == (40, 39)
+    assert cell["decided_by"] == "llm"

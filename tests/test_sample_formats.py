@@ -5,12 +5,14 @@ format: the pass@k / maj@k table equals a direct computation and the table of th
 from __future__ import annotations
 
 import json
+from collections import Counter
 from math import comb
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from critiquebench.domains import get_domain, load_instances
 from critiquebench.importers.sample_formats import at, parse_fields
 from tests.test_samples_import import IDS, KS, LENIENT, N, _log, _report, _truth, _write_jsonl
 from tests.test_study_cli import DATASETS, invoke
@@ -49,10 +51,35 @@ def test_an_lm_eval_log_gives_the_pass_at_k_of_a_direct_computation_and_of_our_f
     for k in KS:
         direct = sum(1 - comb(N - sum(v), k) / comb(N, k) for v in truth.values()) / len(truth)
         assert report[k]["pass_at_k"] == pytest.approx(direct, abs=1e-12)
+    majority = _direct_majority(rows)
+    for k in KS:  # maj@k: the most common readable answer of the first k samples (ties: the earliest) is valid
+        assert report[k]["maj_correct"] == sum(majority[ident][k - 1] for ident in majority), k
+        assert report[k]["maj_at_k"] == pytest.approx(report[k]["maj_correct"] / len(majority))
     native = {r["k"]: r for r in _report(tmp_path, "ours", "pass-at-k")}
-    for k in KS:  # maj@k too: the same samples in the same order give the same votes
+    for k in KS:  # and the same samples in our own format give the same row
         for key in ("pass_at_k", "sampling_correct", "maj_correct", "maj_at_k", "samples", "samples_valid"):
             assert report[k][key] == native[k][key], (k, key)
+
+
+def _direct_majority(rows: list[dict[str, Any]]) -> dict[str, list[bool]]:
+    """instance -> for k = 1..n, whether the majority answer of its first k samples is valid, counted here from
+    the game24 domain's canonical answers (not through the report's vote): unreadable answers do not vote, ties
+    go to the answer seen first, and with no readable answer the first sample stands."""
+    domain = get_domain("game24", reader="lenient")
+    puzzles = {i.id: i for i in load_instances(domain, ",".join(IDS), DATASETS)}
+    out: dict[str, list[bool]] = {}
+    for ident, texts in _by_instance(rows).items():
+        judged = [(domain.canonical(puzzles[ident], t), domain.verify(puzzles[ident], t).valid) for t in texts]
+        curve = []
+        for k in range(1, len(judged) + 1):
+            readable = [(c, v) for c, v in judged[:k] if c is not None]
+            if not readable:
+                curve.append(judged[0][1])
+                continue
+            counts = Counter(c for c, _ in readable)
+            curve.append(next(v for c, v in readable if counts[c] == max(counts.values())))
+        out[ident] = curve
+    return out
 
 
 def test_any_json_lines_import_with_field_paths(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ DomainOptionOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--domain-option",
-        help="A domain option as in a study file's \\[domain_options] (repeatable): KEY=VALUE, or DOMAIN.KEY=VALUE "
+        help="A domain option as in a study file's [domain_options] (repeatable): KEY=VALUE, or DOMAIN.KEY=VALUE "
         "for one of several domains; e.g. reader=lenient for game24.",
     ),
 ]

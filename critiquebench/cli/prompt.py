@@ -143,7 +143,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         domain_option: Annotated[
             list[str] | None,
-            typer.Option("--domain-option", "--option", help="A domain option as in a study file's \\[domain_options] "
+            typer.Option("--domain-option", "--option", help="A domain option as in a study file's [domain_options] "
                          "(repeatable): KEY=VALUE, e.g. form=transcript, verifier=val_form, reader=lenient."),
         ] = None,
     ) -> None:

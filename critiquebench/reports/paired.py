@@ -17,7 +17,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from critiquebench.reports.records import Column
 from critiquebench.reports.stats import ALPHA, RESAMPLES, SEED, holm, mcnemar_exact, paired_bootstrap
+from critiquebench.reports.tables import GRIDS, Grid, pct
 from critiquebench.studies.define import ReportError
 
 
@@ -186,9 +188,7 @@ def _points(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:+.1f}"
 
 
-def compare_grids(rows: list[PairRow]) -> list[Any]:
-    from critiquebench.reports.tables import Grid, pct
-
+def compare_grids(rows: list[PairRow]) -> list[Grid]:
     if not rows:
         return [Grid("Paired comparisons", ["result"], [["no two schemes of a domain to compare"]])]
     across = rows[0].study_a != rows[0].study_b
@@ -219,44 +219,30 @@ def compare_grids(rows: list[PairRow]) -> list[Any]:
     return [Grid(f"Paired comparisons ({title})", headers, body, note)]
 
 
-def _register() -> None:
-    from critiquebench.reports.tables import GRIDS
-
-    GRIDS[PairRow] = compare_grids
-
-
-_register()
-
-
-def _columns() -> tuple[Any, ...]:
-    from critiquebench.reports.records import Column
-
-    return (
-        Column("study_a", "str", "the study of scheme A"),
-        Column("study_b", "str", "the study of scheme B (the same study, unless --compare OTHER)"),
-        Column("domain", "str", "domain name"),
-        Column("scheme_a", "str", "scheme A's spec"),
-        Column("scheme_b", "str", "scheme B's spec"),
-        Column("n", "int", "units (instance, trial) both cells finished; empty when a cell is unfinished"),
-        Column("a_correct", "int", "units A got right (its final answer sound-valid)"),
-        Column("b_correct", "int", "units B got right"),
-        Column("a_only", "int", "units only A got right: A's wins"),
-        Column("b_only", "int", "units only B got right: A's losses"),
-        Column("ties", "int", "units both got right or both wrong"),
-        Column("accuracy_a", "float", "a_correct / n"),
-        Column("accuracy_b", "float", "b_correct / n"),
-        Column("difference", "float", "accuracy_a - accuracy_b"),
-        Column("ci_low", "float", "95% paired bootstrap percentile interval of the difference, low end"),
-        Column("ci_high", "float", "its high end"),
-        Column("mcnemar_p", "float", "McNemar's exact two-sided p-value on the a_only + b_only discordant units"),
-        Column("holm_p", "float", "mcnemar_p, Holm-adjusted over every compared pair of the table"),
-        Column("significant", "bool", f"holm_p < {ALPHA}"),
-        Column("unpaired", "int", "units finished in one cell but not the other, left out"),
-        Column("unfinished", "str", "why the pair is not compared: the cell that has not finished and how far it got"),
-        Column("seed", "int", "the bootstrap's seed"),
-        Column("resamples", "int", "the bootstrap's resamples B"),
-        Column("table", "str", '"compare"'),
-    )
-
-
-COLUMNS = _columns()
+GRIDS[PairRow] = compare_grids
+COLUMNS: tuple[Column, ...] = (
+    Column("study_a", "str", "the study of scheme A"),
+    Column("study_b", "str", "the study of scheme B (the same study, unless --compare OTHER)"),
+    Column("domain", "str", "domain name"),
+    Column("scheme_a", "str", "scheme A's spec"),
+    Column("scheme_b", "str", "scheme B's spec"),
+    Column("n", "int", "units (instance, trial) both cells finished; empty when a cell is unfinished"),
+    Column("a_correct", "int", "units A got right (its final answer sound-valid)"),
+    Column("b_correct", "int", "units B got right"),
+    Column("a_only", "int", "units only A got right: A's wins"),
+    Column("b_only", "int", "units only B got right: A's losses"),
+    Column("ties", "int", "units both got right or both wrong"),
+    Column("accuracy_a", "float", "a_correct / n"),
+    Column("accuracy_b", "float", "b_correct / n"),
+    Column("difference", "float", "accuracy_a - accuracy_b"),
+    Column("ci_low", "float", "95% paired bootstrap percentile interval of the difference, low end"),
+    Column("ci_high", "float", "its high end"),
+    Column("mcnemar_p", "float", "McNemar's exact two-sided p-value on the a_only + b_only discordant units"),
+    Column("holm_p", "float", "mcnemar_p, Holm-adjusted over every compared pair of the table"),
+    Column("significant", "bool", f"holm_p < {ALPHA}"),
+    Column("unpaired", "int", "units finished in one cell but not the other, left out"),
+    Column("unfinished", "str", "why the pair is not compared: the cell that has not finished and how far it got"),
+    Column("seed", "int", "the bootstrap's seed"),
+    Column("resamples", "int", "the bootstrap's resamples B"),
+    Column("table", "str", '"compare"'),
+)

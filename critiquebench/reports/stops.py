@@ -23,6 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from critiquebench.reports.records import Column
+from critiquebench.reports.tables import GRIDS, Grid, pct
+
 CLASSES = ("accepted_correct", "accepted_wrong", "exhausted_correct", "exhausted_wrong")
 
 
@@ -155,9 +158,7 @@ def stop_rows(db: Any, study: str) -> list[StopRow]:
     return out
 
 
-def stop_grids(rows: Sequence[StopRow]) -> list[Any]:
-    from critiquebench.reports.tables import Grid, pct
-
+def stop_grids(rows: Sequence[StopRow]) -> list[Grid]:
     if not rows:
         return [Grid("Why each loop stopped", ["result"], [["no finished run of an iterative scheme"]])]
     body = [[r.domain, r.scheme, str(r.runs), pct(r.accepted_correct, r.runs), pct(r.accepted_wrong, r.runs),
@@ -179,41 +180,27 @@ def stop_grids(rows: Sequence[StopRow]) -> list[Any]:
     return [Grid(f"Why each loop stopped ({rows[0].study})", headers, body, note)]
 
 
-def _register() -> None:
-    from critiquebench.reports.tables import GRIDS
-
-    GRIDS[StopRow] = stop_grids
-
-
-_register()
-
-
-def _columns() -> tuple[Any, ...]:
-    from critiquebench.reports.records import Column
-
-    return (
-        Column("study", "str", "study name"),
-        Column("domain", "str", "domain name"),
-        Column("scheme", "str", "scheme spec (iterative schemes only: those Figure 2 shows)"),
-        Column("runs", "int", "finished runs (status done); the four classes sum to it"),
-        Column("accepted_correct", "int", "the deciding verifier accepted the final answer, and it is sound-valid"),
-        Column("accepted_wrong", "int", "the deciding verifier accepted the final answer, and it is not: a "
-                                        "false-positive stop"),
-        Column("exhausted_correct", "int", "ended without that acceptance (out of rounds, or early), final answer "
-                                           "sound-valid"),
-        Column("exhausted_wrong", "int", "ended without that acceptance, final answer wrong"),
-        Column("ever_correct", "int", "runs that generated a sound-valid answer at some round"),
-        Column("lost", "int", "runs ever correct whose final answer is wrong"),
-        Column("lost_at", "str", "per round, the lost runs whose last correct answer was generated then (JSON "
-                                 "object round -> runs)"),
-        Column("ended_early", "int", "exhausted runs that took fewer rounds than the scheme's budget"),
-        Column("rejected_correct", "int", "rounds an LLM verifier called a sound-valid answer invalid (Table 2's "
-                                          "false negatives); empty when no LLM verifier judged"),
-        Column("decided_by", "str", "llm when an LLM verifier judged the rounds the runs stopped on, else sound"),
-        Column("failed", "int", "failed runs (in no class)"),
-        Column("unfinished", "int", "pending or running runs (in no class)"),
-        Column("table", "str", '"stops"'),
-    )  # fmt: skip
-
-
-COLUMNS = _columns()
+GRIDS[StopRow] = stop_grids
+COLUMNS: tuple[Column, ...] = (
+    Column("study", "str", "study name"),
+    Column("domain", "str", "domain name"),
+    Column("scheme", "str", "scheme spec (iterative schemes only: those Figure 2 shows)"),
+    Column("runs", "int", "finished runs (status done); the four classes sum to it"),
+    Column("accepted_correct", "int", "the deciding verifier accepted the final answer, and it is sound-valid"),
+    Column("accepted_wrong", "int", "the deciding verifier accepted the final answer, and it is not: a "
+                                    "false-positive stop"),
+    Column("exhausted_correct", "int", "ended without that acceptance (out of rounds, or early), final answer "
+                                       "sound-valid"),
+    Column("exhausted_wrong", "int", "ended without that acceptance, final answer wrong"),
+    Column("ever_correct", "int", "runs that generated a sound-valid answer at some round"),
+    Column("lost", "int", "runs ever correct whose final answer is wrong"),
+    Column("lost_at", "str", "per round, the lost runs whose last correct answer was generated then (JSON "
+                             "object round -> runs)"),
+    Column("ended_early", "int", "exhausted runs that took fewer rounds than the scheme's budget"),
+    Column("rejected_correct", "int", "rounds an LLM verifier called a sound-valid answer invalid (Table 2's "
+                                      "false negatives); empty when no LLM verifier judged"),
+    Column("decided_by", "str", "llm when an LLM verifier judged the rounds the runs stopped on, else sound"),
+    Column("failed", "int", "failed runs (in no class)"),
+    Column("unfinished", "int", "pending or running runs (in no class)"),
+    Column("table", "str", '"stops"'),
+)  # fmt: skip
