@@ -15,6 +15,7 @@ the background, Ray) is not run this way.
 from __future__ import annotations
 
 import builtins
+import gc
 import json
 import os
 import signal
@@ -140,6 +141,9 @@ def serve() -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     server_pid = os.getpid()
+    # The preloaded objects never die: kept out of the collector's sight, a command's collections neither walk
+    # them nor write their headers, which would copy every page of the shared heap into each command.
+    gc.freeze()
     if threading.active_count() != 1:  # a fork copies one thread: a lock another thread holds would never free
         raise SystemExit(f"a preloaded module started threads: {threading.enumerate()}")
     path = os.environ[SOCKET_ENV]
