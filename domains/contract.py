@@ -51,6 +51,9 @@ PROMPT_STYLES: tuple[str, ...] = (
     "pddl_zero_shot_2023",
     "state_tracking",
 )
+# The plan critic's instructions (`domains.planning.critique`, the intrinsic scheme's `instructions=`), here so
+# that the scheme table loads without the planning package (its PDDL parser was a third of a command's start-up).
+CRITIC_INSTRUCTIONS: tuple[str, ...] = ("three-step", "verify-each", "chain-of-thought", "formatted", "cot-formatted")
 Status = Literal["valid", "invalid", "malformed"]
 
 # What an LLM judge may be asked: the verifier inside the llm-llm loops ("critique", with chain of thought

@@ -17,8 +17,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from critiquebench.domains.contract import Judged, LLMVerdict, Prompted, SelfCritiqued, ValidatorAdvice
-from critiquebench.domains.planning.critique import INSTRUCTIONS
+from critiquebench.domains.contract import (
+    CRITIC_INSTRUCTIONS,
+    Judged,
+    LLMVerdict,
+    Prompted,
+    SelfCritiqued,
+    ValidatorAdvice,
+)
 from critiquebench.domains.prompts import DEFAULT
 from critiquebench.graphs.cost import Calls, critic_calls
 from critiquebench.graphs.direct import START, Blueprint
@@ -67,7 +73,7 @@ PARAMS = (
         "the critic's instructions: three-step (A.1-A.3), verify-each (A.4), chain-of-thought (A.5), or Table 6's "
         "self-verification templates formatted / cot-formatted (paper 000's JSON prompts, 001:274); all but "
         "three-step without exemplars, A.4/A.5 without domain definition",
-        choices=INSTRUCTIONS,
+        choices=CRITIC_INSTRUCTIONS,
     ),
     Param(
         "context_limit",

@@ -4,6 +4,7 @@ audit), each through the command a user runs against the scripted server."""
 
 from __future__ import annotations
 
+import os
 import resource
 import subprocess
 import time
@@ -21,16 +22,18 @@ from tests.test_study_cli import CLI, ROOT, game24_reply, invoke, report, run_ar
 
 GRIPPER = DATASETS / "autoplanbench" / "gripper"
 MEMORY_LIMIT = 4 << 30  # address space of a command under test: the unbounded grounding passed 5 GB in 90 s
+# Retries 0.01 s apart, doubling (0.63 s over 6 retries instead of up to 63 s): how the retries end is the same.
+QUICK_RETRIES = {"CRITIQUEBENCH_BACKOFF_S": "0.01"}
 
 
-def limited(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def limited(*args: str, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The installed command with its address space capped, killed after `timeout` seconds (a hang fails)."""
 
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
     return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                          preexec_fn=cap)  # fmt: skip
+                          preexec_fn=cap, env={**os.environ, **(env or {})})  # fmt: skip
 
 
 def one_line(stderr: str) -> str:
@@ -60,15 +63,28 @@ def test_a_study_against_a_trickling_endpoint_finishes_with_its_run_failed(tmp_p
     with ScriptedServer(fault_rate=1.0, faults=("trickle",)) as server:
         server.trickle_s = 0.1
         started = time.monotonic()
-        done = limited(*run_args("t", store, server, "901", "standard"), "--timeout", "1", timeout=200)
+        done = limited(*run_args("t", store, server, "901", "standard"), "--timeout", "1", timeout=200,
+                       env=QUICK_RETRIES)  # fmt: skip
         took = time.monotonic() - started
         requests = server.requests
     assert done.returncode == 1, done.stderr[-2000:]
     assert "Traceback" not in done.stderr and "no complete reply within 1 s" in done.stderr
     assert requests == 7  # the first attempt and 6 retries, each cut at 1 s; then the run is failed
-    assert took < 120, took  # 7 s of attempts and at most 63 s of backoff, not for ever
+    assert took < 120, took  # 7 s of attempts and under 1 s of backoff, not for ever
     row = report("t", store)[0]
     assert (row["failed"], row["unfinished"]) == (1, 0)
+
+
+def test_the_first_retry_delay_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from critiquebench.studies.clients import llm_settings
+    from critiquebench.studies.config import StudyConfig
+
+    config = StudyConfig(name="b", domains=("game24",), instances={"game24": "901"}, schemes=("standard",), model="m",
+                         base_url="http://127.0.0.1:9/v1")  # fmt: skip
+    assert llm_settings(config).backoff_s == 1.0  # the default: 1 s, doubling up to 60 s
+    for value, expected in (("0.01", 0.01), ("-3", 0.0), ("1e9", 60.0), ("soon", 1.0)):
+        monkeypatch.setenv("CRITIQUEBENCH_BACKOFF_S", value)
+        assert llm_settings(config).backoff_s == expected, value
 
 
 # ---- calls: reported usage that is not a count --------------------------------------------------------------

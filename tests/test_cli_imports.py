@@ -8,6 +8,7 @@ import importlib.metadata
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +58,23 @@ def test_the_package_s_version_attribute_is_the_distribution_s() -> None:
     import critiquebench
 
     assert critiquebench.__version__ == importlib.metadata.version("critiquebench")
+
+
+def test_a_study_with_no_planning_domain_loads_no_planning_module(tmp_path: Path) -> None:
+    """A Game of 24 study run and then run again with nothing to do never loads the planning package or its PDDL
+    parser, nor, with nothing to do, yaml (a third of such a command's start-up; benchmarks/bench_setup.py)."""
+    from tests.scripted_server import ScriptedServer
+
+    planning = ("critiquebench.domains.planning", "pddl", "lark")
+    with ScriptedServer(reply="(4 + 4) * (10 - 7) = 24\n[ANSWER END]") as server:
+        args = ["run", "idle", "--domains", "game24", "--instances", "gen:2:1", "--schemes",
+                "standard,sound-first:rounds=2", "--model", "scripted", "--base-url", server.base_url, "--store",
+                str(tmp_path / "s.sqlite"), "--no-progress"]  # fmt: skip
+        # the study's runs (their LLM client loads yaml through langchain), then nothing to do
+        for heavy in (planning, (*planning, "yaml")):
+            done = subprocess.run([sys.executable, "-c", PROBE.format(args=args, heavy=heavy)],
+                                  capture_output=True, text=True, timeout=300)  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            assert "Table 1" in done.stdout
+            assert json.loads(done.stdout.splitlines()[-1]) == []
+        assert server.requests > 0

@@ -5,8 +5,10 @@ Blocks run page by page, in order, in one fresh folder per page (a later block m
 against a scripted OpenAI-compatible server on loopback: `MODEL` and `http://localhost:8000/v1` in a block are
 pointed at it, and so is `OPENAI_BASE_URL` for commands that name no endpoint. The folder holds links to the
 project's `studies/` and, one level up, to `../shared`, as a checkout has them. A block that cannot run here is
-preceded by `<!-- no-run: why, and which test covers it instead -->`. The README's two set-up commands (indented,
-not fenced) are CI's own command and tests/test_main_job.py + tests/test_embedded.py's job.
+preceded by `<!-- no-run: why, and which test covers it instead -->`. The blocks' `critiquebench` commands are
+forked from one process that imported the CLI (tests/forked_cli.py), and so are the Python blocks: each is still
+a process with the block's pipes. The README's two set-up commands (indented, not fenced) are CI's own command
+and tests/test_main_job.py + tests/test_embedded.py's job.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -23,6 +26,7 @@ from types import ModuleType
 import pytest
 
 from tests.conftest import DATASETS
+from tests.forked_cli import forked_cli
 from tests.scripted_server import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,22 +88,34 @@ def docs_server() -> ScriptedServer:
         yield server
 
 
+@pytest.fixture(scope="module")
+def docs_env(docs_server: ScriptedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The pages' environment, with `critiquebench` on PATH forked from one process that imported it (each
+    command is a process of its own, with the block's descriptors; tests/forked_cli.py): ~100 commands no longer
+    import the CLI and its libraries one by one."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "OPENAI_BASE_URL": docs_server.base_url, "OPENAI_API_KEY": "sk-docs", "PYTHONPATH": str(ROOT),
+           "NO_COLOR": "1", "TERM": "dumb"}  # fmt: skip
+    env.pop("CRITIQUEBENCH_DATA", None)
+    with forked_cli(tmp_path_factory.mktemp("cli"), env) as forked:
+        yield forked
+
+
 @pytest.mark.parametrize("page", runnable_pages())
-def test_every_example_on_the_page_runs(page: str, docs_server: ScriptedServer, tmp_path: Path) -> None:
+def test_every_example_on_the_page_runs(
+    page: str, docs_server: ScriptedServer, docs_env: dict[str, str], tmp_path: Path
+) -> None:
     work = tmp_path / "work"
     work.mkdir()
     (work / "studies").symlink_to(ROOT / "studies")
     (tmp_path / "shared").symlink_to(DATASETS.parent)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "OPENAI_BASE_URL": docs_server.base_url, "OPENAI_API_KEY": "sk-docs", "PYTHONPATH": str(ROOT),
-           "CRITIQUEBENCH_STORE": str(work / "critiquebench.sqlite"), "NO_COLOR": "1", "TERM": "dumb"}  # fmt: skip
-    env.pop("CRITIQUEBENCH_DATA", None)
+    env = {**docs_env, "CRITIQUEBENCH_STORE": str(work / "critiquebench.sqlite")}
     for block in blocks(ROOT / page):
         if not runnable(block):
             continue
         source = re.sub(r"\bMODEL\b", "scripted", block.text).replace("http://localhost:8000/v1", docs_server.base_url)
         command = ["bash", "-e", "-o", "pipefail", "-c", source] if RUNNABLE[block.language] == "bash" else [
-            sys.executable, "-c", source]  # fmt: skip
+            "forked-python", "-c", source]  # fmt: skip
         done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, (
             f"{page}:{block.line}: the {block.language} block exited {done.returncode}\n{block.text}\n"

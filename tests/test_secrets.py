@@ -2,20 +2,24 @@
 store, its copies, exports, the static viewer, error lines and `-v` logs, whatever the parameter is called, while
 the requests still carry them; a `user:pw@` URL that replaces the API key says so.
 
-Every command runs as the installed program would (a subprocess) against the scripted server and a real
-Postgres; the check is `grep -r SECRET` over everything they wrote and printed.
+Every command runs as a process of its own (forked from one that imported the CLI: tests/forked_cli.py) against
+the scripted server and a real Postgres; the check is `grep -r SECRET` over everything they wrote and printed.
 """
 
 from __future__ import annotations
 
 import base64
 import os
+import shutil
 import socket
 import sqlite3
 import subprocess
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from tests.forked_cli import forked_cli
 from tests.scripted_server import ScriptedServer
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -36,14 +40,15 @@ def secret_url(base_url: str, tag: str) -> str:
 
 
 class Commands:
-    """Runs `critiquebench ARGS` and keeps everything it printed."""
+    """Runs `critiquebench ARGS` (`env`'s, first on its PATH) and keeps everything it printed."""
 
     def __init__(self, env: dict[str, str]) -> None:
         self.env, self.printed = env, []  # type: ignore[var-annotated]
+        self.program = shutil.which("critiquebench", path=env["PATH"])
 
     def __call__(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
-            [sys.executable, "-m", "critiquebench", *args],
+            [str(self.program), *args],
             capture_output=True, text=True, cwd=PROJECT, env={**self.env, **(env or {})}, timeout=300, check=False,
         )  # fmt: skip
         self.printed.append(f"{done.stdout}\n{done.stderr}")  # what it printed (its argv holds the secrets)
@@ -57,12 +62,20 @@ def grep_secret(root: Path) -> list[str]:
     return [str(p) for p in files if b"SECRET" in p.read_bytes() or basic.encode() in p.read_bytes()]
 
 
-def test_no_secret_of_a_url_reaches_the_store_exports_pages_or_output(
-    tmp_path: Path, postgres_server: str, pg_store: str
-) -> None:
+@pytest.fixture
+def cli_env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """The commands' environment, with `critiquebench` forked from one process that imported it (each command is
+    still a process of its own, with its own arguments, environment and output; tests/forked_cli.py)."""
     env = {**os.environ, "OPENAI_API_KEY": "sk-SECRETENV", "NO_COLOR": "1"}
     env.pop("OPENAI_BASE_URL", None)
-    cb = Commands(env)
+    with forked_cli(tmp_path / "forked", env) as forked:
+        yield forked
+
+
+def test_no_secret_of_a_url_reaches_the_store_exports_pages_or_output(
+    tmp_path: Path, postgres_server: str, pg_store: str, cli_env: dict[str, str]
+) -> None:
+    cb = Commands(cli_env)
     store, copy, site = tmp_path / "s.sqlite", tmp_path / "copy.sqlite", tmp_path / "site"
     exports = tmp_path / "exports"
     exports.mkdir()

@@ -224,10 +224,12 @@ def shown_domains(names: Iterable[str]) -> dict[str, str]:
 def shown_domain(name: str) -> str:
     """A stored domain name as PlanBench names it: a laid-out folder ("/tmp/x/planbench-domains/blocksworld_3-
     63de69f85a27:t5", a study's domain key) by its set and task ("blocksworld_3:t5"); any other name as it is."""
-    from critiquebench.domains.planning.tasks import TASKS
-
     head, sep, task = name.rpartition(":")
-    base, suffix = (head, sep + task) if sep and task in TASKS else (name, "")
+    base, suffix = name, ""
+    if sep:  # only a "DOMAIN:TASK" name needs the task table, which loads the planning package
+        from critiquebench.domains.planning.tasks import TASKS
+
+        base, suffix = (head, sep + task) if task in TASKS else (name, "")
     if "/" in base and "planbench-domains" in base:
         base = base.rstrip("/").rpartition("/")[2]
     found = _LAID_OUT.fullmatch(base)

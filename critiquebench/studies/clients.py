@@ -3,10 +3,22 @@ runs for it (`critiquebench.scale.ray_executor`)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from critiquebench.store.db import Locator
 from critiquebench.studies.config import ConfigError, StudyConfig, with_endpoint_secrets
+
+BACKOFF_ENV = "CRITIQUEBENCH_BACKOFF_S"
+
+
+def retry_backoff_s() -> float:
+    """The first retry's delay in seconds (`$CRITIQUEBENCH_BACKOFF_S`, default 1; it doubles per attempt, with
+    jitter, up to 60 s): an endpoint you own that recovers fast, or a test of how the retries end, can lower it."""
+    try:
+        return min(60.0, max(0.0, float(os.environ.get(BACKOFF_ENV) or 1.0)))
+    except ValueError:
+        return 1.0
 
 
 class StudyError(RuntimeError):
@@ -33,6 +45,7 @@ def llm_settings(config: StudyConfig, replay: bool = False) -> Any:
         budget_tokens=config.budget_tokens,
         replay=replay,
         endpoint_id=config.endpoint_id,
+        backoff_s=retry_backoff_s(),
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,6 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.domains.contract import Domain, Instance
-from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.graphs import Spec, compiled, direct, parse_spec
 from critiquebench.graphs.direct import DirectGraph
 from critiquebench.graphs.state import initial_state, recursion_limit
@@ -47,6 +47,17 @@ from critiquebench.studies.reuse import copy_finished, run_key
 from critiquebench.studies.threads import thread_id_for
 
 log = logging.getLogger(__name__)
+
+
+class _NotLoaded(Exception):
+    """Stands for PlanningError while no planning module is loaded: nothing raises it then."""
+
+
+def _planning_error() -> type[Exception]:
+    """PlanningError, which only the planning domains' modules raise, without loading them (with their PDDL
+    parser, a third of a command's start-up) for a study that has none: `except` reads it when it is reached."""
+    strips = sys.modules.get("critiquebench.domains.planning.strips")
+    return strips.PlanningError if strips is not None else _NotLoaded
 
 DURABILITY = "sync"  # a checkpoint is on disk before the next node starts, so a kill loses at most one node
 
@@ -220,7 +231,7 @@ def _claimed_run(
             return _fail(db, tid, ident, str(exc), resumed, status="pending")
         except LLMError as exc:
             return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
-        except PlanningError as exc:  # the domain's input cannot be used (its message says why): no traceback
+        except _planning_error() as exc:  # the domain's input cannot be used (its message says why): no traceback
             log.warning("run %s failed: %s", tid, exc)
             return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
         except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
@@ -298,8 +309,8 @@ def _replayed_run(
         raise
     except BudgetExceeded as exc:
         error, status = str(exc), "pending"
-    except (LLMError, PlanningError) as exc:
-        if isinstance(exc, PlanningError):
+    except (LLMError, _planning_error()) as exc:
+        if not isinstance(exc, LLMError):
             log.warning("run %s failed: %s", tid, exc)
         error = f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study

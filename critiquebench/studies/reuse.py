@@ -25,7 +25,6 @@ from typing import Any
 
 from critiquebench.domains.contract import Domain, FromFolder, Instance
 from critiquebench.domains.memo import ObjectMemo, read_once
-from critiquebench.domains.planning.instances import domain_file
 from critiquebench.store.db import Store, transaction
 from critiquebench.store.memo import copy_run, finished_with
 
@@ -78,6 +77,8 @@ def _identity_hash(
 ) -> str:
     files = {}
     if isinstance(domain, FromFolder):  # a PDDL folder domain: its files are part of what it computes
+        from critiquebench.domains.planning.instances import domain_file  # loaded only for such domains
+
         for name in ("domain.pddl", "config.yaml"):
             found = domain_file(Path(domain.folder)) if name == "domain.pddl" else None
             files[name] = _file_digest(found or Path(domain.folder) / name)

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from critiquebench.domains.contract import LLMVerdict
+from critiquebench.domains.contract import CRITIC_INSTRUCTIONS, LLMVerdict
 from critiquebench.domains.planning.prompts import pddl_plan_text, strip_comments
 from critiquebench.domains.planning.strips import Fact, Task
 from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
@@ -49,7 +49,7 @@ _VERDICT = re.compile(
 # have no domain definition and no exemplars, or Table 6's self-verification templates of paper 000 (001:274):
 # "formatted" (000's format-based JSON prompt) and "cot-formatted" (its chain-of-thought JSON prompt), read by
 # their JSON's "valid" key, without exemplars.
-INSTRUCTIONS = ("three-step", "verify-each", "chain-of-thought", "formatted", "cot-formatted")
+INSTRUCTIONS = CRITIC_INSTRUCTIONS
 FORMATTED = ("formatted", "cot-formatted")
 
 

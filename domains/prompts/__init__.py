@@ -33,8 +33,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from critiquebench.domains.files import read_regular
 
 FOLDER = Path(__file__).parent
@@ -163,10 +161,16 @@ def read_file(path: Path) -> PromptSet:
         raw = read_regular(path)
     except OSError as exc:
         raise ValueError(f"cannot read prompt file {path}: {exc.strerror or exc}") from None
+    is_yaml = path.suffix.lower() in (".yaml", ".yml")
+    unreadable: tuple[type[Exception], ...] = (UnicodeDecodeError, tomllib.TOMLDecodeError)
+    if is_yaml:  # loaded for a YAML file only: every command reads this module, few read YAML
+        import yaml
+
+        unreadable += (yaml.YAMLError,)
     try:
         text = raw.decode("utf-8")
-        data = yaml.safe_load(text) if path.suffix.lower() in (".yaml", ".yml") else tomllib.loads(text)
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        data = yaml.safe_load(text) if is_yaml else tomllib.loads(text)
+    except unreadable as exc:
         raise ValueError(f"{path}: not a readable prompt file: {exc}") from None
     except RecursionError:  # both parsers recurse once per level of nesting
         raise ValueError(f"{path}: not a readable prompt file: nested too deeply") from None

@@ -1,0 +1,218 @@
+"""A `critiquebench` command that starts in milliseconds, for tests that run many shell commands (the docs
+examples): each command is still a process of its own, forked from a server process that imported the CLI and
+the libraries its commands use once, instead of an interpreter that imports them again (1-4 s of CPU a command).
+
+`forked_cli(folder, env)` starts the server and writes `folder/critiquebench`, a small script to put first on
+PATH (and `folder/forked-python`, which runs `-c SOURCE` as `python -c` would). The script hands the server its
+arguments, working folder, environment and its stdin, stdout and stderr (the descriptors themselves, so pipes,
+FIFOs, redirections and terminals behave as for the installed command); the server forks a process that runs
+the command with them and answers with its pid, then its exit status; the script forwards SIGINT, SIGTERM,
+SIGHUP and SIGQUIT to that pid and exits as the command did (a command killed by a signal kills the script by
+the same signal). What a fork cannot give is a fresh interpreter: a command that needs one (a server started in
+the background, Ray) is not run this way.
+"""
+
+from __future__ import annotations
+
+import builtins
+import gc
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOCKET_ENV = "CRITIQUEBENCH_TEST_FORK_SOCKET"
+# What the commands import on their first use, imported once here (each also loads when first used, as usual).
+PRELOAD = (
+    "critiquebench.cli", "critiquebench.studies.session", "critiquebench.studies.runner",
+    "critiquebench.studies.estimate", "critiquebench.reports.tables", "critiquebench.reports.export",
+    "critiquebench.llm.client", "langchain_openai", "critiquebench.importers.planbench", "pandas",
+)  # fmt: skip
+
+SCRIPT = '''#!{python} -IS
+"""{name}, run by the fork server of tests/forked_cli.py."""
+import json, os, signal, socket, sys
+
+sock = socket.socket(socket.AF_UNIX)
+sock.connect(os.environ["{socket_env}"])
+message = json.dumps({{"program": "{name}", "argv0": sys.argv[0], "argv": sys.argv[1:], "cwd": os.getcwd(),
+                      "env": dict(os.environ)}})
+message = message.encode()
+socket.send_fds(sock, [len(message).to_bytes(8, "big")], [0, 1, 2])
+sock.sendall(message)
+reader = sock.makefile("r")
+pid = int(reader.readline())
+
+
+def forward(number, frame):
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass
+
+
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+    signal.signal(sig, forward)
+line = reader.readline()
+if not line:
+    sys.exit("the fork server of tests/forked_cli.py lost the command")
+status = int(line)
+if status < 0:  # killed by a signal: end the same way
+    signal.signal(-status, signal.SIG_DFL)
+    os.kill(os.getpid(), -status)
+sys.exit(status)
+'''
+
+
+def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
+    header, fds, _, _ = socket.recv_fds(conn, 8, 3)
+    size, data = int.from_bytes(header, "big"), b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            raise EOFError("the script hung up")
+        data += chunk
+    return json.loads(data), fds
+
+
+def _run_command(request: dict, fds: list[int]) -> None:
+    """In the forked command process: become the command; end as the interpreter ends a process (atexit, threads
+    and stream flushes as usual), by a SystemExit that leaves through `serve`."""
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.path[0] = str(Path(sys.executable).parent)  # as for the console script, not `-c`'s working folder
+    try:
+        if request["program"] == "forked-python":  # `python -c SOURCE ARGS...`, as the interpreter runs it
+            option, source, *rest = request["argv"]
+            if option != "-c":
+                raise SystemExit(f"{request['argv0']}: only -c SOURCE is served")
+            sys.argv, sys.path[0] = ["-c", *rest], ""
+            code = compile(source, "<string>", "exec")
+            exec(code, {"__name__": "__main__", "__builtins__": builtins})  # noqa: S102 - the test's own source
+        else:
+            sys.argv = [request["argv0"], *request["argv"]]
+            from critiquebench.cli import main
+
+            main()
+    except SystemExit:
+        raise
+    except BaseException:  # what the interpreter does with an exception nothing caught
+        traceback.print_exc()
+        raise SystemExit(1) from None
+    raise SystemExit(0)
+
+
+def _handle(conn: socket.socket) -> None:
+    """In a forked handler: fork the command, tell the script its pid, wait, send its exit status."""
+    request, fds = _receive(conn)
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        _run_command(request, fds)
+    for fd in fds:
+        os.close(fd)
+    conn.sendall(f"{pid}\n".encode())
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    try:
+        conn.sendall(f"{code}\n".encode())
+    except OSError:  # the script was killed
+        pass
+    os._exit(0)
+
+
+def serve() -> None:
+    """The server's main loop (`python -c "from tests.forked_cli import serve; serve()"`)."""
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    server_pid = os.getpid()
+    # The preloaded objects never die: kept out of the collector's sight, a command's collections neither walk
+    # them nor write their headers, which would copy every page of the shared heap into each command.
+    gc.freeze()
+    if threading.active_count() != 1:  # a fork copies one thread: a lock another thread holds would never free
+        raise SystemExit(f"a preloaded module started threads: {threading.enumerate()}")
+    path = os.environ[SOCKET_ENV]
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(path + ".tmp")
+    listener.listen(64)
+    os.rename(path + ".tmp", path)  # the socket appears once it accepts
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(0))
+    handlers: set[int] = set()
+    try:
+        parent = os.getppid()
+        listener.settimeout(1.0)
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                if os.getppid() != parent:  # the test process is gone (killed): so is the need for a server
+                    raise SystemExit(0) from None
+                continue
+            conn.setblocking(True)
+            for pid in [p for p in handlers if os.waitpid(p, os.WNOHANG)[0]]:  # waited for: their CPU is counted
+                handlers.discard(pid)
+            pid = os.fork()
+            if pid == 0:
+                listener.close()
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                try:
+                    _handle(conn)
+                except SystemExit:
+                    raise  # the command process ends here
+                except BaseException:  # the handler failed: the script says so
+                    traceback.print_exc()
+                    os._exit(70)
+            handlers.add(pid)
+            conn.close()
+    finally:  # SIGTERM: wait for the commands still running, so that their CPU time reaches the test's counts
+        if os.getpid() == server_pid:
+            for pid in handlers:
+                os.waitpid(pid, 0)
+
+
+@contextmanager
+def forked_cli(folder: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """Start the server with `env`; yield `env` with `folder` (holding the `critiquebench` script) first on PATH
+    and the server's socket named. The server and any command still running are stopped at the end."""
+    folder.mkdir(parents=True, exist_ok=True)
+    sock = folder / "cli.sock"
+    for name in ("critiquebench", "forked-python"):
+        script = folder / name
+        script.write_text(SCRIPT.format(python=sys.executable, socket_env=SOCKET_ENV, name=name), encoding="utf-8")
+        script.chmod(0o755)
+    env = {**env, SOCKET_ENV: str(sock), "PATH": f"{folder}{os.pathsep}{env.get('PATH', '')}"}
+    log = folder / "server.log"
+    with open(log, "wb") as out:
+        server = subprocess.Popen([sys.executable, "-c", "from tests.forked_cli import serve; serve()"], env=env,
+                                  cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                  start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while not sock.exists():
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the fork server did not start:\n{log.read_text(errors='replace')[-3000:]}")
+            time.sleep(0.05)
+        yield env
+    finally:
+        server.terminate()
+        try:
+            server.wait(60)
+        finally:
+            with suppress(ProcessLookupError):
+                os.killpg(server.pid, signal.SIGKILL)  # any command left running
+            server.wait()
