@@ -42,6 +42,8 @@ def domain_options(kind: FileKind, protocol: str) -> dict[str, Any]:
         options["protocol"] = protocol
     else:
         options["reader"] = "study"
+        if protocol == "2023":  # the code of 2023-10-30 (@c9a5d349), which sent "[ANSWER END]" as its stop (l.62)
+            options.update(protocol=protocol, stop=["[ANSWER END]"])
     if protocol == "2024":
         options["stop"] = ["[ANSWER END]"]  # response_generation.py@b583c3c9:14, sent at l.133
     return options
