@@ -124,6 +124,8 @@ def import_file(
     assert run.source is not None
     rebuilt = False
     laid_out: Path | None = None  # the checkout's domain folder, once laid out
+    shown: Replaying | None = None  # a t1 file's options (from the checkout's prompts, or read back from its own)
+    task: TaskReplay | None = None
     if planbench is None and dataset is None and instances is None and not _shipped(path, run):
         planbench = checkout_above(Path(path))  # a file in a checkout, whose problems do not ship: its checkout's
     try:
@@ -161,8 +163,6 @@ def import_file(
                         "or --planbench ROOT"
                     )
                 dataset = found or Path(dataset)
-        shown: Replaying | None = None
-        task: TaskReplay | None = None
         if run.task == "t1":
             shown = plan_generation_options(run, Path(path), base, Path(dataset), reading)
     except ImportError_ as exc:
