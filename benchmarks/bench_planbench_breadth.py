@@ -98,8 +98,10 @@ def run_file(root: Path, path: Path, store: Path, reading: str | None) -> Outcom
         return out
     out.imported = True
     out.skipped = len(done.unanswered)
-    out.style = str(done.options.get("prompt_style", done.config.domains[0].rpartition(":")[2]))
-    out.reading = str(done.options.get("reading") or done.options.get("state_reading") or "sound")
+    shown, task = done.replaying, done.task
+    out.style = str(shown.prompt_style if shown is not None else done.config.domains[0].rpartition(":")[2])
+    reading = shown.replay.reading if shown is not None else task.state_reading if task is not None else None
+    out.reading = reading or "sound"
     # the replay runs as a user's would: its own process, no endpoint (a call missing the cache fails its run)
     resumed = subprocess.run([*CLI, "resume", "s", "--store", str(store), "--replay", "--no-progress"],
                              capture_output=True, text=True)

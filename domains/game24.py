@@ -46,6 +46,10 @@ SOLVABLE_PUZZLES = 1362  # distinct solvable multisets of four numbers in 1..13 
 
 
 READERS = ("study", "lenient")
+# Which version of the study's Game of 24 code the domain follows: "2024" (January 2024, @b583c3c9, what 000
+# prints) or "2023", the code of 2023-10-30 (@c9a5d349) that made GPT-4's 2023 Game of 24 recordings: its own
+# generation prompt (`game24.2023.generate`), and the trace joined by "\n" (`response_generation.py@c9a5d349:132`).
+PROTOCOLS = ("2024", "2023")
 ALL_ERRORS_NOTE = ("no all-errors feedback for Game of 24 in the self-verification study (\"due to the simplicity of "
                    "game of 24, we do not implement a third feedback level\", 000:238)")
 # The study's `fix_expression`: hand-made repairs it applied before sympy (kstechly/gpt-and-i `game24.py`).
@@ -145,7 +149,7 @@ class Game24:
     purposes: Mapping[str, str | None] = {**dict.fromkeys(PURPOSES), "verify-swap": "no swapped-order prompt for "
                                           "Game of 24 (the self-verification paper's -S prompt is planning's)"}
     def __init__(self, prompts: Prompts = DEFAULT, reader: str = "study", form: str = "chat",
-                 paper_levels: bool = False, verdict: str = "lenient") -> None:  # fmt: skip
+                 paper_levels: bool = False, verdict: str = "lenient", protocol: str = "2024") -> None:  # fmt: skip
         # `paper_levels`: only the feedback levels the study had (no all-errors feedback, 000:238); a scheme
         # asking for another is left out of this domain (`graphs.unsupported`). The shipped paper study sets it.
         self.unsupported_levels = {"all": ALL_ERRORS_NOTE} if paper_levels else {}
@@ -155,6 +159,9 @@ class Game24:
             raise ValueError(f"game24 form must be one of {', '.join(FORMS)}, not {form!r}")
         if verdict not in VERDICTS:
             raise ValueError(f"game24 verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}")
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"game24 protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+        self.protocol = protocol
         self.reader = reader
         self.verdict = verdict
         self.form = form  # "transcript": every call as the study's code sent it (`study_transcript`)
@@ -190,10 +197,15 @@ class Game24:
 
     def conversation(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
         """What goes out for a generation with history: chat turns, or the study's one-message transcript."""
-        return study_transcript(messages, self.texts.text("system"), END_TAG) if self.form == "transcript" else messages
+        if self.form != "transcript":
+            return messages
+        if self.protocol == "2023":  # "\n".join(response_trace.values()), c9a5d349:132
+            return study_transcript(messages, self.texts.text("system"), "", before_answer="\n")
+        return study_transcript(messages, self.texts.text("system"), END_TAG)
 
     def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> Messages:
-        return self._chat({"role": "user", "content": self.texts.render("game24.generate", numbers=_text(instance))})
+        key = "game24.2023.generate" if self.protocol == "2023" else "game24.generate"
+        return self._chat({"role": "user", "content": self.texts.render(key, numbers=_text(instance))})
 
     def parse(self, instance: Instance, text: str) -> str | None:
         if self.reader == "study":
@@ -362,14 +374,15 @@ def _text(instance: Instance) -> str:
 
 
 # The options `make_game24` takes beside `prompts` and `prompt_style` (`domains.options` types flags by it).
-OPTIONS: dict[str, type] = {"reader": str, "form": str, "paper_levels": bool, "verdict": str}
+OPTIONS: dict[str, type] = {"reader": str, "form": str, "paper_levels": bool, "verdict": str, "protocol": str}
 
 
 def make_game24(**options: Any) -> Game24:
     """The registry's factory: `reader` "study" (default: the study's first line before "=") or "lenient" (our
     reader, anywhere in the answer); `form` "chat" (default: chat turns) or "transcript" (the study's calls);
     `paper_levels` true leaves out the feedback levels the study did not have (all errors); `verdict` "lenient"
-    (default, ours) or "study" (the study's code) reads the LLM verifier's replies;
+    (default, ours) or "study" (the study's code) reads the LLM verifier's replies; `protocol` "2024" (default)
+    or "2023": which version of the study's code (`PROTOCOLS`);
     Game of 24 has one prompt style, so `prompt_style` is accepted and unused; `prompts` are the prompt sets to
     read (default: the built-in ones)."""
     options.pop("prompt_style", None)
@@ -378,8 +391,9 @@ def make_game24(**options: Any) -> Game24:
     form = options.pop("form", "chat")
     paper_levels = options.pop("paper_levels", False)
     verdict = options.pop("verdict", "lenient")
+    protocol = options.pop("protocol", "2024")
     if options:
         raise ValueError(
-            f"game24 takes no options {sorted(options)} (only reader, form, paper_levels, verdict, prompts)"
+            f"game24 takes no options {sorted(options)} (only reader, form, paper_levels, verdict, protocol, prompts)"
         )
-    return Game24(prompts, str(reader), str(form), bool(paper_levels), str(verdict))
+    return Game24(prompts, str(reader), str(form), bool(paper_levels), str(verdict), str(protocol))

@@ -97,13 +97,13 @@ def test_runs_without_a_system_message_send_none_and_runs_with_one_keep_it(tmp_p
     with sqlite3.connect(store) as db:
         config = json.loads(db.execute("SELECT config FROM studies WHERE name = 's'").fetchone()[0])
     [options] = config["domain_options"].values()
-    assert options["system"] is False
+    assert options["replay"]["system"] is False
     store, output = imported(tmp_path / "mini", MINI)
     assert "after its system message" in output
     with sqlite3.connect(store) as db:
         config = json.loads(db.execute("SELECT config FROM studies WHERE name = 's'").fetchone()[0])
     [options] = config["domain_options"].values()
-    assert "system" not in options
+    assert "system" not in options["replay"]
     # PlanBench stopped gpt-4o-mini's runs after 2 answers (`iterations`); every failure of the file shows it
     assert config["schemes"] == ["sound-first:history=last,rounds=2"]
     assert replay_rows(store)["1"][-1]["round"] == 2

@@ -55,7 +55,8 @@ def test_importing_a_planbench_run_builds_the_replayed_domain(
 ) -> None:
     """The control: the 2023 GPT-4 Mystery backprompting run is read by PlanBench's reader, a replay option."""
     done = import_file(REFERENCE / "gpt-4_mystery_backprompting_first_error.json", tmp_path / "s.sqlite", "m")
-    assert done.options.get("reading") == "planbench-whole"
+    assert done.replaying is not None and done.replaying.replay.reading == "planbench-whole"
+    assert done.options["replay"]["reading"] == "planbench-whole"  # as the study's definition stores it
     assert constructed
     assert isinstance(load_planning_domain("mystery_blocksworld", reading="planbench-whole"), ReplayedPlanning)
 

@@ -103,8 +103,8 @@ def test_logistics_import_takes_the_recorded_intro_and_example_plans(tmp_path: P
     with sqlite3.connect(store) as db:
         config = json.loads(db.execute("SELECT config FROM studies WHERE name = 'logistics'").fetchone()[0])
     options = config["domain_options"]["logistics"]
-    assert options["intro"] == "zero_shot" and options["reading"] == "planbench"
-    assert options["example_plans"]["1"][0] == "(fly-airplane a1 l0-0 l1-0)"
+    assert options["intro"] == "zero_shot" and options["replay"]["reading"] == "planbench"
+    assert options["replay"]["example_plans"]["1"][0] == "(fly-airplane a1 l0-0 l1-0)"
     domain = get_domain("logistics", **options)
     recorded = {x["instance_id"]: x["messages"][:2] for x in json.loads(LOGISTICS.read_text())["instances"]}
     for inst in load_instances(domain, "2,5,9", Path(config["dataset"])):

@@ -65,6 +65,7 @@ def planbench(
 
     Importing another task file into the same study adds that task, and `report NAME` lays the tasks out as
     PlanBench's results table."""
+    from critiquebench.domains.planning.replay import Replaying
     from critiquebench.domains.planning.strips import PlanningError
     from critiquebench.importers.planbench import ImportError_, import_planbench
     from critiquebench.store.db import resolve_store
@@ -80,8 +81,9 @@ def planbench(
     from critiquebench.reports.metrics import shown_domain
 
     config, last = done.config, done.config.domains[-1]
-    style = done.options.get("prompt_style")
-    reader = done.options.get("reading")
+    shown = done.replaying or Replaying()
+    style, record = shown.prompt_style, shown.replay
+    reader = record.reading
     how = f" (PlanBench's {style} prompt" + (f", reading {reader}" if reader else "")
     typer.echo(
         f"imported {done.added} recorded call(s) as model {config.model!r}; study {study!r}: "
@@ -89,18 +91,18 @@ def planbench(
         f"instance(s){how + ')' if style else ''}. "
         + ("Replaying it:" if replay else f"Replay it with: critiquebench resume {study} --replay")
     )
-    if "state_reading" in done.options:
-        typer.echo(f"t7 answers are read as PlanBench's code read them ({done.options['state_reading']}); where our "
+    if done.task is not None and done.task.state_reading is not None:
+        typer.echo(f"t7 answers are read as PlanBench's code read them ({done.task.state_reading}); where our "
                    "own reading judges otherwise, its verdict is the last sentence of the run's sound_reason")
-    if "example" in done.options:
+    if record.example is not None:
         typer.echo(
-            f"every recorded prompt shows instance {done.options['example']} as its one-shot example (whatever the "
+            f"every recorded prompt shows instance {record.example} as its one-shot example (whatever the "
             "file's example_instance_ids say): replayed as sent"
         )
-    if "recorded_feedback" in done.options:
+    if record.recorded_feedback is not None:
         typer.echo(
             "PlanBench's PDDL backprompting protocol: each query sent the first prompt"
-            + ("" if done.options.get("system") is False else " after its system message")
+            + (" after its system message" if record.system else "")
             + " and only the last answer and its feedback (a window of one exchange); the feedback is replayed as "
             "recorded, since its wording (full_validator) is not published: the study replays these answers only"
         )

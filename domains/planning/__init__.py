@@ -9,7 +9,7 @@ study's ``NAME_domain.pddl`` beside its problems too).
 from __future__ import annotations
 
 import typing
-from dataclasses import replace
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from critiquebench.domains.options import COMMON, signature_options
 from critiquebench.domains.planning.domain import PlanningDomain
 from critiquebench.domains.planning.instances import domain_file
 from critiquebench.domains.planning.prompts import PROMPT_STYLES
-from critiquebench.domains.planning.replay import REPLAY_OPTIONS, Replay, ReplayedPlanning
+from critiquebench.domains.planning.replay import REPLAY_OPTIONS, Replay, ReplayedPlanning, Replaying, replay_of
 from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.domains.prompts import DEFAULT, Prompts
 from critiquebench.domains.registry import BUILTIN
@@ -40,6 +40,7 @@ __all__ = [
     "PlanningError",
     "Replay",
     "ReplayedPlanning",
+    "Replaying",
     "load_planning_domain",
 ]
 
@@ -54,7 +55,7 @@ def load_planning_domain(
     prompts: Prompts | None = None,
     verifier: str = "open",
     verdict: str = "study",
-    replay: Replay | None = None,
+    replay: Replay | Mapping[str, Any] | None = None,
     **recorded: Any,
 ) -> PlanningDomain | ReplayedPlanning:
     """A builtin planning domain by name, or a PDDL domain folder as it is (domain.pddl, problems in
@@ -64,15 +65,14 @@ def load_planning_domain(
     makes action-like lines that cannot be read invalidate a plan (PlanBench skips them); `shots` is the
     number of examples in the pddl style (None: `PAPER_SHOTS` for the intrinsic self-critique paper's generated
     sets, whose No-Critique baseline is the 16-shot planner prompt, else `OTHER_SHOTS`); `intro`, `prompts`,
-    `verifier` and `verdict` as in `PlanningDomain`. A recorded run's options (`replay`, or its fields one by one
-    as a study's `domain_options` store them: `replay.REPLAY_OPTIONS`) give a `ReplayedPlanning` that replays it.
+    `verifier` and `verdict` as in `PlanningDomain`. A recorded run's `replay` record (a `Replay`, or the table a
+    study's `domain_options.NAME.replay` stores: `Replay.parse` reads it; definitions stored before it had a table
+    give its fields one by one, `replay.REPLAY_OPTIONS`) gives a `ReplayedPlanning` that replays it.
     """
     unknown = sorted(set(recorded) - set(REPLAY_OPTIONS))
     if unknown:
         raise TypeError(f"load_planning_domain() got unexpected keyword argument(s) {', '.join(unknown)}")
-    if recorded:
-        given, _ = Replay.split(recorded)
-        replay = given if replay is None else replace(replay, **recorded)
+    replay = replay_of(replay, recorded)
     options: dict[str, Any] = dict(intro=intro, prompts=prompts or DEFAULT, verifier=verifier, verdict=verdict)
     builtin = BUILTIN.get(str(name_or_folder))
     if builtin is not None and builtin.folder:
@@ -110,9 +110,10 @@ def load_planning_domain(
 
 
 # Option name -> type, as `domains.options` reads a domain module's table (beside the options every domain takes):
-# the loader's own, and a recorded run's one by one (the loader's `**recorded`, gathered into `replay`), typed by
-# the replay record.
+# the loader's own, a recorded run's `replay` table, and its fields one by one as older definitions stored them
+# (the loader's `**recorded`), typed by the replay record.
 OPTIONS: dict[str, Any] = {
     **{k: v for k, v in signature_options(load_planning_domain).items() if k not in ("replay", *COMMON)},
+    "replay": dict,
     **typing.get_type_hints(Replay),
 }

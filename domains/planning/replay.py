@@ -11,8 +11,8 @@ verdicts, feedback and backprompts are the recorded run's; everything else is th
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from critiquebench.domains.contract import FeedbackLevel, Instance, Verdict
@@ -48,47 +48,156 @@ NOT_RECORDED = (
 )
 
 
+def _lines(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(line, str) for line in value)
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _table(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, Mapping) and all(isinstance(k, str) and check(v) for k, v in value.items())
+
+
+def _schema(default: Any, check: Callable[[Any], bool], shape: str) -> Any:
+    """A `Replay` field: its default, and how a stored value is checked (`Replay.parse`) and described."""
+    return field(default=default, metadata={"check": check, "shape": shape})
+
+
 @dataclass(frozen=True)
 class Replay:
-    """What a recorded PlanBench run did that a live study does not (each option as `import planbench` stores it
-    in the study's `domain_options`)."""
+    """What a recorded PlanBench run did that a live study does not. One schema: the importer builds it, a study
+    definition stores it as `domain_options.NAME.replay` (`to_options`), and `parse` reads it back (also from the
+    flat keys studies imported before it had a table of its own)."""
 
     # Known plans of example instances (id -> PDDL action lines): the plans the recorded prompts showed.
-    example_plans: Mapping[str, list[str]] | None = None
+    example_plans: Mapping[str, list[str]] | None = _schema(None, _table(_lines), "a table of id -> PDDL lines")
     # PlanBench's older GPT-4 pipeline sent one more newline at the end of every prompt (as `nl_legacy` does).
-    newline: bool = False
+    newline: bool = _schema(False, lambda v: isinstance(v, bool), "true or false")
     # reading "planbench-translation": the plan GPT-4o's translation gave for each recorded answer (answer
     # digest -> PDDL lines)
-    translations: Mapping[str, list[str]] | None = None
+    translations: Mapping[str, list[str]] | None = _schema(None, _table(_lines), "a table of digest -> PDDL lines")
     # How answers are read and judged: one of PlanBench's readers (`planbench_reading.READINGS`; "planbench" is
     # its Logistics code and VAL), None for our sound reader and validator.
-    reading: str | None = None
+    reading: str | None = _schema(None, lambda v: v in READINGS, f"one of {', '.join(READINGS)}")
     # A PDDL backprompting run: instance id -> answer digest -> the user turn PlanBench sent after that answer
     # (None: its run ended there). The wording is `full_validator`'s, a module `back_prompting_parallel.py:9`
     # imports and the repository does not hold, so only recorded answers have feedback (`NOT_RECORDED`).
-    recorded_feedback: Mapping[str, Mapping[str, str | None]] | None = None
+    recorded_feedback: Mapping[str, Mapping[str, str | None]] | None = _schema(
+        None, _table(_table(lambda v: v is None or isinstance(v, str))), "a table of id -> digest -> text or null"
+    )
     # PlanBench's system message before its prompts; its o1 and DeepSeek-R1 backprompting runs sent none.
-    system: bool = True
+    system: bool = _schema(True, lambda v: isinstance(v, bool), "true or false")
     # The domain name each PDDL prompt showed, where it is not domain.pddl's (instance id -> name): PlanBench's
     # obfuscated runs drew a random name per prompt (`prompt_generation.py:433`, `:452`).
-    domain_names: Mapping[str, str] | None = None
+    domain_names: Mapping[str, str] | None = _schema(None, _table(_text), "a table of id -> name")
     # The one-shot example every prompt showed (an instance id), where a recorded run's prompts show one example
     # whatever their `example_instance_ids` say (PlanBench's GPT-4 Blocksworld-3 state-tracking run shows
     # instance 1 in all); None: PlanBench's rule, the instance before.
-    example: str | None = None
+    example: str | None = _schema(None, _text, "an instance id (text)")
+
+    def to_options(self) -> dict[str, Any]:
+        """The record as a study definition stores it: the fields that differ from a live study's, as JSON."""
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self) if getattr(self, f.name) != f.default}
 
     @classmethod
-    def split(cls, options: Mapping[str, Any]) -> tuple[Replay | None, dict[str, Any]]:
-        """The replay record of `options` (None when they set none) and the options left for the live domain."""
-        names = {f.name for f in fields(cls)}
-        mine = {k: v for k, v in options.items() if k in names and v is not None}
-        rest = {k: v for k, v in options.items() if k not in names}
-        record = cls(**mine)
-        return (None if record == cls() else record), rest
+    def parse(cls, stored: Any) -> Replay:
+        """The record a study definition stores (`to_options`), checked field by field: PlanningError naming the
+        first unknown key or ill-shaped value (a definition written by hand, or by a version of critiquebench
+        with other replay options: import the file again)."""
+        if isinstance(stored, Replay):
+            return stored
+        if not isinstance(stored, Mapping):
+            raise PlanningError(f"replay options: a table of {', '.join(REPLAY_OPTIONS)} expected, not {stored!r:.80}")
+        unknown = sorted(str(k) for k in stored if k not in REPLAY_OPTIONS)
+        if unknown:
+            raise PlanningError(
+                f"replay options: unknown {', '.join(unknown)} (known: {', '.join(REPLAY_OPTIONS)}); "
+                "import the recorded file again"
+            )
+        for f in fields(cls):
+            value = stored.get(f.name)
+            if value is not None and not f.metadata["check"](value):
+                raise PlanningError(f"replay option {f.name}: {f.metadata['shape']} expected, not {value!r:.80}")
+        return cls(**{k: v for k, v in stored.items() if v is not None})
 
 
-# not `OPTIONS`: domains/options.py reads a domain module's `OPTIONS` as its table of option types
+# not `OPTIONS`: domains/options.py reads a domain module's `OPTIONS` as its table of option types. The flat keys
+# of studies imported before `Replay` had its own table (`load_planning_domain(**recorded)`).
 REPLAY_OPTIONS: tuple[str, ...] = tuple(f.name for f in fields(Replay))
+LIVE_REPLAY = Replay()  # every field at its default: what a live study does
+
+
+def _plain(value: Any) -> Any:
+    """`value` as JSON holds it (tables as dicts, lines as lists)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return list(value) if isinstance(value, tuple) else value
+
+
+@dataclass(frozen=True)
+class Replaying:
+    """A recorded run's domain options as the importer recognises them: the live prompt style and intro its prompts
+    were built in, and its `Replay` record. `options()` is what its study's definition stores."""
+
+    prompt_style: str | None = None
+    intro: str | None = None
+    replay: Replay = LIVE_REPLAY
+
+    def with_replay(self, **changes: Any) -> Replaying:
+        """These options with the replay record's fields `changes` (`dataclasses.replace`: a misspelt one raises)."""
+        return replace(self, replay=replace(self.replay, **changes))
+
+    def options(self) -> dict[str, Any]:
+        """The study definition's `domain_options.NAME` (read back by `load_planning_domain`)."""
+        recorded = self.replay.to_options()
+        return {
+            **({} if self.prompt_style is None else {"prompt_style": self.prompt_style}),
+            **({} if self.intro is None else {"intro": self.intro}),
+            **({"replay": recorded} if recorded else {}),
+        }
+
+    def describe(self) -> str:
+        """The style and what else decided its prompts and reader, as the importer's messages name them."""
+        shown = (("intro", self.intro), ("newline", self.replay.newline or None), ("reading", self.replay.reading),
+                 ("example", self.replay.example))  # fmt: skip
+        extra = [f"{name}={value}" for name, value in shown if value is not None]
+        return str(self.prompt_style) + (f" ({', '.join(extra)})" if extra else "")
+
+
+@dataclass(frozen=True)
+class TaskReplay:
+    """A recorded PlanBench task file (t2-t7) replayed: the file, the folder of its problems and (t7) how its answers
+    are read; `options()` is its study's `domain_options.DOMAIN:TASK`, the fields `tasks.TaskDomain` takes."""
+
+    recorded: str
+    instances: str
+    state_reading: str | None = None
+
+    def options(self) -> dict[str, Any]:
+        return {name: value for name, value in asdict(self).items() if value is not None}
+
+
+def replay_of(table: Any, flat: Mapping[str, Any]) -> Replay | None:
+    """The one reading of a study's stored replay options: `table` (`domain_options.NAME.replay`, or a `Replay`) or
+    `flat`, the keys of definitions stored before the record had a table; None for a live study. PlanningError
+    (one line) for a value `Replay.parse` refuses, or for both forms at once."""
+    if table is None and not flat:
+        return None  # a live study: no record is built
+    if flat and table is not None:
+        raise PlanningError(f"replay options given twice: as `replay` and as {', '.join(sorted(flat))}")
+    record = Replay.parse(table if table is not None else flat)
+    return None if record == LIVE_REPLAY else record
+
+
+def stored_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """A planning study's stored `domain_options.NAME` with its replay record as `Replaying.options` writes it,
+    whether stored so or as the flat keys of older imports (an old definition then equals a new import's)."""
+    flat = {k: v for k, v in options.items() if k in REPLAY_OPTIONS}
+    replay = replay_of(options.get("replay"), flat)
+    rest = {k: v for k, v in options.items() if k not in flat and k != "replay"}
+    return {**rest, **({} if replay is None else {"replay": replay.to_options()})}
 
 
 class ReplayedPlanning(Wrapper):
@@ -264,13 +373,10 @@ class ReplayedPlanning(Wrapper):
         return is_sound_feedback(text) or (self.replay.reading is not None and text == NO_ADVICE)
 
 
-def view(domain: PlanningDomain, **options: Any) -> PlanningDomain | ReplayedPlanning:
-    """`domain` under other prompt and replay options, sharing its parsed problems and files
-    (`PlanningDomain.with_options`): the importer tries many option sets on one file's domain, built once. A
-    `ReplayedPlanning` holding it when a replay option is set."""
-    replay, live = Replay.split(options)
-    unknown = sorted(set(live) - {"prompt_style", "intro", "strict", "shots", "verifier", "verdict"})
-    if unknown:
-        raise PlanningError(f"a view of a planning domain takes no option {', '.join(unknown)}")
-    made = domain.with_options(**{"prompt_style": None, "intro": None, **live})
-    return made if replay is None else ReplayedPlanning(made, replay)
+def view(domain: PlanningDomain, shown: Replaying | None = None) -> PlanningDomain | ReplayedPlanning:
+    """`domain` under another prompt style, intro and replay record (`shown`; None: its defaults), sharing its
+    parsed problems and files (`PlanningDomain.with_options`): the importer tries many option sets on one file's
+    domain, built once. A `ReplayedPlanning` holding it when the replay record is set."""
+    shown = shown or Replaying()
+    made = domain.with_options(prompt_style=shown.prompt_style, intro=shown.intro)
+    return made if shown.replay == LIVE_REPLAY else ReplayedPlanning(made, shown.replay)

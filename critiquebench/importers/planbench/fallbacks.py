@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
+from critiquebench.domains.planning.replay import Replay, Replaying
 from critiquebench.importers.planbench.checkout import (
     domains_folder,
     planbench_name,
@@ -30,13 +30,13 @@ def from_prompts(
     store: Path,
     reading: str | None,
     failed: ImportError_,
-) -> tuple[Path, str, dict[str, Any]]:
+) -> tuple[Path, str, Replaying]:
     """The folder, domain key and options of a t1 file whose prompts the checkout does not rebuild, from what its
     prompts show (`FALLBACKS`, the first that replays); `failed` (the checkout's error) with each attempt's reason
     when none does."""
     assert run.source is not None
     reasons: list[str] = []
-    attempts: list[tuple[Path, dict[str, Any]]] = []
+    attempts: list[tuple[Path, Replay]] = []
     try:
         for fallback in FALLBACKS:  # every folder is laid out before any is tried, as one import step
             if (found := fallback(run, path, queries, laid_out, domains_folder(store))) is not None:
@@ -53,37 +53,37 @@ def from_prompts(
     raise ImportError_(f"{failed}; read back from its prompts: {'; '.join(reasons)}") from None
 
 
-Fallback = Callable[[PlanBenchRun, Path, Mapping[int, str], "Path | None", Path], "tuple[Path, dict[str, Any]] | None"]
+Fallback = Callable[[PlanBenchRun, Path, Mapping[int, str], "Path | None", Path], "tuple[Path, Replay] | None"]
 
 
 def _shown_domain(
     run: PlanBenchRun, path: Path, queries: Mapping[int, str], laid_out: Path | None, into: Path
-) -> tuple[Path, dict[str, Any]] | None:
+) -> tuple[Path, Replay] | None:
     """The checkout's problems with the domain text the prompts show (2023 GPT-4 Logistics)."""
     shown = recorded_domain(queries)
     folder = with_recorded_domain(laid_out, shown, into) if shown and laid_out else None
-    return None if folder is None else (folder, {})
+    return None if folder is None else (folder, Replay())
 
 
 def _stated_problems(
     run: PlanBenchRun, path: Path, queries: Mapping[int, str], laid_out: Path | None, into: Path
-) -> tuple[Path, dict[str, Any]] | None:
+) -> tuple[Path, Replay] | None:
     """The problems read back from English prompts, where the checkout lacks them."""
     if not laid_out or recorded_domain(queries):
         return None
     folder = with_stated_problems(path, laid_out, queries, into)
-    return None if folder is None else (folder, {})
+    return None if folder is None else (folder, Replay())
 
 
 def _pddl_problems(
     run: PlanBenchRun, path: Path, queries: Mapping[int, str], laid_out: Path | None, into: Path
-) -> tuple[Path, dict[str, Any]] | None:
+) -> tuple[Path, Replay] | None:
     """Every problem read back from its PDDL prompt (obfuscated runs drew a domain name per prompt)."""
     if not pddl_queries(queries):
         return None
     assert run.source is not None
     found = rebuild(path, planbench_name(run.source.domain), queries, into)
-    return found.folder, ({"domain_names": found.domain_names} if found.domain_names else {})
+    return found.folder, Replay(domain_names=found.domain_names or None)
 
 
 # Where a t1 file's problems come from when the checkout cannot rebuild its prompts, in the order tried.

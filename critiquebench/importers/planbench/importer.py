@@ -7,7 +7,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.planning import DATA_DIR
+from critiquebench.domains.planning import DATA_DIR, PlanningError
+from critiquebench.domains.planning.replay import Replaying, TaskReplay, stored_options
 from critiquebench.domains.planning.tasks import TASKS
 from critiquebench.importers.planbench.checkout import (
     checkout_above,
@@ -83,14 +84,16 @@ def _shipped(path: Path, run: PlanBenchRun) -> bool:
 
 @dataclass(frozen=True)
 class Imported:
-    """What `import_file` did: the study, calls newly recorded, instances skipped for want of an answer, and
-    the prompt style and reader recognised (t1 and backprompting files)."""
+    """What `import_file` did: the study, calls newly recorded, instances skipped for want of an answer, the
+    domain options stored, and the prompt style and replay record recognised (t1 and backprompting files)."""
 
     config: StudyConfig
     added: int
     unanswered: tuple[int, ...]
-    options: Mapping[str, Any]
+    options: Mapping[str, Any]  # as the study's definition stores them
     rebuilt: bool = False  # problems or domain text read back from the recorded PDDL prompts (`planbench.recorded`)
+    replaying: Replaying | None = None  # a t1 file's prompt style and `Replay` record
+    task: TaskReplay | None = None  # a task file's (t2-t7)
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.config, self.added))
@@ -121,6 +124,8 @@ def import_file(
     assert run.source is not None
     rebuilt = False
     laid_out: Path | None = None  # the checkout's domain folder, once laid out
+    shown: Replaying | None = None  # a t1 file's options (from the checkout's prompts, or read back from its own)
+    task: TaskReplay | None = None
     if planbench is None and dataset is None and instances is None and not _shipped(path, run):
         planbench = checkout_above(Path(path))  # a file in a checkout, whose problems do not ship: its checkout's
     try:
@@ -158,29 +163,26 @@ def import_file(
                         "or --planbench ROOT"
                     )
                 dataset = found or Path(dataset)
-        options: dict[str, Any] = {}
         if run.task == "t1":
-            options = plan_generation_options(run, Path(path), base, Path(dataset), reading)
+            shown = plan_generation_options(run, Path(path), base, Path(dataset), reading)
     except ImportError_ as exc:
         queries = dict(zip(run.instance_ids, first_queries(run), strict=True))
         if run.task != "t1":
             raise
-        dataset, base, options = from_prompts(run, Path(path), queries, laid_out, store, reading, exc)
+        dataset, base, shown = from_prompts(run, Path(path), queries, laid_out, store, reading, exc)
         rebuilt = True
-    if run.task == "t1":
+    if shown is not None:
         if run.windowed is not None:
-            options["recorded_feedback"] = {k: dict(v) for k, v in run.windowed.sent.items()}
-            if not run.windowed.system:
-                options["system"] = False
+            sent = {k: dict(v) for k, v in run.windowed.sent.items()}
+            shown = shown.with_replay(recorded_feedback=sent, system=run.windowed.system)
+        options = shown.options()
     else:
         folder = Path(instances) if instances else Path(dataset) / TASKS[run.task].folder
         if not folder.is_dir():
             folder = Path(dataset)
-        options.update(recorded=str(Path(path).resolve()), instances=str(folder.resolve()))
-        if run.task == "t7":
-            chosen = state_reading(Path(path), base, reading)
-            if chosen is not None:
-                options["state_reading"] = chosen
+        chosen = state_reading(Path(path), base, reading) if run.task == "t7" else None
+        task = TaskReplay(str(Path(path).resolve()), str(folder.resolve()), chosen)
+        options = task.options()
     key = base if run.task == "t1" else f"{base}:{run.task}"
     config = StudyConfig(
         name=study,
@@ -202,7 +204,7 @@ def import_file(
         written = write_recording(store, recording, _merged)
     except RecordingError as exc:
         raise ImportError_(str(exc)) from None
-    return Imported(written.config, written.added, run.unanswered, options, rebuilt)
+    return Imported(written.config, written.added, run.unanswered, options, rebuilt, shown, task)
 
 
 # the name the command and the main job know it by; its result also unpacks as (study, calls newly recorded)
@@ -210,8 +212,9 @@ import_planbench = import_file
 
 
 def _merged(existing: StudyConfig, new: StudyConfig) -> StudyConfig:
-    """`existing` with `new`'s domain added (another task of a recorded study), or an error saying why not."""
-    if not existing.differences(new):
+    """`existing` with `new`'s domain added (another task of a recorded study), or an error saying why not. A
+    definition stored before the replay record had its own table is the same study as its re-import."""
+    if not existing.differences(new) or not _current(existing).differences(new):
         return existing
     [key] = new.domains
     clash = "already exists with another definition; choose another name"
@@ -225,3 +228,12 @@ def _merged(existing: StudyConfig, new: StudyConfig) -> StudyConfig:
         instances={**existing.instances, **new.instances},
         domain_options={**existing.domain_options, **new.domain_options},
     )
+
+
+def _current(config: StudyConfig) -> StudyConfig:
+    """`config` with each planning domain's options as `Replaying.options` writes them (`replay.stored_options`)."""
+    try:
+        options = {k: v if ":" in k else stored_options(v) for k, v in config.domain_options.items()}
+    except PlanningError:
+        return config  # a definition no replay reads: its differences are reported as they are
+    return replace(config, domain_options=options)

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from critiquebench.domains.planning.domain import PlanningDomain
 from critiquebench.domains.planning.planbench_reading import TRANSLATION, answer_digest
+from critiquebench.domains.planning.replay import Replay, Replaying
 from critiquebench.domains.planning.styles import PDDL_STYLES
 from critiquebench.importers.planbench.file import ImportError_, RecordedInstance
 from critiquebench.importers.planbench.kinds import PlanBenchRun, first_queries, kind_of
@@ -28,7 +29,7 @@ class Recognised:
     base: str
     dataset: Path
     reading: str | None
-    options: Mapping[str, Any]
+    options: Replaying
     cfg: Any  # the domain's NLConfig (None for a domain that is not a planning one)
 
     @property
@@ -44,23 +45,23 @@ class ReaderRule:
 
     name: str
     description: str
-    pick: Callable[[Recognised], dict[str, Any] | None]
+    pick: Callable[[Recognised], Replaying | None]
 
 
-def _translation(r: Recognised) -> dict[str, Any] | None:
+def _translation(r: Recognised) -> Replaying | None:
     if r.reading not in (None, TRANSLATION) or r.run.kind != "one_shot" or not r.translated:
         return None
     plans = {answer_digest(i.answer or ""): _plan_lines(i.fields.get("extracted_llm_plan")) for i in r.translated}
-    return {**r.options, "reading": TRANSLATION, "translations": plans}
+    return r.options.with_replay(reading=TRANSLATION, translations=plans)
 
 
-def _pddl_lines(r: Recognised) -> dict[str, Any] | None:
-    if r.options.get("prompt_style") not in PDDL_STYLES or r.options.get("reading") != "planbench":
+def _pddl_lines(r: Recognised) -> Replaying | None:
+    if r.options.prompt_style not in PDDL_STYLES or r.options.replay.reading != "planbench":
         return None
-    return {k: v for k, v in r.options.items() if k != "reading"}
+    return r.options.with_replay(reading=None)
 
 
-def _producing(r: Recognised) -> dict[str, Any] | None:
+def _producing(r: Recognised) -> Replaying | None:
     if r.cfg is None or "blocksworld" not in r.cfg.domain_name:
         return None
     assert r.run.source is not None
@@ -75,12 +76,12 @@ def _producing(r: Recognised) -> dict[str, Any] | None:
     conversation = kind_of(r.run.source).name == "conversation"
     found, share = producing_reader(r.base, r.options, r.dataset, answers, conversation)
     if found is not None:
-        return {**r.options, "reading": found}
+        return r.options.with_replay(reading=found)
     if share < UNREAD_BY_RULES and len(answers) >= MIN_STORED and r.run.kind == "one_shot" and not _gpt4_era(r.run):
         # No rule-based reader made these stored plans (o1-preview's reruns on Mystery keep GPT-4o's plans
         # without its raw text): they are read back as recorded translations
         plans = {answer_digest(answer): _plan_lines(plan) for answer, plan in answers.values() if plan is not None}
-        return {**r.options, "reading": TRANSLATION, "translations": plans}
+        return r.options.with_replay(reading=TRANSLATION, translations=plans)
     return None
 
 
@@ -91,7 +92,7 @@ READER_RULES: tuple[ReaderRule, ...] = (
     ReaderRule("translation", "one-shot files labelled from GPT-4o's `raw_translation`: the plan it stored for "
                "each answer (`planbench-translation`)", _translation),
     ReaderRule("given", "`--reading NAME`: that reader (`sound`: ours)", lambda r: None if r.reading is None
-               else dict(r.options)),
+               else r.options),
     ReaderRule("PDDL answers", "PDDL prompts of a domain PlanBench reads in English (Logistics): ours, as PlanBench "
                "read PDDL answers as PDDL lines (`save_gpt3_response`)", _pddl_lines),
     ReaderRule("producing", "Blocksworld and Mystery: the reader whose plans equal the stored `extracted_llm_plan` "
@@ -99,15 +100,15 @@ READER_RULES: tuple[ReaderRule, ...] = (
                "recorded translations where no rule-based reader made half of the stored plans of a post-GPT-4 "
                "one-shot file", _producing),
     ReaderRule("ours", "every other file: our sound reader (PlanBench's for English Logistics)",
-               lambda r: dict(r.options)),
+               lambda r: r.options),
 )  # fmt: skip
 
 
 def plan_generation_options(
-    run: PlanBenchRun, path: Path, base: str, dataset: Path, reading: str | None, given: Mapping[str, Any] = {}
-) -> dict[str, Any]:
+    run: PlanBenchRun, path: Path, base: str, dataset: Path, reading: str | None, given: Replay | None = None
+) -> Replaying:
     """The domain options replaying a t1 (or backprompting) file: the prompt style its queries were built in,
-    and the plan reader its labels were produced with (`READER_RULES`; `given` options kept as they are)."""
+    and the plan reader its labels were produced with (`READER_RULES`; the `given` replay record kept as it is)."""
     from critiquebench.domains import get_domain
 
     queries = dict(zip(run.instance_ids, first_queries(run), strict=True))
@@ -115,14 +116,14 @@ def plan_generation_options(
         domain = get_domain(base)
     except (ValueError, OSError) as exc:
         raise ImportError_(f"{path}: {exc}") from None
-    fixed: dict[str, Any] = dict(given)
+    fixed = given or Replay()
     planning = domain if isinstance(domain, PlanningDomain) else None
     pddl_name = planning.model.name if planning is not None else None
     if reading is not None:
         if reading not in ("sound", TRANSLATION):  # "sound": our own reader, whatever produced the labels
-            fixed["reading"] = reading
+            fixed = replace(fixed, reading=reading)
     elif pddl_name in _READ_BY_PLANBENCH:  # PlanBench read these answers with its own reader and VAL
-        fixed["reading"] = "planbench"
+        fixed = replace(fixed, reading="planbench")
     options = recognise(path, base, dataset, queries, run.example_plans, fixed)
     found = Recognised(run, base, dataset, reading, options, planning.cfg if planning is not None else None)
     return next(picked for rule in READER_RULES if (picked := rule.pick(found)) is not None)

@@ -10,11 +10,12 @@ imported that could not replay.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from critiquebench.domains.planning.replay import ReplayedPlanning, view
+from critiquebench.domains.planning.replay import Replay, ReplayedPlanning, Replaying, view
 from critiquebench.domains.planning.strips import PlanningError
 from critiquebench.domains.planning.styles import HISTORY, ONE_SHOT_STYLES, recognised
 from critiquebench.importers.planbench.file import ImportError_
@@ -29,23 +30,25 @@ def _built(base: str) -> Any:
     return get_domain(base)
 
 
-def file_domain(base: str, **options: Any) -> Any:
-    """The planning domain `base` under `options`: built once (a file's domain is a shipped one or a folder laid
-    out once per content, `planbench.checkout.write_folder`), each option set a view of it (`replay.view`) that
-    shares its parsed problems, rather than a new domain per candidate style, reader or example."""
+def file_domain(base: str, shown: Replaying | None = None) -> Any:
+    """The planning domain `base` under the options `shown`: built once (a file's domain is a shipped one or a
+    folder laid out once per content, `planbench.checkout.write_folder`), each option set a view of it
+    (`replay.view`) that shares its parsed problems, rather than a new domain per candidate style, reader or
+    example."""
     try:
         domain = _built(base)
     except (PlanningError, ValueError, OSError):
         from critiquebench.domains import get_domain
 
-        return get_domain(base, **options)
-    return view(domain, **options)
+        return get_domain(base, **(shown or Replaying()).options())
+    return view(domain, shown)
 
 
-def candidates(query: str, history: Sequence[str] = ()) -> Iterator[dict[str, Any]]:
+def candidates(query: str, history: Sequence[str] = (), fixed: Replay | None = None) -> Iterator[Replaying]:
     """Domain options to try for a file whose first query is `query`, the likeliest first: the style rows
     (`styles.STYLES`) that recognise it, each with its intros (`history`: the domain's historical ones,
-    `NLConfig.intros`) and, where the row allows it and the query ends in one, PlanBench's older trailing newline."""
+    `NLConfig.intros`) and, where the row allows it and the query ends in one, PlanBench's older trailing newline;
+    the `fixed` replay record (e.g. a reading) kept as it is."""
     newlines = (False, True) if query.endswith("\n") else (False,)
     for row in recognised(query):
         intros = [name for intro in row.intros for name in (history if intro == HISTORY else (intro,))]
@@ -53,17 +56,7 @@ def candidates(query: str, history: Sequence[str] = ()) -> Iterator[dict[str, An
             for newline in newlines:
                 if newline and not row.newline:
                     continue  # the style fixes its own ending (nl_legacy's newline is part of it)
-                options: dict[str, Any] = {"prompt_style": row.name}
-                if intro is not None:
-                    options["intro"] = intro
-                if newline:
-                    options["newline"] = True
-                yield options
-
-
-def describe(options: Mapping[str, Any]) -> str:
-    extra = [f"{k}={v}" for k, v in options.items() if k not in ("prompt_style", "example_plans", "domain_names")]
-    return str(options["prompt_style"]) + (f" ({', '.join(extra)})" if extra else "")
+                yield Replaying(row.name, intro, replace(fixed or Replay(), newline=newline))
 
 
 def first_difference(recorded: str, ours: str) -> str:
@@ -99,31 +92,30 @@ def recognise(
     dataset: Path,
     queries: Mapping[int, str],
     example_plans: Mapping[str, str],
-    fixed: Mapping[str, Any],
-) -> dict[str, Any]:
+    fixed: Replay,
+) -> Replaying:
     """The domain options (prompt style, intro, newline, example plans) whose prompts are the recorded
     `queries` (instance id -> the user message sent); ImportError_ naming the nearest style when none are.
-    `fixed` options (e.g. a reading) are kept as they are."""
+    The `fixed` replay record (e.g. a reading) is kept as it is."""
     ids = sorted(queries)
     probe = ids[:PROBE]
     first = queries[probe[0]]
     best: tuple[int, str, str] | None = None  # (common prefix, style, difference)
-    nearest: dict[str, Any] = {}
+    nearest: Replaying | None = None
     try:
         history = list(file_domain(base).cfg.intros)
     except (PlanningError, ValueError, OSError, AttributeError):
         history = []
     loaded: list[Any] | None = None  # the probe instances: the same under every candidate's options
-    for options in candidates(first, history):
-        options = {**options, **fixed}
+    for options in candidates(first, history, fixed):
         try:
-            domain = file_domain(base, **options)
+            domain = file_domain(base, options)
             loaded = loaded or domain.load(",".join(map(str, probe)), dataset)
             if example_plans:
                 plans = recorded_example_plans(domain, loaded, example_plans)
                 if plans:
-                    options["example_plans"] = plans
-                    domain = file_domain(base, **options)
+                    options = options.with_replay(example_plans=plans)
+                    domain = file_domain(base, options)
             mismatch = None
             for inst in loaded:
                 ours = domain.prompt(inst)[-1]["content"]
@@ -132,7 +124,7 @@ def recognise(
                     break
         except (PlanningError, ValueError, OSError) as exc:
             if best is None:
-                best = (-1, describe(options), f"cannot be built here ({exc})")
+                best = (-1, options.describe(), f"cannot be built here ({exc})")
             continue
         if mismatch is None:
             return _checked(path, base, dataset, queries, ids, options, example_plans)
@@ -140,28 +132,26 @@ def recognise(
         recorded = queries[int(inst.id)]
         prefix = _common_prefix(recorded, ours)
         if best is None or prefix > best[0]:
-            best = (prefix, describe(options), f"instance {inst.id}, {first_difference(recorded, ours)}")
+            best = (prefix, options.describe(), f"instance {inst.id}, {first_difference(recorded, ours)}")
             nearest = options
     assert best is not None
-    shown = _shown_example(base, dataset, queries[probe[0]], probe[0], nearest)
-    if shown is not None:
+    shown = None if nearest is None else _shown_example(base, dataset, queries[probe[0]], probe[0], nearest)
+    if nearest is not None and shown is not None:
         plans = {shown: text} if (text := shown_plan(queries[probe[0]])) is not None else {}
-        return _checked(path, base, dataset, queries, ids, {**nearest, "example": shown}, plans)
+        return _checked(path, base, dataset, queries, ids, nearest.with_replay(example=shown), plans)
     raise ImportError_(f"{path}: the recorded prompts match none of PlanBench's styles; nearest: {best[1]}, {best[2]}")
 
 
 MAX_EXAMPLE_SEARCH = 1000  # PlanBench's sets hold at most a few hundred problems
 
 
-def _shown_example(
-    base: str, dataset: Path, query: str, ident: int, options: Mapping[str, Any]
-) -> str | None:
+def _shown_example(base: str, dataset: Path, query: str, ident: int, options: Replaying) -> str | None:
     """The instance a one-shot `query` (of instance `ident`) showed as its example, where it is not the one
     PlanBench's rule picks: the dataset's instance whose prompt in the nearest style is the query sent."""
-    if options.get("prompt_style") not in ONE_SHOT_STYLES:
+    if options.prompt_style not in ONE_SHOT_STYLES:
         return None
     try:
-        domain = file_domain(base, **options)
+        domain = file_domain(base, options)
         [inst] = domain.load(str(ident), dataset)
         others = domain.load(None, dataset)[:MAX_EXAMPLE_SEARCH]
     except (PlanningError, ValueError, OSError):
@@ -171,11 +161,12 @@ def _shown_example(
         other = candidate.id
         if other == inst.id:
             continue
-        extra: dict[str, Any] = {"example": other}
-        if plan:
-            extra["example_plans"] = {other: _lines(domain, candidate, plan)}
+        plans = {other: _lines(domain, candidate, plan)} if plan else options.replay.example_plans
         try:
-            if file_domain(base, **{**options, **extra}).prompt(inst)[-1]["content"] == query:
+            if (
+                file_domain(base, options.with_replay(example=other, example_plans=plans)).prompt(inst)[-1]["content"]
+                == query
+            ):
                 return other
         except (PlanningError, ValueError, OSError):
             continue
@@ -205,11 +196,11 @@ def _checked(
     dataset: Path,
     queries: Mapping[int, str],
     ids: Sequence[int],
-    options: dict[str, Any],
+    options: Replaying,
     example_plans: Mapping[str, str],
-) -> dict[str, Any]:
+) -> Replaying:
     """`options` checked on every instance (example plans gathered from all of them first)."""
-    domain = file_domain(base, **options)
+    domain = file_domain(base, options)
     try:
         loaded = domain.load(",".join(map(str, ids)), dataset)
     except (PlanningError, ValueError, OSError) as exc:
@@ -217,8 +208,8 @@ def _checked(
     if example_plans:
         plans = recorded_example_plans(domain, loaded, example_plans)
         if plans:
-            options = {**options, "example_plans": plans}
-            domain = file_domain(base, **options)
+            options = options.with_replay(example_plans=plans)
+            domain = file_domain(base, options)
     for inst in loaded:
         try:
             ours = domain.prompt(inst)[-1]["content"]
@@ -227,7 +218,7 @@ def _checked(
         recorded = queries[int(inst.id)]
         if ours != recorded:
             raise ImportError_(
-                f"{path}: instance {inst.id}: the recorded prompt is not PlanBench's {describe(options)} prompt "
+                f"{path}: instance {inst.id}: the recorded prompt is not PlanBench's {options.describe()} prompt "
                 f"the other instances were sent: {first_difference(recorded, ours)}"
             )
     return options
@@ -259,7 +250,7 @@ def recorded_example_plans(
 
 def producing_reader(
     base: str,
-    options: Mapping[str, Any],
+    options: Replaying,
     dataset: Path,
     answers: Mapping[int, tuple[str, Any]],
     conversation: bool = False,
@@ -287,7 +278,7 @@ def producing_reader(
     loaded: list[Any] | None = None  # the same instances under every reader
     for reading in (*BLOCKSWORLD_READINGS, None):
         try:
-            domain = file_domain(base, **{**options, "reading": reading})
+            domain = file_domain(base, options.with_replay(reading=reading))
             loaded = loaded or domain.load(",".join(map(str, sorted(stored))), dataset)
         except (PlanningError, ValueError, OSError):
             continue

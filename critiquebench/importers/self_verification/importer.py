@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +34,33 @@ class Imported:
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class StudyCode:
+    """The domain options that send what a file's code sent (`domain_options`): the study's one-message transcript,
+    the code's version (colouring; Game of 24's 2023 code), the study's reader (Game of 24) and its stop sequence.
+    `options()` is the study definition's `domain_options.DOMAIN`."""
+
+    form: str = "transcript"
+    protocol: str | None = None
+    reader: str | None = None
+    stop: tuple[str, ...] = ()
+
+    def options(self) -> dict[str, Any]:
+        return {name: list(value) if isinstance(value, tuple) else value
+                for name, value in asdict(self).items() if value not in (None, ())}  # fmt: skip
+
+
 def domain_options(kind: FileKind, protocol: str) -> dict[str, Any]:
-    """The domain options that send what the file's code sent: the study's one-message transcript, its protocol
-    (colouring) or reader (Game of 24), and the 2024 code's stop sequence."""
-    options: dict[str, Any] = {"form": "transcript"}
+    """The domain options that send what the file's code sent (`StudyCode`)."""
     if kind.domain == "coloring":
-        options["protocol"] = protocol
+        code = StudyCode(protocol=protocol)
+    elif protocol == "2023":  # Game of 24 @c9a5d349, which sent "[ANSWER END]" as its stop (l.62)
+        code = StudyCode(protocol=protocol, reader="study", stop=("[ANSWER END]",))
     else:
-        options["reader"] = "study"
+        code = StudyCode(reader="study")
     if protocol == "2024":
-        options["stop"] = ["[ANSWER END]"]  # response_generation.py@b583c3c9:14, sent at l.133
-    return options
+        code = replace(code, stop=("[ANSWER END]",))  # response_generation.py@b583c3c9:14, sent at l.133
+    return code.options()
 
 
 def _requests(domain: Any, instance: Any, trace: Trace, kind: FileKind) -> list[list[dict[str, str]]]:

@@ -17,8 +17,9 @@ the calls its loop made, in one of two formats (`FORMATS`):
 
 The domain, scheme and variant come from the path (`PATH_RULES`); `color_verification/<kind>` files are the
 verification-only study's replies (Table 2, A2-A4). Game of 24 files of the history (puzzles 1-100, older prompts
-than 000 prints) read and store; they replay only where their prompts are ours (`mismatch` names the first line
-where they are not).
+than 000 prints) read and store; the 2023 ones replay under the Game of 24 code of 2023-10-30 (`protocol =
+"2023"`, gpt-and-i@c9a5d349) where their prompts are its (`first_mismatch` names the first line where they are
+not; docs/replaying.md lists them file by file).
 """
 
 from __future__ import annotations
