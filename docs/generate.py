@@ -373,6 +373,29 @@ def published(paper: str | None) -> str:
     return render_rows(rows, "md")
 
 
+def differences(paper: str | None) -> str:
+    """A paper page's "what is exact and what differs" table: its findings (`reports.differences`), then every
+    number of it that `report --published` finds not reproduced by the recorded data (computed afresh)."""
+    from critiquebench.domains.datasets import default_root
+    from critiquebench.reports.differences import findings, mismatches
+    from critiquebench.reports.published import published_rows
+
+    paper = paper or "000"
+    rows = [*findings(paper), *mismatches(published_rows(default_root()), paper)]
+    return table(("finding", "source", "verdict", "evidence"), [(r.finding, r.source, r.verdict, r.evidence)
+                                                                for r in rows])  # fmt: skip
+
+
+def prompt_pieces(_: str | None = None) -> str:
+    """The 36 prompt pieces of papers 000 and 002, each against the code that made the number, with its test."""
+    from critiquebench.reports.prompt_pieces import PIECES, tally
+
+    counts = tally()
+    head = f"{sum(counts.values())} pieces: " + ", ".join(f"{n} {word}" for word, n in sorted(counts.items())) + "\n\n"
+    return head + table(("piece", "pieces", "source", "verdict", "test"),
+                        [(p.piece, p.count, p.source, p.verdict, code(p.test)) for p in PIECES])  # fmt: skip
+
+
 MYSTERY_RUN = "planbench/reference/gpt-4_mystery_backprompting_first_error.json"
 _CLASS_VERDICT = {  # each class of disagreement (critiquebench/reports/recorded_feedback.py) and our verdict on it
     "no answer": 'not an answer: a call that failed on a rate limit, recorded as "" before the same feedback '
@@ -786,6 +809,8 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "limits": limits,
     "cli": cli,
     "published": published,
+    "differences": differences,
+    "prompt-pieces": prompt_pieces,
     "shipped-studies": shipped_studies,
     "recorded-feedback": recorded_feedback,
     "benchmarks": benchmarks,

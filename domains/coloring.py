@@ -55,7 +55,7 @@ from critiquebench.domains.contract import (
 )
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
 from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
-from critiquebench.domains.study_verdicts import VERDICTS, coloring_verdict
+from critiquebench.domains.study_verdicts import VERDICTS, coloring_verdict, with_study_handling
 
 SET = "self_verification"  # this domain's prompts: domains/prompts/self_verification.toml, keys "coloring.*"
 # The study's sentence fields as its verifier writes them, for telling them from an LLM's critique.
@@ -308,15 +308,19 @@ class Coloring:
             reply = (reply or "").strip()
             found = self.texts.text("coloring.2023.stop-phrase").lower() in reply.lower()
             return Judgement(LLMVerdict(found, reply, parsed=bool(reply)))
+        study = coloring_verdict(purpose, reply)
         if self.verdict == "study":
-            return Judgement(coloring_verdict(purpose, reply))
+            return Judgement(study)
         reply = (reply or "").strip()
         found = _COT_CORRECT.findall(reply.rsplit("[Answer]", 1)[-1])
         if found:
-            return Judgement(LLMVerdict(found[-1].lower() in ("true", "yes"), reply))
-        if self.texts.text("coloring.stop-phrase").lower() in reply.lower():
-            return Judgement(LLMVerdict(True, reply))
-        return Judgement(LLMVerdict(False, reply, parsed=bool(reply) and "[Answer]" not in reply))
+            ours = LLMVerdict(found[-1].lower() in ("true", "yes"), reply)
+        elif self.texts.text("coloring.stop-phrase").lower() in reply.lower():
+            ours = LLMVerdict(True, reply)
+        else:
+            ours = LLMVerdict(False, reply, parsed=bool(reply) and "[Answer]" not in reply)
+        # where the study's CoT loop crashed on the reply, the run ends there whichever reader judges
+        return Judgement(with_study_handling(ours, study) if purpose.startswith("critique") else ours)
 
     def _intro(self, instance: Instance) -> str:
         return self.texts.render("coloring.graph.intro", k=instance.data["k"], graph=graph_text(instance, self.texts))

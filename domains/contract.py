@@ -102,11 +102,16 @@ class Verdict:
 
 @dataclass(frozen=True)
 class LLMVerdict:
-    """What an LLM verifier said about an answer: its verdict (False when it gave none) and its critique."""
+    """What an LLM verifier said about an answer: its verdict (False when it gave none) and its critique.
+
+    `fails_run`: the study's own code failed on this reply in its loop (marked the instance failed, or crashed),
+    so the study sent nothing after it: a loop ends there with the answer it judged, as the study's record did
+    (kstechly/gpt-and-i `response_generation.py@b583c3c9:92-96`; see `domains.study_verdicts`)."""
 
     says_valid: bool
     critique: str
     parsed: bool = True
+    fails_run: bool = False
 
 
 @dataclass(frozen=True)

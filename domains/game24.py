@@ -33,7 +33,7 @@ from critiquebench.domains.contract import (
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
 from critiquebench.domains.llm_json import json_objects
 from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
-from critiquebench.domains.study_verdicts import VERDICTS, game24_verdict
+from critiquebench.domains.study_verdicts import VERDICTS, game24_verdict, with_study_handling
 
 END_TAG = "[ANSWER END]"
 SET = "self_verification"  # this domain's prompts: domains/prompts/self_verification.toml, keys "game24.*"
@@ -275,9 +275,11 @@ class Game24:
     def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
         if purpose.startswith("verify"):
             return self._read_verification(instance, answer, reply, verify_variant(purpose))
+        study = game24_verdict(purpose, reply)
         if self.verdict == "study":
-            return Judgement(game24_verdict(purpose, reply))
-        return Judgement(parse_json_verdict(reply))
+            return Judgement(study)
+        # our verdict; where the study's loop failed on the reply, or sent its own reading of it, the study's
+        return Judgement(with_study_handling(parse_json_verdict(reply), study))
 
     def _verification_prompt(self, instance: Instance, text: str, variant: VerifyVariant = "default"
                             ) -> list[dict[str, str]]:  # fmt: skip

@@ -4,6 +4,11 @@ and colouring: the `verdict = "study"` domain option, beside our readers (`verdi
 Each function does what the study's code did with the reply, and where that code raised (a reply it could not
 parse, a key missing from its JSON) the verdict is "unreadable": invalid with `parsed=False`, recorded like any
 other verdict, never an exception. Nothing here evaluates the reply: `json.loads` reads it, as the study did.
+Where the raise was in a loop's critic turn, the verdict also says `fails_run`: the study's loop sent nothing
+more for that instance (`response_generation.py@b583c3c9:92-96` marks it failed; @d883df86:99-100 has no `try`
+around `backprompt`, so the run crashed) and its record ends with the last generated answer, which its `evaluate`
+scores (`game24.py@b583c3c9:82-84`: `responses[::2]`, the last one). `with_study_handling` gives our reader
+the same ending.
 
 - Game of 24 loop critic (`critique`): `json.loads` of the whole reply, its "correct" key taken by truth value,
   its "feedback" handed back (`domain_utils/game24.py` @b583c3c9 l.128-133: the January code whose loops the
@@ -13,8 +18,10 @@ other verdict, never an exception. Nothing here evaluates the reply: `json.loads
   (`game24.py` @d883df86 l.192-205, the only commit with this prompt).
 - Game of 24 verification-only (`verify`, `verify-cot`, `verify-no-info`): `json.loads` of the whole reply
   (`game24_verification.py` @d883df86 `evaluate`: the `[Answer]` split is commented out, so a chain-of-thought
-  reply with its thoughts is unreadable); no-info: the stated "evaluation" equals 24.0 (`float(...)`), the verdict
-  that function scores (`evaluation["correct"]`).
+  reply with its thoughts is unreadable); no-info: the stated "evaluation" equals 24.0 (`float(...)`, l.131),
+  the verdict that function scores, given only when the reply also has a "correct" key: l.134-137 index
+  `claim['correct']` for every purpose, so a reply that follows the no-info prompt (it asks for "evaluation"
+  only) made `evaluate` raise, and the study scored no verdict for it.
 - Colouring (`verify`, `critique`): valid iff the reply contains "Verifier confirmed success." as written
   (`color_verification.py` @d883df86 l.56, `graph_coloring.py` @d883df86 l.174); it reads every reply.
 - Colouring chain of thought (`verify-cot`, `critique-cot`): `parse_messy_json` (`color_verification.py`
@@ -25,6 +32,7 @@ other verdict, never an exception. Nothing here evaluates the reply: `json.loads
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from critiquebench.domains.contract import LLMVerdict
@@ -37,8 +45,8 @@ class _Unreadable(Exception):
     """Where the study's code raised on the reply."""
 
 
-def _unreadable(reply: str) -> LLMVerdict:
-    return LLMVerdict(False, reply, parsed=False)
+def _unreadable(reply: str, fails_run: bool = False) -> LLMVerdict:
+    return LLMVerdict(False, reply, parsed=False, fails_run=fails_run)
 
 
 def _loads(text: str) -> Any:
@@ -63,8 +71,8 @@ def game24_verdict(purpose: str, reply: str) -> LLMVerdict:
         if purpose == "critique-cot":
             try:  # the study caught a failure of these two steps only: "not correct", the reply as feedback
                 data = _loads(_first_braces(text).lower())
-            except _Unreadable:
-                return _unreadable(text)
+            except _Unreadable:  # `model_response`, as `send_query` stripped it
+                return _unreadable(text.strip())
             return _with_feedback(bool(_key(data, "correct")), data, text)
         data = _loads(text)
         if purpose == "verify-no-info":
@@ -72,13 +80,30 @@ def game24_verdict(purpose: str, reply: str) -> LLMVerdict:
                 said = float(_key(data, "evaluation"))
             except (TypeError, ValueError, OverflowError):
                 raise _Unreadable from None
+            _key(data, "correct")  # l.134: `claim['correct']` raised on a reply without it
             return LLMVerdict(said == 24.0, text.strip())
         valid = bool(_key(data, "correct"))
         if purpose.startswith("verify"):
             return LLMVerdict(valid, text.strip())
         return _with_feedback(valid, data, text)
     except _Unreadable:
-        return _unreadable(text.strip())
+        # in a loop (critique, critique-cot after its JSON was read) the raise ended the study's instance
+        return _unreadable(text.strip(), fails_run=purpose.startswith("critique"))
+
+
+def with_study_handling(ours: LLMVerdict, study: LLMVerdict) -> LLMVerdict:
+    """Our reader's verdict `ours` (`verdict = "lenient"`) with what the study's loop did with the same reply
+    (`study`, this module's reading): where the study's code failed on it, the run ends there (`fails_run`), as
+    the study's did; where both readings say "not correct" and the study read it, the critique handed back is
+    the study's (its CoT loop lower-cased it, or handed back the whole reply where it found no JSON:
+    `game24.py@d883df86:192-205`), so the next prompt is the one it sent.
+    Where the readings part (ours reads a verdict out of prose or a fence, the study's code did not), ours
+    stands: that is the documented difference of the lenient reader."""
+    if study.fails_run:
+        return replace(ours, fails_run=True)
+    if not study.says_valid and not ours.says_valid:
+        return replace(ours, critique=study.critique)
+    return ours
 
 
 def _first_braces(text: str) -> str:
@@ -107,8 +132,8 @@ def coloring_verdict(purpose: str, reply: str) -> LLMVerdict:
         return LLMVerdict(COLORING_SUCCESS in text, text)
     try:
         return LLMVerdict(bool(_key(messy_json(text), "correct")), text)
-    except _Unreadable:
-        return _unreadable(text)
+    except _Unreadable:  # the loop's `parse_messy_json(...)['correct']` has no `try` (graph_coloring.py@d883df86:161)
+        return _unreadable(text, fails_run=purpose == "critique-cot")
 
 
 def messy_json(reply: str) -> Any:

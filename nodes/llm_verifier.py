@@ -31,7 +31,9 @@ def make_critic_node(
     The critic's verdict is kept next to the sound verdict so LLM-verifier FP/FN rates can be computed; both are
     judged in this one step, so a round takes two checkpoints (generator, critic). A final sound verdict
     (`Verdict.final`: the study's loop gave up on this reply) ends the run before the critic is asked, as does the
-    last round when `critique_last` is false. With `resample`, an answer judged in an earlier round of the run is
+    last round when `critique_last` is false. A critic reply the study's code failed on (`LLMVerdict.fails_run`)
+    ends the run with the answer it judged and no LLM verdict, as the study's record of that instance ended (it
+    scored the last generated answer). With `resample`, an answer judged in an earlier round of the run is
     judged anew (the next samples of the same request), as the study's loop sent it again; else the same call.
     """
     from critiquebench.nodes.voting import majority
@@ -50,6 +52,10 @@ def make_critic_node(
         repeats = sum(e["answer"] == answer for e in rounds_before(ctx, state, round_)) if resample else 0
         verdict = majority(judge, ctx.instance, answer, votes, first=repeats * votes)
         fields.update(add_usage(attempt, ctx.llm.take()))
+        if verdict.fails_run:
+            # the study's code failed on this reply (instance marked failed, or a crash): it sent nothing more and
+            # scored the instance by this answer; the round keeps the reply with no verdict, as the study had none
+            return finish(round_, attempt, **fields, llm_verdict=None, llm_critique=verdict.critique)
         fields.update(llm_verdict=int(verdict.says_valid), llm_critique=verdict.critique)
         if verdict.says_valid or round_ >= rounds:
             return finish(round_, attempt, **fields)

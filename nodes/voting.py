@@ -19,14 +19,17 @@ def majority(critic: Callable[..., LLMVerdict], instance: Instance, answer: str,
              ) -> LLMVerdict:  # fmt: skip
     """Ask `critic` with samples first..first+n-1; "valid" needs a strict majority (a tie counts as wrong).
 
-    The critique is the first one on the winning side, so a "wrong" majority hands back a reason to fix.
+    The critique is the first one on the winning side, so a "wrong" majority hands back a reason to fix. The
+    vote fails the run (`LLMVerdict.fails_run`) only when every sample did (with one vote, as the studies asked:
+    that sample).
     """
     if n < 1:
         raise ValueError(f"votes must be >= 1, not {n}")
     verdicts = [critic(instance, answer, sample=first + i) for i in range(n)]
     says_valid = 2 * sum(v.says_valid for v in verdicts) > n
     side = [v for v in verdicts if v.says_valid == says_valid]
-    return LLMVerdict(says_valid, side[0].critique if side else "", parsed=any(v.parsed for v in verdicts))
+    return LLMVerdict(says_valid, side[0].critique if side else "", parsed=any(v.parsed for v in verdicts),
+                      fails_run=all(v.fails_run for v in verdicts))
 
 
 # What self-consistency counts: "answer", the canonical parsed answer (ours: equal answers written differently

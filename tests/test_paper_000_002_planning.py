@@ -93,7 +93,8 @@ def test_every_planning_verification_prompt_is_the_papers(name: str) -> None:
             }
             assert sent["cot"] == domain.judge_prompt(inst, "critique-cot", text)  # the loop's CoT critic
             for form, messages in sent.items():
-                assert messages[0] == {"role": "system", "content": SYSTEM}
+                # the loop's critic: the validator's system message (back_prompting.py@27b0c44:277-283)
+                assert messages[0] == {"role": "system", "content": VAL_SYSTEM if form == "open" else SYSTEM}
                 assert messages[1]["content"].startswith(frame), (form, inst.id, kind)
                 said = sent_instruction(messages[1]["content"])
                 assert " ".join(said.split()) == instruction(form, name), (form, inst.id)

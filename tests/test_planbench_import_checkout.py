@@ -135,3 +135,25 @@ def test_labels_from_gpt4o_translations_replay_with_the_stored_translation(tmp_p
     assert result.exit_code == 0, result.output
     assert "reading planbench-translation" in result.output
     assert replayed(store, "s") == labels(fixture)
+
+
+def test_a_task_2_file_copied_out_of_the_checkout_finds_the_config_it_was_asked_with(tmp_path: Path) -> None:
+    """Both layouts hold a `blocksworld_3.yaml`; only plan-bench's has the `domain_intro_cost` task 2 asks with
+    (`plan-bench/configs/blocksworld_3.yaml`). A file in the checkout takes its own layout's; one copied out takes
+    the config whose intro opens its recorded queries, so every call is PlanBench's and replays from the cache."""
+    root = tmp_path / "LLMs-Planning"
+    shutil.copytree(FIXTURES / "checkout", root)
+    old, new = root / "llm_planning_analysis", root / "plan-bench"
+    (new / "configs").mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "plan-bench_blocksworld_3.yaml", new / "configs" / "blocksworld_3.yaml")
+    shutil.copytree(old / "instances" / "blocksworld", new / "instances" / "blocksworld")
+    copied = tmp_path / "elsewhere" / "task_2_plan_optimality.json"
+    copied.parent.mkdir()
+    shutil.copyfile(FIXTURES / "t2_blocksworld_3_gpt-4.json", copied)
+    store = tmp_path / "s.sqlite"
+    result = invoke("import", "planbench", str(copied), "--study", "t2", "--planbench", str(root),
+                    "--store", str(store))
+    assert result.exit_code == 0, result.output
+    assert "imported 3 recorded call(s)" in result.output
+    labels = {str(i["instance_id"]): i["llm_correct"] for i in json.loads(copied.read_text())["instances"]}
+    assert replayed(store, "t2") == labels  # every call from the cache, each verdict PlanBench's

@@ -26,6 +26,9 @@ from tests.test_study_cli import DATASETS
 
 PLANBENCH = DATASETS / "planbench"
 SYSTEM = "You are the planner assistant who comes up with correct plans."
+# LLMs-Planning back_prompting.py@27b0c44:283, the system message of the loop's verifier call
+VALIDATOR = ("You are the planner assistant that validates whether a provided plan is correct and provides feedback "
+             "if not.")
 INSTRUCTION = (
     'Verify whether the above plan is valid. If it is valid, please say "Plan is valid." and nothing else. If it '
     'is invalid, please say "Plan is invalid." and then provide feedback on why the plan fails.'
@@ -77,8 +80,9 @@ def test_plan_verification_prompts_are_planbench_s(name: str) -> None:
             text = domain.candidate(inst, kind, random.Random(f"{inst.id}/{kind}"))
             actions = domain.parse(inst, text)
             assert actions, (inst.id, kind, text)
-            expected = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": zero_shot(config, pddl,
-                                                                                                      actions)}]
+            # the loop's critic call: the validator's system message (back_prompting.py@27b0c44:277-283)
+            expected = [{"role": "system", "content": VALIDATOR}, {"role": "user", "content": zero_shot(config, pddl,
+                                                                                                         actions)}]
             assert domain.judge_prompt(inst, "critique", text) == expected, (inst.id, kind)  # the loops' LLM verifier
             # the verification-only study's prompts share the frame (their instructions: test_paper_000_002_planning)
             frame = expected[1]["content"].removesuffix(INSTRUCTION)

@@ -80,10 +80,11 @@ def test_paper_002_val_form_verifier_is_printed_with_its_system_message() -> Non
     one = ("--domain", "blocksworld", "--instance", "9", "--purpose", "critique", "--answer", plan)
     assert shown(*one, "--config", str(STUDIES / "plan_critique.toml")) == expected
     assert shown(*one, "--dataset", str(DATASETS), "--option", "verifier=val_form") == expected
-    # 000's loop critic on the same cell: PlanBench's open-ended prompt after the planner's system message
+    # 000's loop critic on the same cell: PlanBench's open-ended prompt, after the validator's system message too
+    # (back_prompting.py@27b0c44:277-283 sends it whichever prompt val_form picks)
     open_ended = frame + instruction("open", "blocksworld")
     assert shown(*one, "--config", str(STUDIES / "self_verification_loops.toml")) == [
-        {"role": "system", "content": SYSTEM},
+        {"role": "system", "content": VAL_SYSTEM},
         {"role": "user", "content": open_ended},
     ]
 

@@ -56,10 +56,13 @@ def study_game24_loop_cot(reply: str) -> bool | str:
 
 
 def study_game24_verify(reply: str, no_info: bool = False) -> bool | str:
-    """game24_verification.py @d883df86 `evaluate`: claim = json.loads(reply); the verdict it scores."""
+    """game24_verification.py @d883df86 `evaluate`: claim = json.loads(reply) (l.123); the verdict it scores
+    (l.130-132); then l.134-137 index claim['correct'] whatever the prompt, so a no-info reply without it raised."""
     try:
         claim = json.loads(reply)
-        return 24.0 == float(claim["evaluation"]) if no_info else bool(claim["correct"])
+        said = 24.0 == float(claim["evaluation"]) if no_info else bool(claim["correct"])
+        claim["correct"]
+        return said
     except Exception:
         return UNREADABLE
 
@@ -98,6 +101,11 @@ GAME24_REPLIES = [  # tests/test_game24.py's, and the shapes a verifier gave
     '{"evaluation": "8/3", "correct": false}',
     "The expression is incorrect: true story",
     "",
+    # replies that follow the no-info prompt, which asks for "evaluation" only (audit M7)
+    '{"evaluation": "24"}',
+    '{"evaluation": "24.0"}',
+    '{"evaluation": "23"}',
+    '{"evaluation": "twenty-four"}',
 ]
 # GPT-4's colouring verifier replies printed in 000's appendix, and tests/test_coloring.py's
 COLORING_REPLIES = [
@@ -171,3 +179,19 @@ def test_the_option_is_one_line_when_wrong() -> None:
     for name in ("game24", "coloring"):
         with pytest.raises(ValueError, match=f"{name} verdict must be one of lenient, study, not 'strict'"):
             get_domain(name, verdict="strict")
+
+
+@pytest.mark.parametrize("verdict", ["lenient", "study"])
+def test_a_reply_the_study_s_loop_failed_on_ends_the_run_with_either_reader(puzzle: Instance, verdict: str) -> None:
+    """`fails_run` where the study's loop raised on the critic's reply (its instance failed, or the run crashed):
+    the study's transcriptions above say UNREADABLE there; the CoT loop's own fallback is no failure."""
+    game24, coloring = get_domain("game24", verdict=verdict), get_domain("coloring", verdict=verdict)
+    graph = Instance("coloring", "1", {"n": 2, "k": 2, "edges": [(0, 1)]})
+    for reply in GAME24_REPLIES:
+        for purpose, study in (("critique", study_game24_loop), ("critique-cot", study_game24_loop_cot)):
+            got = game24.judge_reply(puzzle, purpose, "", reply).verdict.fails_run
+            assert got == (study(reply) == UNREADABLE), (purpose, reply)
+    for reply in COLORING_REPLIES:
+        assert not coloring.judge_reply(graph, "critique", "", reply).verdict.fails_run
+        got = coloring.judge_reply(graph, "critique-cot", "", reply).verdict.fails_run
+        assert got == (study_coloring(reply, cot=True) == UNREADABLE), reply

@@ -120,7 +120,8 @@ class PlanningDomain:
     prompts: Prompts = DEFAULT
     # The llm-llm loop's verifier prompt (`plan_prompts.FORMS`): "open", PlanBench's open-ended one (the
     # self-verification paper's LLM+LLM critic, 000 A.5.4), or "val_form", the plan self-critique study's 2023
-    # code's, with its own system message. `llm-llm-cot` asks the paper's chain-of-thought one (000:2328).
+    # code's default; either after the validator's system message, as that code sent both. `llm-llm-cot` asks
+    # the paper's chain-of-thought one (000:2328).
     verifier: str = "open"
     # How the open-ended verifier's reply is read: "study" as the studies' code did (LLMs-Planning
     # back_prompting.py @27b0c44: valid when any line contains "plan is valid"), "lenient" by our reader (a JSON
@@ -409,17 +410,21 @@ class PlanningDomain:
             # No study published a PDDL verification prompt in PlanBench's verdict form; the intrinsic
             # self-critique paper's critic prompt (A.2) is the published one for PDDL plans.
             return self.critic_messages(instance, text)
-        return self._verification(instance, text, "cot" if cot else self.verifier)
+        # the loop's critic call sends the validator's system message whichever prompt `val_form` picks
+        # (LLMs-Planning back_prompting.py@27b0c44:277-283, the only commit with this loop); the CoT critic is
+        # 000's own (A1's LLM+LLM-C), whose code is unpublished: PlanBench's planner message, as its other prompts
+        return self._verification(instance, text, "cot" if cot else self.verifier, validator=not cot)
 
-    def _verification(self, instance: Instance, text: str, form: str) -> Messages:
+    def _verification(self, instance: Instance, text: str, form: str, validator: bool = False) -> Messages:
         """A verification prompt of `form` (`plan_prompts.FORMS`) for the answer `text`: the plan as English
-        lines when it can be read, else as written."""
+        lines when it can be read, else as written; after the validator's system message (`validator`, and
+        always for `val_form`), else PlanBench's."""
         task = self.task(instance)
         parsed = self.read(instance, text)
         lines = plan_prompts.plan_text(self.cfg, parsed.steps) if parsed else (text or "").strip() + "\n"
         block = self.texts.render("plan-block", steps=lines)  # PlanBench's "\n" + lines + "[PLAN END]\n"
         prompt = plan_prompts.verification_prompt(self.cfg, task, block, self.prompts, form)
-        system = self.prompts[SELF_CRITIQUE].text("planning.verify.system") if form == "val_form" else None
+        system = self.prompts[SELF_CRITIQUE].text("planning.verify.system") if validator or form == "val_form" else None
         return plan_prompts.messages(prompt, self.prompts, system)
 
     def reference_plan(self, instance: Instance) -> list[Step]:

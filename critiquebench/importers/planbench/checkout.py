@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,13 +92,18 @@ def checkout_above(results_file: Path) -> Path | None:
     return None
 
 
-def find_source(root: Path, results_file: Path, domain_field: str) -> Source:
-    """The config and PDDL of `results_file` (whose `domain` field is `domain_field`) in checkout `root`."""
+def find_source(root: Path, results_file: Path, domain_field: str, queries: Sequence[str] = ()) -> Source:
+    """The config and PDDL of `results_file` (whose `domain` field is `domain_field`) in checkout `root`.
+
+    The two layouts' configs of one name differ in wording (`plan-bench/configs/blocksworld_3.yaml` has the
+    `domain_intro_cost` task 2 asks with, `llm_planning_analysis/`'s has not): the file's own layout comes first;
+    a file copied out of the checkout takes first the layout whose config opens most of its recorded `queries`."""
     found = layouts(root)
     resolved = Path(results_file).resolve()
-    # the file's own layout first: the two layouts' configs differ in wording
-    found.sort(key=lambda lay: 0 if lay.resolve() in resolved.parents else 1)
     names = [planbench_name(domain_field)]
+    own = [lay for lay in found if lay.resolve() in resolved.parents]
+    opened = {lay: _opens(lay / "configs" / f"{names[0]}.yaml", queries) for lay in found} if not own else {}
+    found.sort(key=lambda lay: (0 if lay in own else 1, -opened.get(lay, 0)))
     for parent in list(resolved.parents)[:3]:  # results/DOMAIN/ENGINE/file.json, or results/DOMAIN/file.json
         names.append(planbench_name(parent.name))
     tried: list[str] = []
@@ -117,6 +122,19 @@ def find_source(root: Path, results_file: Path, domain_field: str) -> Source:
         f"configs named {wanted}" + (f"; {', '.join(tried)} name(s) no instance folder there" if tried else "")
         + ")"
     )
+
+
+def _opens(config: Path, queries: Sequence[str]) -> int:
+    """How many of `queries` open with one of `config`'s intros (its `domain_intro*` texts); 0 for a config that
+    cannot be read (`_source` then says why)."""
+    try:
+        raw = yaml.safe_load(config.read_text(encoding="utf-8")) if config.is_file() else None
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return 0
+    if not isinstance(raw, dict):
+        return 0
+    intros = [v.strip() for k, v in raw.items() if str(k).startswith("domain_intro") and isinstance(v, str)]
+    return sum(any(q.strip().startswith(i) for i in intros if i) for q in queries)
 
 
 def _source(name: str, layout: Path, path: Path) -> Source | None:

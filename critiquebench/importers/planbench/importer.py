@@ -130,7 +130,9 @@ def import_file(
         planbench = checkout_above(Path(path))  # a file in a checkout, whose problems do not ship: its checkout's
     try:
         if planbench is not None:
-            source = find_source(Path(planbench), Path(path), run.source.domain)
+            opening = [i.query or next((m.get("content", "") for m in i.messages if m.get("role") == "user"), "")
+                       for i in run.source.instances[:20]]  # fmt: skip
+            source = find_source(Path(planbench), Path(path), run.source.domain, opening)
             dataset = laid_out = materialize(source, domains_folder(store))
             base = str(dataset)
         else:

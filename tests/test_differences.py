@@ -1,0 +1,42 @@
+"""The paper pages' "what is exact and what differs" tables (`docs/generate.py` block `differences:PAPER`) come
+from `critiquebench/reports/differences.py` and from `report --published`'s own rows: every finding names the
+tests that show it, and a published number the recorded data reproduces is never listed as differing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from critiquebench.reports.differences import FINDINGS, findings, mismatches, missing_tests, named_tests
+from critiquebench.reports.published import PublishedRow
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_finding_names_tests_that_exist() -> None:
+    assert all(named_tests(row) for row in FINDINGS), [r.finding for r in FINDINGS if not named_tests(r)]
+    assert missing_tests(ROOT) == []
+    assert {r.paper for r in FINDINGS} == {"000", "002"} and findings("002")
+
+
+def test_a_published_number_listed_as_differing_leaves_the_table_once_it_agrees() -> None:
+    differs = PublishedRow("000", "Table 1, X (000:1)", "40%", "39.0% (39/100)", False, "why")
+    assert [d.verdict for d in mismatches([differs], "000")] == ["differs: 39.0% (39/100)"]
+    fixed = PublishedRow("000", "Table 1, X (000:1)", "40%", "40.0% (40/100)", True, "why")
+    assert mismatches([fixed], "000") == [] and mismatches([differs], "002") == []
+
+
+def test_the_pages_show_the_generated_tables() -> None:
+    for paper, page in (("000", "self-verification.md"), ("002", "plan-self-critique.md")):
+        text = (ROOT / "docs" / "papers" / page).read_text(encoding="utf-8")
+        block = text.split(f"<!-- generated: differences:{paper} -->")[1].split("<!-- end generated -->")[0]
+        assert all(" ".join(row.finding.split()) in block for row in findings(paper))
+
+
+def test_the_prompt_pieces_re_count_walks_all_36_each_with_its_test() -> None:
+    from critiquebench.reports.prompt_pieces import PIECES, tally
+
+    assert sum(p.count for p in PIECES) == 36
+    assert all((ROOT / p.test).is_file() for p in PIECES), [p.test for p in PIECES if not (ROOT / p.test).is_file()]
+    # every piece not word for word says why (no study publishes the text, or which steps count)
+    assert tally() == {"exact": 34, "ours": 2}
+    assert all(p.verdict == "exact" or p.verdict.startswith("ours, because ") for p in PIECES)
