@@ -24,6 +24,7 @@ import logging
 import math
 import os
 import threading
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -60,9 +61,12 @@ class _RunWorker:
     """One worker process: executes runs with its own store connections and LLM client."""
 
     def __init__(self, store: Locator, settings: LLMSettings, domain_options: Mapping[str, Any]) -> None:
+        import ray
+
         from critiquebench.studies.clients import worker_client
 
         self.store = store
+        self.node = ray.get_runtime_context().get_node_id()
         self.llm = worker_client(store, settings)
         self.options = {k: dict(v) for k, v in domain_options.items()}
         self._domains: dict[str, Domain] = {}
@@ -71,11 +75,12 @@ class _RunWorker:
     def pid(self) -> int:
         return os.getpid()
 
-    def run(self, study: str, domain: str, instance: Instance, spec: str, trial: int) -> tuple[RunOutcome, dict]:
+    def run(self, study: str, domain: str, instance: Instance, spec: str, trial: int) -> tuple[RunOutcome, dict, str]:
+        """The run's outcome, this worker's cumulative LLM usage, and the id of the Ray node it ran on."""
         from critiquebench.studies.execute import execute_run
 
         outcome = execute_run(self.store, study, self._domain(domain), instance, spec, trial, self.llm)
-        return outcome, self.llm.usage()
+        return outcome, self.llm.usage(), self.node
 
     def _domain(self, name: str) -> Domain:
         from critiquebench.domains import get_domain
@@ -114,6 +119,7 @@ class RayExecutor:
         self._generation = 0
         self._replaced = 0
         self._started_ray = False
+        self._per_node: Counter[str] = Counter()  # runs executed (not skipped) per Ray node id
 
     def __enter__(self) -> RayExecutor:
         if not self.address:  # the local instance serves this machine only: nothing of it listens outside
@@ -160,8 +166,19 @@ class RayExecutor:
             namespace=NAMESPACE,
             max_concurrency=self.per_worker,
             num_cpus=0 if self.address else 1,
-            scheduling_strategy="SPREAD",
+            scheduling_strategy=self._placement(index),
         ).remote(self.store, self.settings, self.domain_options)
+
+    def _placement(self, index: int) -> Any:
+        """Where worker `index` goes: on a cluster, the live nodes in turn (Ray's SPREAD, and a soft affinity
+        too, put both workers on one node of two); a worker replacing one of a lost node goes to a live one."""
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        alive = sorted(str(n["NodeID"]) for n in ray.nodes() if n.get("Alive"))
+        if len(alive) < 2:
+            return "SPREAD"
+        return NodeAffinitySchedulingStrategy(alive[index % len(alive)], soft=False)
 
     def usage(self) -> dict[str, Any]:
         """LLM usage summed over the workers (of a replaced worker: up to its last finished run)."""
@@ -169,6 +186,11 @@ class RayExecutor:
             usages = list(self._usage.values())
         keys = ("calls", "hits", "failed", "prompt_tokens", "completion_tokens", "retries")
         return {k: sum(int(u.get(k) or 0) for u in usages) for k in keys}
+
+    def runs_per_node(self) -> dict[str, int]:
+        """Runs executed so far (not found done or claimed elsewhere), by the id of the Ray node that ran them."""
+        with self._lock:
+            return dict(self._per_node)
 
     def worker_pids(self) -> list[int]:
         import ray
@@ -194,7 +216,7 @@ class RayExecutor:
                 actor = self._actors[index]
                 self._load[index] += 1
             try:
-                outcome, usage = self._wait(actor.run.remote(study, domain.name, instance, spec, trial))
+                outcome, usage, node = self._wait(actor.run.remote(study, domain.name, instance, spec, trial))
             except RayActorError:
                 self._replace(index, actor)
                 continue
@@ -203,6 +225,8 @@ class RayExecutor:
                     self._load[index] -= 1
             with self._lock:
                 self._usage[id(actor)] = usage
+                if not outcome.skipped:
+                    self._per_node[node] += 1
             return outcome
 
     def _wait(self, ref: Any) -> Any:

@@ -220,10 +220,13 @@ def _claimed_run(
         try:
             start = None if resumed else initial_state(instance.id)
             for step in graph.stream(start, config, context=ctx, durability=DURABILITY, stream_mode="updates"):
-                for node, update in step.items():  # the one place where rounds are recorded
-                    keys = ctx.llm.take_keys()  # the calls this node step made
-                    if isinstance(update, dict):
-                        _record(db, tid, update.get("attempt"), None, node, keys)
+                # the one place where rounds are recorded: a step's rows in one commit
+                made = [(node, update, ctx.llm.take_keys()) for node, update in step.items()]
+                if any(isinstance(update, dict) and update.get("attempt") for _, update, _ in made):
+                    with transaction(db):
+                        for node, update, keys in made:
+                            if isinstance(update, dict):
+                                _record(db, tid, update.get("attempt"), None, node, keys)
         except EndpointUnreachable as exc:  # the caller stops the study; this run resumes later
             _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
             raise

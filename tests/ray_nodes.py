@@ -1,0 +1,117 @@
+"""A Ray cluster of several nodes on this machine, for tests and benchmarks: each node started with `ray start`
+as a process group of its own (a head, then nodes joining it), each with its own CPUs and a resource naming it.
+
+    with ray_cluster(nodes=2) as cluster:   # this process joins it as the driver
+        RayExecutor(store, settings, concurrency=4, workers=2, address=cluster.address)
+        cluster.kill(1)                      # the second node goes at once: raylet, workers and all
+
+Stopping signals those process groups alone, never other Ray instances of the machine (`ray stop` would).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+RAY = [sys.executable, "-m", "ray.scripts.scripts"]  # the `ray` command of this interpreter's Ray
+START_S = 120.0
+
+
+@dataclass
+class Cluster:
+    address: str
+    nodes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def kill(self, index: int, sig: int = signal.SIGKILL) -> None:
+        """Stop node `index` (0: the head) by signalling its process group."""
+        _kill(self.nodes[index], sig)
+
+
+@contextmanager
+def ray_cluster(nodes: int = 2, cpus: int = 1) -> Iterator[Cluster]:
+    """A cluster of `nodes` nodes of `cpus` CPUs each; this process is connected to it as the driver."""
+    import ray
+
+    # Ray's single-machine switch (loopback only) refuses a second node, so the nodes take the machine's address,
+    # and so must the driver: its Ray read the switch when it was imported (perhaps with it off).
+    switch = ray._private.ray_constants.ENABLE_RAY_CLUSTER
+    ray._private.ray_constants.ENABLE_RAY_CLUSTER = True
+    address = f"{ray._private.services.get_node_ip_address()}:{_free_port()}"
+    cluster = Cluster(address)
+    temp = tempfile.mkdtemp(prefix="cb-ray-", dir="/tmp")  # Ray's socket paths must stay short
+    try:
+        cluster.nodes.append(_start(cpus, "--head", f"--port={address.rsplit(':', 1)[1]}",
+                                    "--include-dashboard=false", f"--temp-dir={temp}"))  # fmt: skip
+        deadline = time.monotonic() + START_S
+        while not _listening(address):  # the head's control store answers
+            assert time.monotonic() < deadline and cluster.nodes[0].poll() is None, "the head node did not start"
+            time.sleep(0.3)
+        ray.init(address=address, namespace="critiquebench", log_to_driver=False)
+        for _ in range(1, nodes):
+            cluster.nodes.append(_start(cpus, f"--address={address}"))
+        while sum(bool(n["Alive"]) for n in ray.nodes()) < nodes:
+            assert time.monotonic() < deadline and cluster.nodes[0].poll() is None, "the cluster did not start"
+            for i, node in enumerate(cluster.nodes[1:], 1):
+                if node.poll() is not None:  # on a loaded machine a joining raylet sometimes quits: once more
+                    cluster.nodes[i] = _start(cpus, f"--address={address}")
+            time.sleep(0.2)
+        yield cluster
+    finally:
+        ray.shutdown()
+        for node in reversed(cluster.nodes):
+            _kill(node, signal.SIGTERM)
+        ray._private.ray_constants.ENABLE_RAY_CLUSTER = switch
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _start(cpus: int, *args: str) -> subprocess.Popen[bytes]:
+    # token auth is left off, as for a cluster that lives a minute; RAY_ADDRESS would point `ray start` elsewhere
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1", "RAY_AUTH_MODE": "disabled"}
+    env.pop("RAY_ADDRESS", None)
+    name = f'--resources={{"node-{time.monotonic_ns()}": 1}}'  # a resource of its own, naming the node
+    # every port a node would take at a fixed default (its dashboard agent's: two nodes, or another Ray instance of
+    # the machine, would clash and the agent's death takes the raylet with it) is a free one of its own
+    ports = [f"--dashboard-agent-listen-port={_free_port()}", f"--metrics-export-port={_free_port()}"]
+    small = "--object-store-memory=100000000"  # runs pass small objects; the default takes 30% of the memory
+    command = [*RAY, "start", *args, *ports, small, f"--num-cpus={cpus}", name, "--disable-usage-stats", "--block"]
+    quiet = subprocess.DEVNULL
+    return subprocess.Popen(command, env=env, start_new_session=True, stdout=quiet, stderr=quiet)
+
+
+def _kill(node: subprocess.Popen[bytes], sig: int) -> None:
+    try:
+        os.killpg(node.pid, sig)
+        node.wait(40)  # SIGTERM: the node drains, then stops its processes
+    except ProcessLookupError:
+        return
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(node.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    node.wait(10)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _listening(address: str) -> bool:
+    host, port = address.rsplit(":", 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=1).close()
+        return True
+    except OSError:
+        return False
