@@ -30,7 +30,7 @@ def test_an_unknown_key_is_one_line_naming_the_domain_options(tmp_path: Path) ->
                     check=2)  # fmt: skip
     assert result.stderr.strip().splitlines() == [
         "error: --domain-option raeder: game24 has no option 'raeder'; its options: stop, prompts, prompt_style, "
-        "reader, form, paper_levels, verdict"
+        "reader, form, paper_levels, verdict, protocol"
     ]
 
 

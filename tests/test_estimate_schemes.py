@@ -4,6 +4,7 @@ run goes the full length)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,12 @@ def small_spec(name: str) -> str:
 
 
 def never_right(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
-    """Wrong as a generator (no expression with the puzzle's numbers) and unconvinced as a critic, and a
-    different text every round (so no critique prompt repeats and hits the cache)."""
-    return f"I cannot tell ({len(messages)} messages, {sum(len(m['content']) for m in messages)} characters)"
+    """Wrong as a generator (no expression with the puzzle's numbers) and unconvinced as a critic, in the JSON
+    the study's loop reads (a critic reply it could not read ended its instance, and so ends our run:
+    `domains/study_verdicts.py`), and a different text every round (so no critique prompt repeats and hits the
+    cache)."""
+    said = f"I cannot tell ({len(messages)} messages, {sum(len(m['content']) for m in messages)} characters)"
+    return json.dumps({"correct": False, "feedback": said})
 
 
 SPECS = [small_spec(n) for n in SCHEMES] + ["intrinsic:steps=1,votes=3", "intrinsic:runs=2,steps=1"]

@@ -106,7 +106,7 @@ def test_bad_study_options_are_one_line(tmp_path: Path) -> None:
         ("--option", "transcript"): "error: --domain-option 'transcript': write KEY=VALUE (or DOMAIN.KEY=VALUE), "
                                     "e.g. reader=lenient\n",
         ("--domain-option", "bogus=1"): "error: --domain-option bogus: game24 has no option 'bogus'; its options: "
-                                        "stop, prompts, prompt_style, reader, form, paper_levels, verdict\n",
+                                        "stop, prompts, prompt_style, reader, form, paper_levels, verdict, protocol\n",
         ("--option", "form=letter"): "error: game24 form must be one of chat, transcript, not 'letter'\n",
         ("--config", str(STUDIES / "plan_critique.toml")):
             f"error: {STUDIES / 'plan_critique.toml'} runs no domain 'game24' (its domains: blocksworld)\n",
