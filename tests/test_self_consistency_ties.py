@@ -17,8 +17,6 @@ import subprocess
 import sys
 from collections import Counter
 
-import pytest
-
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.nodes.voting import pick_consistent
 from tests.conftest import DATASETS
@@ -40,8 +38,6 @@ RIGHT_AND_WRONG = {
     97: (5, [False, True]),
 }
 RIGHT_WHATEVER_THE_TIE = 12  # graphs whose vote is right under every tie-break
-
-pytestmark = pytest.mark.skipif(not FILE.is_file(), reason="../shared/datasets/self_verification is not here")
 
 
 def replies() -> dict[str, list[str]]:
