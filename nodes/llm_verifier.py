@@ -33,7 +33,7 @@ def make_critic_node(
     (`Verdict.final`: the study's loop gave up on this reply) ends the run before the critic is asked, as does the
     last round when `critique_last` is false. A critic reply the study's code failed on (`LLMVerdict.fails_run`)
     ends the run with the answer it judged and no LLM verdict, as the study's record of that instance ended (it
-    scored the last generated answer). With `resample`, an answer judged in an earlier round of the run is
+    scored the last generated answer), the round marked `study_failed` (the study printed its failed instances). With `resample`, an answer judged in an earlier round of the run is
     judged anew (the next samples of the same request), as the study's loop sent it again; else the same call.
     """
     from critiquebench.nodes.voting import majority
@@ -54,8 +54,11 @@ def make_critic_node(
         fields.update(add_usage(attempt, ctx.llm.take()))
         if verdict.fails_run:
             # the study's code failed on this reply (instance marked failed, or a crash): it sent nothing more and
-            # scored the instance by this answer; the round keeps the reply with no verdict, as the study had none
-            return finish(round_, attempt, **fields, llm_verdict=None, llm_critique=verdict.critique)
+            # scored the instance by this answer; the round keeps the reply with no verdict, as the study had none,
+            # marked so reports count the run apart, as the study listed its failed instances
+            # (`response_generation.py` @b583c3c9 l.94, printed l.116)
+            return finish(round_, attempt, **fields, llm_verdict=None, llm_critique=verdict.critique,
+                          study_failed=1)
         fields.update(llm_verdict=int(verdict.says_valid), llm_critique=verdict.critique)
         if verdict.says_valid or round_ >= rounds:
             return finish(round_, attempt, **fields)

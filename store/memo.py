@@ -17,9 +17,9 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS run_memo (key TEXT NOT NULL, thread_id TEXT NOT NULL, PRIMARY KEY (key, thread_id))",
 )
 ATTEMPT_COLUMNS = ("answer", "canonical", "sound_status", "sound_valid", "feedback", "llm_verdict", "llm_critique",
-                   "stopped", "prompt_tokens", "completion_tokens", "llm_calls")  # fmt: skip
+                   "stopped", "prompt_tokens", "completion_tokens", "llm_calls", "study_failed")  # fmt: skip
 RUN_RESULTS = ("final_round", "final_answer", "correct", "rounds", "prompt_tokens", "completion_tokens",
-               "llm_calls")  # fmt: skip
+               "llm_calls", "study_failed")  # fmt: skip
 _CHUNK = 500  # keys per lookup (SQLite allows 999 parameters in older builds)
 
 
@@ -58,7 +58,7 @@ def copy_run(db: Store, key: str, source: dict[str, Any], thread_id: str, ident:
         "SELECT ?, round, node, calls, sound_reason FROM round_calls WHERE thread_id = ?",
         [thread_id, source["thread_id"]],
     )
-    results = {k: source[k] for k in RUN_RESULTS}
+    results = {k: source.get(k) for k in RUN_RESULTS}
     # the copy's answers were made where and with what the source's were
     results.update({k: source[k] for k in PROVENANCE if source.get(k) is not None})
     upsert_run(db, thread_id, **ident, status="done", error=None, cache_hits=source["llm_calls"], **results)

@@ -10,11 +10,14 @@ Tables
   `temperature` and `max_tokens` the run's client had when it last started (`started_at`), the settings of those
   its source did not record (`unrecorded`, comma-separated: a replayed PlanBench run's temperature and cap), and
   the critiquebench `version` and `git_commit` that ran it (see `critiquebench.studies.provenance`).
+  `study_failed` is 1 on a done run that ended where the study's own code failed on a reply (`nodes.llm_verifier`):
+  scored by its answer, as the study scored that instance, and counted apart, as the study listed it.
 - `attempts(thread_id, round, answer, canonical, sound_status, sound_valid, feedback, llm_verdict, llm_critique,
   stopped, prompt_tokens, completion_tokens, llm_calls, cache_hits)` keyed by (thread_id, round): one row per
   generation round. `llm_verdict` is 1/0 when an LLM verifier judged this answer (NULL otherwise), so Table 2
   compares it with `sound_valid`; `stopped` is 1 on the round whose answer the scheme output. Rows are upserted,
-  so a node re-run after a crash overwrites its own row instead of adding one.
+  so a node re-run after a crash overwrites its own row instead of adding one. `study_failed` is 1 on the round
+  whose reply the study's own code failed on (the run ended there).
 - `round_calls(thread_id, round, node, calls JSON, sound_reason)` keyed by (thread_id, round, node): the cache
   keys (`llm_calls.key`) of the calls each graph node made in that round, in order, and the sound verifier's
   reason (its error sentences), so the viewer shows every call of a run (the critic's prompt too) and why an
@@ -48,14 +51,14 @@ SCHEMA = (
             completion_tokens INTEGER NOT NULL DEFAULT 0, llm_calls INTEGER NOT NULL DEFAULT 0,
             cache_hits INTEGER NOT NULL DEFAULT 0, error TEXT, updated_at REAL NOT NULL DEFAULT 0,
             model TEXT, endpoint TEXT, temperature REAL, max_tokens INTEGER, unrecorded TEXT, started_at REAL,
-            version TEXT, git_commit TEXT)""",
+            version TEXT, git_commit TEXT, study_failed INTEGER)""",
     "CREATE INDEX IF NOT EXISTS runs_by_study ON runs (study, domain, scheme)",
     """CREATE TABLE IF NOT EXISTS attempts (
             thread_id TEXT NOT NULL, round INTEGER NOT NULL, answer TEXT, canonical TEXT,
             sound_status TEXT, sound_valid INTEGER, feedback TEXT, llm_verdict INTEGER, llm_critique TEXT,
             stopped INTEGER NOT NULL DEFAULT 0, prompt_tokens INTEGER NOT NULL DEFAULT 0,
             completion_tokens INTEGER NOT NULL DEFAULT 0, llm_calls INTEGER NOT NULL DEFAULT 0,
-            cache_hits INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (thread_id, round))""",
+            cache_hits INTEGER NOT NULL DEFAULT 0, study_failed INTEGER, PRIMARY KEY (thread_id, round))""",
     """CREATE TABLE IF NOT EXISTS round_calls (
             thread_id TEXT NOT NULL, round INTEGER NOT NULL, node TEXT NOT NULL, calls TEXT NOT NULL,
             sound_reason TEXT, PRIMARY KEY (thread_id, round, node))""",
@@ -65,6 +68,9 @@ SCHEMA = (
 # store lacks (ALTER TABLE), so a store of any age opens and its old rows read as "not recorded" (NULL).
 PROVENANCE = {"model": "TEXT", "endpoint": "TEXT", "temperature": "REAL", "max_tokens": "INTEGER",
               "unrecorded": "TEXT", "started_at": "REAL", "version": "TEXT", "git_commit": "TEXT"}  # fmt: skip
+# Columns added later still: `study_failed` (1 where the study's own code failed on a reply of the run, which then
+# ended as the study's record of that instance did; see `nodes.llm_verifier`), on the round and on the run.
+ADDED = {"runs": {**PROVENANCE, "study_failed": "INTEGER"}, "attempts": {"study_failed": "INTEGER"}}
 # The columns that may hold a long text (stored once in `texts`, a reference in the row; see `store.texts`).
 RUN_TEXTS = ("final_answer", "error")
 ROUND_TEXTS = ("answer", "canonical", "feedback", "llm_critique")
@@ -82,14 +88,15 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
     ensure_tables(db, (*SCHEMA, *CLAIM_SCHEMA))
     if is_readonly(db):  # a reader finds the missing columns absent from its rows (`row.get`)
         return
-    present = {d[0] for d in db.execute("SELECT * FROM runs LIMIT 0").description}
-    for name, kind in PROVENANCE.items():
-        if name not in present:
-            try:
-                db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
-            except Exception as exc:  # another process added it between our look and our ALTER
-                if "duplicate" not in str(exc).lower() and "already exists" not in str(exc).lower():
-                    raise
+    for table, columns in ADDED.items():
+        present = {d[0] for d in db.execute(f"SELECT * FROM {table} LIMIT 0").description}
+        for name, kind in columns.items():
+            if name not in present:
+                try:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+                except Exception as exc:  # another process added it between our look and our ALTER
+                    if "duplicate" not in str(exc).lower() and "already exists" not in str(exc).lower():
+                        raise
 
 
 class StudyRunning(ValueError):

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.test_self_verification_transcript import END, START, SYSTEM, calls_of
-from tests.test_study_cli import DATASETS
+from tests.test_study_cli import DATASETS, invoke
 
 ANSWER = "(6 - 1) * (4 - 1) = 24"  # puzzle 1 is "1 1 4 6"; this evaluates to 15
 
@@ -102,3 +102,36 @@ def test_the_cot_loop_hands_the_critique_back_lower_cased(tmp_path: Path, verdic
     backprompt += "it evaluates to 15"
     backprompt += f"\n\nWith this feedback, please try again. {END}"
     assert sent[2] == [{"role": "system", "content": SYSTEM}, {"role": "user", "content": backprompt}]
+
+
+def test_reports_count_the_runs_the_study_s_code_failed_on_apart(tmp_path: Path) -> None:
+    """gpt-and-i scored a failed instance by its last generated answer (`game24.evaluate@b583c3c9:82-84`) and
+    listed it apart (`response_generation.py@b583c3c9:94`, printed l.116: "Failed instances: [...]"): the run
+    stays in the accuracy, its status done, and `report` shows the count in every format, Table 1 and stops."""
+    study = (f'domains = ["game24"]\nschemes = ["llm-llm:rounds=3"]\ndataset = "{DATASETS}"\n[instances]\n'
+             'game24 = "1-2"\n[domain_options.game24]\nform = "transcript"\n')  # fmt: skip
+
+    def answer(messages: list[dict[str, Any]]) -> str:
+        text = messages[-1]["content"]
+        if not text.startswith("Using each"):
+            return ANSWER
+        # puzzle 1's critic reply has no "feedback" key (the study's loop failed on it); puzzle 2's is readable
+        return FAILING[0] if "numbers 1 1 4 6 " in text else '{"feedback": "", "correct": true}'
+
+    calls_of(tmp_path, "run", study, answer)
+    store = tmp_path / "run.sqlite"
+    with sqlite3.connect(store) as db:
+        marked = db.execute("SELECT instance_id, status, correct, study_failed FROM runs ORDER BY instance_id")
+        assert marked.fetchall() == [("1", "done", 0, 1), ("2", "done", 0, None)]
+        assert db.execute("SELECT round, study_failed FROM attempts WHERE study_failed = 1").fetchall() == [(1, 1)]
+    for table in ("1", "stops"):
+        rows = json.loads(invoke("report", "t", "--table", table, "--format", "json", "--store", str(store)).stdout)
+        assert [(r["total"] if table == "1" else r["runs"], r["study_failed"]) for r in rows] == [(2, 1)]
+        csv = invoke("report", "t", "--table", table, "--format", "csv", "--store", str(store)).stdout.splitlines()
+        assert dict(zip(csv[0].split(","), csv[1].split(","), strict=True))["study_failed"] == "1"
+        for fmt, bar in (("table", "\u2502"), ("md", "|")):
+            out = invoke("report", "t", "--table", table, "--format", fmt, "--store", str(store)).stdout
+            # the column is the last of the detail (Table 1) or stops grid, its note says what it counts
+            row = [line for line in out.splitlines() if "llm-llm:rounds=3" in line][-1]
+            assert [c.strip() for c in row.split(bar) if c.strip()][-1] == "1", out
+            assert "the study's own code failed on a reply" in " ".join(out.split())

@@ -99,6 +99,9 @@ class Table1Row:
     trials: int = 1
     trial_mean: float | None = None
     trial_sd: float | None = None
+    # finished runs that ended where the study's own code failed on a reply (`nodes.llm_verifier`): in `total`,
+    # scored by their last answer as the study's evaluation scored them, and counted here as it listed them apart
+    study_failed: int = 0
 
 
 @dataclass
@@ -284,6 +287,7 @@ def table1(db: sqlite_utils.Database, study: str, plan: Plan | None = None) -> l
                 trials=trials,
                 trial_mean=trial_mean,
                 trial_sd=trial_sd,
+                study_failed=sum(1 for r in done if r.get("study_failed")),
             )
         )
     return out

@@ -10,6 +10,10 @@ is in exactly one of four classes, by why it ended and whether its final answer 
 Beside them: `ever_correct`, runs that generated a sound-valid answer at some round (the ceiling a perfect
 verifier would reach with these generations), and `lost`, runs ever correct whose final answer is wrong, with the
 round each was lost at (`lost_at`: the last round whose answer was correct; every later answer was wrong).
+`study_failed` counts the finished runs that ended where the study's own code failed on a reply (its loop marked
+the instance failed, or crashed: `nodes.llm_verifier`): each is also in its class, scored by its last answer as the
+study's evaluation scored it, and counted apart as the study listed its failed instances
+(gpt-and-i `response_generation.py` @b583c3c9 l.94, l.116).
 `rejected_correct` counts the rounds an LLM verifier called a sound-valid answer invalid (Table 2's false
 negatives): for `llm-llm`, which stops on its verifier's first "valid", `accepted_wrong` and `accepted_correct`
 are Table 2's false and true positives of the cell, and `rejected_correct` its false negatives.
@@ -47,6 +51,7 @@ class StopRow:
     decided_by: str = "sound"  # "llm" when an LLM verifier judged the rounds the cell's runs stopped on
     failed: int = 0
     unfinished: int = 0
+    study_failed: int = 0  # finished runs that ended where the study's own code failed on a reply (also classed)
     table: str = "stops"
 
 
@@ -80,7 +85,7 @@ def _budget(spec: str, params: str | None) -> int | None:
 
 def classify(db: Any, study: str) -> tuple[list[RunStop], dict[tuple[str, str], dict[str, Any]]]:
     """Every finished run of an iterative scheme with its class, and per (domain, scheme) the cell's other counts
-    (ended_early, rejected_correct, decided_by, failed, unfinished)."""
+    (ended_early, rejected_correct, decided_by, failed, unfinished, study_failed)."""
     from critiquebench.reports.metrics import _runs, iterative
     from critiquebench.store.reads import study_rounds
     from critiquebench.studies.define import study_config
@@ -92,7 +97,8 @@ def classify(db: Any, study: str) -> tuple[list[RunStop], dict[tuple[str, str], 
         rounds[row["thread_id"]].append({k: row[k] for k in ("round", "sound_valid", "llm_verdict", "stopped")})
     out: list[RunStop] = []
     cells: dict[tuple[str, str], dict[str, Any]] = defaultdict(
-        lambda: {"ended_early": 0, "rejected_correct": None, "decided_by": "sound", "failed": 0, "unfinished": 0}
+        lambda: {"ended_early": 0, "rejected_correct": None, "decided_by": "sound", "failed": 0, "unfinished": 0,
+                 "study_failed": 0}
     )
     for run in runs:
         cell = cells[(run["domain"], run["spec"])]
@@ -107,6 +113,7 @@ def classify(db: Any, study: str) -> tuple[list[RunStop], dict[tuple[str, str], 
             cell["unfinished"] += 1
         if run["status"] != "done" or not att:
             continue
+        cell["study_failed"] += bool(run.get("study_failed"))
         final = next((a for a in att if a["round"] == run["final_round"]), None)
         final = final or next((a for a in att if a["stopped"]), att[-1])
         if any(a["llm_verdict"] is not None for a in att):
@@ -165,18 +172,20 @@ def stop_grids(rows: Sequence[StopRow]) -> list[Grid]:
              pct(r.exhausted_correct, r.runs), pct(r.exhausted_wrong, r.runs), pct(r.ever_correct, r.runs),
              pct(r.lost, r.runs), ", ".join(f"{k}: {n}" for k, n in r.lost_at.items()) or "-", str(r.ended_early),
              "-" if r.rejected_correct is None else str(r.rejected_correct),
-             "LLM" if r.decided_by == "llm" else "sound"] for r in rows]  # fmt: skip
+             "LLM" if r.decided_by == "llm" else "sound", str(r.study_failed)] for r in rows]  # fmt: skip
     note = ("Each finished run is in one of four classes: accepted (the verifier that decides the loop accepted the "
             "answer it stopped on; accepted wrong = a false-positive stop) or exhausted (it ended without that "
             "acceptance: out of rounds, or early), by whether its final answer is sound-valid. ever correct: a "
             "sound-valid answer at some round; lost: ever correct, final answer wrong (lost at: the last correct "
             "round, runs). ended early: exhausted before the round budget. rejected correct: rounds an LLM verifier "
-            "called a sound-valid answer invalid (Table 2's false negatives).")  # fmt: skip
+            "called a sound-valid answer invalid (Table 2's false negatives). study code failed: runs that ended "
+            "where the study's own code failed on a reply (marked the instance failed, or crashed), scored by their "
+            "last answer as the study scored them and counted apart, as it listed them; also in their class.")  # fmt: skip
     if any(r.failed or r.unfinished for r in rows):
         note += " Failed and unfinished runs are in no class (JSON: failed, unfinished)."
     headers = ["domain", "scheme", "runs", "accepted correct", "accepted wrong", "exhausted correct",
                "exhausted wrong", "ever correct", "lost", "lost at (round: runs)", "ended early", "rejected correct",
-               "decided by"]  # fmt: skip
+               "decided by", "study code failed"]  # fmt: skip
     return [Grid(f"Why each loop stopped ({rows[0].study})", headers, body, note)]
 
 
@@ -202,5 +211,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("decided_by", "str", "llm when an LLM verifier judged the rounds the runs stopped on, else sound"),
     Column("failed", "int", "failed runs (in no class)"),
     Column("unfinished", "int", "pending or running runs (in no class)"),
+    Column("study_failed", "int", "finished runs that ended where the study's own code failed on a reply (its loop "
+                                  "marked the instance failed, or crashed); also in their class"),
     Column("table", "str", '"stops"'),
 )  # fmt: skip

@@ -83,6 +83,11 @@ TRIALS_NOTE = ("across trials: each trial's accuracy over its instances, mean ±
                "(several trials per instance only).")  # fmt: skip
 
 
+STUDY_FAILED_NOTE = ("study code failed: finished runs that ended where the study's own code failed on a reply "
+                     "(marked the instance failed, or crashed); in the accuracy, scored by their last answer as the "
+                     "study scored them, and counted apart as it listed them.")  # fmt: skip
+
+
 def _notes(note: str, *extra: tuple[bool, str]) -> str:
     return "\n".join([note, *(line for shown, line in extra if shown)])
 
@@ -94,6 +99,7 @@ def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
     schemes = list(dict.fromkeys(r.scheme for r in rows))
     cell = {(r.domain, r.scheme): r for r in rows}
     several = any(r.trials > 1 for r in rows)
+    failing = any(r.study_failed for r in rows)  # the column shows where a study's own code failed on a reply
     main = [
         [s, *(flagged(pct(c.correct, c.total), c.small_n, "*") if (c := cell.get((d, s))) else "" for d in domains)]
         for s in schemes
@@ -113,6 +119,7 @@ def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
             str(r.unfinished),
             "-" if r.planned is None else str(r.planned),
             *([spread(r.trials, r.trial_mean, r.trial_sd)] if several else []),
+            *([str(r.study_failed)] if failing else []),
         ]
         for r in rows
     ]
@@ -140,9 +147,10 @@ def table1_grids(rows: Sequence[Table1Row]) -> list[Grid]:
                 "unfinished",
                 "planned",
                 *(["across trials"] if several else []),
+                *(["study code failed"] if failing else []),
             ],
             detail,
-            TRIALS_NOTE if several else "",
+            _notes(TRIALS_NOTE if several else "", (failing, STUDY_FAILED_NOTE)).strip(),
         ),
     ]
 

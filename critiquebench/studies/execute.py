@@ -396,6 +396,7 @@ def _finish(db: sqlite_utils.Database, tid: str, ident: dict[str, Any], resumed:
         final_round=final["round"] if final else None,
         final_answer=final["answer"] if final else None,
         correct=final["sound_valid"] if final else None,
+        study_failed=final.get("study_failed") if final else None,
         **totals,
     )
     return _outcome(db, tid, resumed=resumed)
