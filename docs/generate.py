@@ -396,6 +396,18 @@ def prompt_pieces(_: str | None = None) -> str:
                         [(p.piece, p.count, p.source, p.verdict, code(p.test)) for p in PIECES])  # fmt: skip
 
 
+def paper_elements(paper: str | None) -> str:
+    """Papers 001 and 004's elements (the audit's 83), each exact, ours with its reason or missing with why."""
+    from critiquebench.reports.elements import elements, tally
+
+    rows = elements(paper)
+    now, then = tally(rows), tally(rows, audit=True)
+    head = (f"{len(rows)} elements: " + ", ".join(f"{n} {w}" for w, n in sorted(now.items()))
+            + " (the audit at 9ea0256: " + ", ".join(f"{n} {w}" for w, n in sorted(then.items())) + ")\n\n")
+    return head + table(("§", "element", "source", "verdict", "audit", "test"),
+                        [(e.section, e.element, e.source, e.verdict, e.audit, code(e.test)) for e in rows])  # fmt: skip
+
+
 MYSTERY_RUN = "planbench/reference/gpt-4_mystery_backprompting_first_error.json"
 _CLASS_VERDICT = {  # each class of disagreement (critiquebench/reports/recorded_feedback.py) and our verdict on it
     "no answer": 'not an answer: a call that failed on a rate limit, recorded as "" before the same feedback '
@@ -811,6 +823,7 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "published": published,
     "differences": differences,
     "prompt-pieces": prompt_pieces,
+    "elements": paper_elements,
     "shipped-studies": shipped_studies,
     "recorded-feedback": recorded_feedback,
     "benchmarks": benchmarks,

@@ -33,7 +33,8 @@ def make_critic_node(
     (`Verdict.final`: the study's loop gave up on this reply) ends the run before the critic is asked, as does the
     last round when `critique_last` is false. A critic reply the study's code failed on (`LLMVerdict.fails_run`)
     ends the run with the answer it judged and no LLM verdict, as the study's record of that instance ended (it
-    scored the last generated answer), the round marked `study_failed` (the study printed its failed instances). With `resample`, an answer judged in an earlier round of the run is
+    scored the last generated answer), the round marked `study_failed` (the study printed its failed
+    instances). With `resample`, an answer judged in an earlier round of the run is
     judged anew (the next samples of the same request), as the study's loop sent it again; else the same call.
     """
     from critiquebench.nodes.voting import majority

@@ -180,7 +180,8 @@ def stop_grids(rows: Sequence[StopRow]) -> list[Grid]:
             "round, runs). ended early: exhausted before the round budget. rejected correct: rounds an LLM verifier "
             "called a sound-valid answer invalid (Table 2's false negatives). study code failed: runs that ended "
             "where the study's own code failed on a reply (marked the instance failed, or crashed), scored by their "
-            "last answer as the study scored them and counted apart, as it listed them; also in their class.")  # fmt: skip
+            "last answer as the study scored them and counted apart, as it listed them; also in their "
+            "class.")  # fmt: skip
     if any(r.failed or r.unfinished for r in rows):
         note += " Failed and unfinished runs are in no class (JSON: failed, unfinished)."
     headers = ["domain", "scheme", "runs", "accepted correct", "accepted wrong", "exhausted correct",
