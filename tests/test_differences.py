@@ -40,3 +40,38 @@ def test_the_prompt_pieces_re_count_walks_all_36_each_with_its_test() -> None:
     # every piece not word for word says why (no study publishes the text, or which steps count)
     assert tally() == {"exact": 34, "ours": 2}
     assert all(p.verdict == "exact" or p.verdict.startswith("ours, because ") for p in PIECES)
+
+
+def test_published_lists_every_pair_with_its_explanation_in_every_format() -> None:
+    """`report --published`: each recorded-vs-published pair, with why it agrees or not, in json, csv, md and the
+    terminal table (whose wrapped cells are read back column by column)."""
+    import csv
+    import io
+    import json
+
+    from tests.test_study_cli import DATASETS, invoke
+
+    def out(fmt: str) -> str:
+        return invoke("report", "--published", "--dataset", str(DATASETS), "--format", fmt).stdout
+
+    rows = json.loads(out("json"))
+    assert len(rows) > 60 and all(r["reason"] and r["published"] and r["ours"] for r in rows)
+    pairs = [(r["where"], r["published"], r["ours"], r["reason"]) for r in rows]
+    def cell(value: str) -> str:  # a CSV cell opening like a formula is written with a "'" before it
+        return value[1:] if value[:1] == "'" and value[1:2] in ("=", "+", "-", "@") else value
+
+    assert [(cell(r["where"]), cell(r["published"]), cell(r["ours"]), cell(r["reason"]))
+            for r in csv.DictReader(io.StringIO(out("csv")))] == pairs  # fmt: skip
+    md = [[c.strip() for c in line.strip("|").split(" | ")] for line in out("md").splitlines()
+          if line.startswith("| 00")]  # fmt: skip
+    assert [(m[1], m[2], m[3], m[5]) for m in md] == [tuple(p.replace("|", "\\|") for p in pair) for pair in pairs]
+    # the terminal table: a row starts where the paper column is filled; its cells continue on the lines below
+    cells: list[list[str]] = []
+    for line in out("table").splitlines():
+        parts = line.split("\u2502")[1:-1]
+        if len(parts) != 6:
+            continue
+        if parts[0].strip():
+            cells.append(["" for _ in parts])
+        cells[-1] = [f"{old} {new.strip()}".strip() for old, new in zip(cells[-1], parts, strict=True)]
+    assert [(c[1], c[2], c[3], c[5]) for c in cells] == [tuple(" ".join(p.split()) for p in pair) for pair in pairs]

@@ -158,11 +158,14 @@ FINDINGS: tuple[Difference, ...] = (  # fmt: skip
         ),
         (
             "exact: the run ends with the answer the critic judged, that round recorded with no LLM verdict (the "
-            "reply kept as its critique), with either reader; the study sent nothing more"
+            "reply kept as its critique), with either reader; the study sent nothing more. The run is done, in the "
+            "accuracy by that answer, and marked `study_failed`: `report` counts it apart (Table 1 detail, `--table "
+            "stops`, every format), as the study listed its failed instances (l.94, printed l.116)"
         ),
         (
             "`tests/test_study_failure_handling.py`: the scripted server receives the study's two calls and no "
-            "third; the run is done, scored by round 1's answer; `tests/test_study_verdicts.py`: `fails_run` "
+            "third; the run is done, scored by round 1's answer, and counted apart in every report format; "
+            "`tests/test_study_verdicts.py`: `fails_run` "
             "wherever the study's code, transcribed, raised"
         ),
     ),
