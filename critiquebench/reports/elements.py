@@ -161,8 +161,9 @@ ELEMENTS: tuple[Element, ...] = (  # fmt: skip
     Element("001", "3.5", "Figure 6: context 32k vs 1M", "001:268", _TOKENS, _I, "differs"),
     # --- 004, the refinement loop (audit 4.1)
     Element("004", "4.1", "Max iterations 4, stop at the first valid plan",
-            "004:80, 90, 153; `pddl_processor.py` MAX_ITERATIONS", "exact", _RS, "exact"),
-    Element("004", "4.1", "Plans in the history", "004:51 (\"system messages\"); the code: `role: assistant`",
+            "004:80, 90, 153; `model_manager.py` @315ac15 l.221 (`MAX_ITERATIONS = 4`)", "exact", _RS, "exact"),
+    Element("004", "4.1", "Plans in the history",
+            "004:51 (\"system messages\"); `model_manager.py` @315ac15 l.291 (`role: assistant`)",
             "exact (to the code, which wins: assistant turns holding the raw reply)", _RI, "differs"),
     Element("004", "4.1", "System prompt", "Figure 1, 004:319-333; `prompts.py` `system_prompt_pddl`", "exact",
             _RI, "exact"),
@@ -177,8 +178,8 @@ ELEMENTS: tuple[Element, ...] = (  # fmt: skip
             "004:45-51; `prompts.py` `cot_prompt`, `planner_validator_prompt`, the `system_prompt*` texts",
             "missing, because only the final prompt (004:319-362) is implemented: the variants made no published "
             "number but the 2%-14% of 004:45-49, whose runs are not published", _RS, "missing"),
-    Element("004", "4.1", "Decoding: greedy, 5000 new tokens", "`model_manager.py` max_new_tokens=5000", "exact",
-            _RS, "exact"),
+    Element("004", "4.1", "Decoding: greedy, 5000 new tokens",
+            "`model_manager.py` @315ac15 l.202, 248-249 (`max_tokens=5000`, no sampling)", "exact", _RS, "exact"),
     Element("004", "4.1", "Answer read as VAL reads the raw reply", "004:66; the code's raw reply file", "exact",
             _G, "exact"),
     Element("004", "4.1", "Validator: VAL", "004:66", _VAL, _RI, "differs"),

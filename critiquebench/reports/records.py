@@ -93,6 +93,8 @@ RUN_COLUMNS: tuple[Column, ...] = (
                                 "recorded"),
     Column("finished_at", "str", "when a done or failed run ended, ISO 8601 UTC"),
     Column("error", "str", "why a failed run failed"),
+    Column("study_failed", "bool", "a done run that ended where the study's own code failed on a reply (it marked "
+                                   "the instance failed, or crashed): scored by its answer, as the study scored it"),
     *_SETTINGS,
     Column("version", "str", "critiquebench version that ran the run; empty for runs stored before it was recorded"),
     Column("git_commit", "str", "git commit of the critiquebench checkout that ran it (-dirty: with local changes); "
@@ -112,6 +114,7 @@ ROUND_COLUMNS: tuple[Column, ...] = (
     Column("llm_critique", "str", "the LLM verifier's critique"),
     Column("feedback", "str", "what was handed back to the generator"),
     Column("stopped", "bool", "the scheme output this round's answer"),
+    Column("study_failed", "bool", "the study's own code failed on this round's reply (the run ended here)"),
     *_USAGE,
     _LATENCY,
     *_SETTINGS,
@@ -295,7 +298,8 @@ def run_records(db: Any, study: str, prices: Mapping[str, Any] | None = None) ->
                       if price else None, tokens_estimated=any(bool(c["tokens_estimated"]) for c in used),
                       latency_s=facts.latency(tid), started_at=_when(row.get("started_at")),
                       finished_at=_when(row.get("updated_at")) if finished else None, version=row.get("version"),
-                      git_commit=row.get("git_commit"), input=inputs.get(firsts.get(tid, "")))  # fmt: skip
+                      git_commit=row.get("git_commit"), input=inputs.get(firsts.get(tid, "")),
+                      study_failed=bool(row.get("study_failed")))  # fmt: skip
         out.append({c.name: record[c.name] for c in RUN_COLUMNS})
     return out
 
@@ -328,7 +332,8 @@ def round_records(db: Any, study: str) -> list[dict[str, Any]]:
                       sound_status=row["sound_status"], sound_valid=_flag(row["sound_valid"]),
                       sound_reason=facts.reason(tid, row["round"]), llm_verdict=_flag(row["llm_verdict"]),
                       llm_critique=row["llm_critique"], feedback=row["feedback"], stopped=bool(row["stopped"]),
-                      latency_s=facts.latency(tid, row["round"]), **_usage(row))  # fmt: skip
+                      study_failed=bool(row.get("study_failed")), latency_s=facts.latency(tid, row["round"]),
+                      **_usage(row))  # fmt: skip
         out.append({c.name: record[c.name] for c in ROUND_COLUMNS})
     return out
 
