@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.scripted_server import ScriptedServer
 from tests.test_self_verification_transcript import END, START, SYSTEM, calls_of
 from tests.test_study_cli import DATASETS, invoke
 
@@ -118,8 +119,13 @@ def test_reports_count_the_runs_the_study_s_code_failed_on_apart(tmp_path: Path)
         # puzzle 1's critic reply has no "feedback" key (the study's loop failed on it); puzzle 2's is readable
         return FAILING[0] if "numbers 1 1 4 6 " in text else '{"feedback": "", "correct": true}'
 
-    calls_of(tmp_path, "run", study, answer)
-    store = tmp_path / "run.sqlite"
+    toml, store = tmp_path / "run.toml", tmp_path / "run.sqlite"
+    toml.write_text(study, encoding="utf-8")
+    with ScriptedServer(reply=lambda messages, params: answer(messages)) as server:
+        ran = invoke("run", "t", "--config", str(toml), "--model", "scripted", "--base-url", server.base_url,
+                     "--store", str(store))  # fmt: skip
+    # the run's summary line says it, as the study printed "Failed instances: [...]" (l.116)
+    assert "2 done now (1 where the study's own code failed on a reply)" in " ".join(ran.stderr.split())
     with sqlite3.connect(store) as db:
         marked = db.execute("SELECT instance_id, status, correct, study_failed FROM runs ORDER BY instance_id")
         assert marked.fetchall() == [("1", "done", 0, 1), ("2", "done", 0, None)]

@@ -259,7 +259,10 @@ def _execution(executor: str, workers: int, ray_address: str | None) -> "Executi
 def _print_summary(session: "Session") -> None:
     s, usage, name = session.summary, session.usage, session.config.name
     err.print(
-        f"study {name}: {s.total} runs: {s.done} done now, {s.skipped} done before or elsewhere, "
+        f"study {name}: {s.total} runs: {s.done} done now"
+        # the study's code listed these apart ("Failed instances: ...", gpt-and-i response_generation.py@b583c3c9:116)
+        + (f" ({s.study_failed} where the study's own code failed on a reply)" if s.study_failed else "")
+        + f", {s.skipped} done before or elsewhere, "
         f"{s.failed} failed, {s.not_started} not started"
         + (f", {s.unfinished} stopped by the token budget" if s.unfinished else "")
         + f"; LLM calls: {usage.get('calls', 0)} new ({session.tokens} tokens), {usage.get('hits', 0)} from the cache"

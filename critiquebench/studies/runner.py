@@ -89,6 +89,7 @@ class StudySummary:
     not_started: int = 0  # left for a later resume (interrupted)
     unfinished: int = 0  # stopped by the token budget; they continue on resume
     copied: int = 0  # of `done`: identical to runs finished before, copied (critiquebench.studies.reuse)
+    study_failed: int = 0  # of `done`: ended where the study's own code failed on a reply (`nodes.llm_verifier`)
     interrupted: bool = False
     errors: list[tuple[str, str]] = field(default_factory=list)  # (run, error) of failed runs
     schemes: dict[str, SchemeProgress] = field(default_factory=dict)
@@ -355,6 +356,7 @@ def _count(summary: StudySummary, prog: SchemeProgress, row: dict[str, Any], run
         prog.done += 1
         prog.correct += bool(row.get("correct"))
         summary.done += 1
+        summary.study_failed += bool(row.get("study_failed"))
     elif row.get("status") == "pending":  # the token budget stopped it; not a failure
         summary.unfinished += 1
     else:
