@@ -15,6 +15,7 @@ name may carry one argument after a colon (`graph:llm-llm`, `published:000`).
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import re
 import sys
@@ -363,25 +364,30 @@ def _param_type(param: Any) -> str:
     return {"str": "text", "Path": "path"}.get(name, name.lower()).replace("|", "\\|")
 
 
-def published(paper: str | None) -> str:
-    """`critiquebench report --published` as Markdown (the papers' numbers beside what the recorded data gives)."""
+@functools.cache
+def _published_rows() -> list[Any]:
+    """`report --published`'s rows, computed once per run: five blocks show parts of them."""
     from critiquebench.domains.datasets import default_root
     from critiquebench.reports.published import published_rows
+
+    return list(published_rows(default_root()))
+
+
+def published(paper: str | None) -> str:
+    """`critiquebench report --published` as Markdown (the papers' numbers beside what the recorded data gives)."""
     from critiquebench.reports.tables import render as render_rows
 
-    rows = [r for r in published_rows(default_root()) if paper is None or r.paper == paper]
+    rows = [r for r in _published_rows() if paper is None or r.paper == paper]
     return render_rows(rows, "md")
 
 
 def differences(paper: str | None) -> str:
     """A paper page's "what is exact and what differs" table: its findings (`reports.differences`), then every
     number of it that `report --published` finds not reproduced by the recorded data (computed afresh)."""
-    from critiquebench.domains.datasets import default_root
     from critiquebench.reports.differences import findings, mismatches
-    from critiquebench.reports.published import published_rows
 
     paper = paper or "000"
-    rows = [*findings(paper), *mismatches(published_rows(default_root()), paper)]
+    rows = [*findings(paper), *mismatches(_published_rows(), paper)]
     return table(("finding", "source", "verdict", "evidence"), [(r.finding, r.source, r.verdict, r.evidence)
                                                                 for r in rows])  # fmt: skip
 
@@ -459,15 +465,10 @@ SHIPPED = (  # study file, the command that runs it, its name
 
 def shipped_studies(_: str | None = None) -> str:
     """What each shipped paper study would cost: its `--dry-run` at $30 / $60 per million tokens, as printed."""
-    import subprocess
-
     rows = []
     for file, command, name in SHIPPED:
         path = ROOT / "studies" / file
         argv = [
-            sys.executable,
-            "-m",
-            "critiquebench",
             command,
             name,
             "--config",
@@ -480,7 +481,7 @@ def shipped_studies(_: str | None = None) -> str:
             "--store",
             str(ROOT / "docs" / "no-such-store.sqlite"),
         ]
-        printed = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=ROOT).stdout
+        printed = _cli_output(argv)
         n = [float(x) for x in re.findall(r"[\d.]+", " ".join(printed.split("\n")[:4]))]
         # runs (done, to go); calls max, expected, cached; tokens max in, out, expected in, out; $ in, out, max, exp
         runs, calls_max, calls_exp, exp_in, exp_out, cost_max, cost_exp = n[0], n[3], n[4], n[8], n[9], n[12], n[13]
@@ -489,6 +490,19 @@ def shipped_studies(_: str | None = None) -> str:
                      f"{runs:,.0f}", f"{calls_max:,.0f} / {calls_exp:,.0f}", tokens, cost))  # fmt: skip
     return table(("study file", "experiment", "command", "runs or answers", "new calls: max / expected",
                   "tokens in + out (expected)", "cost at $30 / $60 per M (max / expected)"), rows)  # fmt: skip
+
+
+def _cli_output(argv: list[str]) -> str:
+    """What `critiquebench ARGV` prints on stdout, run in this process (the --check runs in the test suite: five
+    interpreters importing the CLI cost more than the dry runs themselves); a failing command stops the generator."""
+    from typer.testing import CliRunner
+
+    from critiquebench.cli import app
+
+    done = CliRunner().invoke(app, argv)
+    if done.exit_code != 0:
+        raise SystemExit(f"error: critiquebench {' '.join(argv)} exited {done.exit_code}:\n{done.stderr}")
+    return done.stdout
 
 
 def _header(path: Path) -> str:

@@ -31,12 +31,33 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SOCKET_ENV = "CRITIQUEBENCH_TEST_FORK_SOCKET"
-# What the commands import on their first use, imported once here (each also loads when first used, as usual).
+# What the commands import on their first use, imported once here (each also loads when first used, as usual): the
+# project's every module, and the libraries its modules import inside functions (a study's first LangGraph graph,
+# HTTP client, tracer and progress bar). Without the latter a forked command still paid 2.5-3.5 s of CPU importing.
+PACKAGES = ("critiquebench", "critiquebench.domains", "critiquebench.graphs", "critiquebench.nodes",
+            "critiquebench.store")  # fmt: skip
 PRELOAD = (
-    "critiquebench.cli", "critiquebench.studies.session", "critiquebench.studies.runner",
-    "critiquebench.studies.estimate", "critiquebench.reports.tables", "critiquebench.reports.export",
-    "critiquebench.llm.client", "langchain_openai", "critiquebench.importers.planbench", "pandas",
+    "critiquebench.cli", "langchain_openai", "pandas", "langgraph.graph", "langgraph.pregel",
+    "langgraph.checkpoint.sqlite", "langchain_core.runnables.graph", "langchain_core.tracers.langchain",
+    "langchain_core.tracers.run_collector", "langchain_core.tracers.stdout", "rich.progress", "rich.live",
+    "rich.syntax", "rich._emoji_codes", "httpx", "openai.resources.chat", "openai.lib.streaming.chat",
+    "openai.pagination", "openai.types.chat.completions", "langchain_core.messages.block_translators.langchain_v0",
+    "typer._adapters",
 )  # fmt: skip
+
+
+def preload() -> None:
+    """Import PRELOAD and every module of the project's packages (but their `__main__`, which would run)."""
+    import importlib
+    import pkgutil
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    for package in PACKAGES:
+        for found in pkgutil.walk_packages(importlib.import_module(package).__path__, package + "."):
+            if not found.name.endswith(".__main__"):
+                importlib.import_module(found.name)
+
 
 SCRIPT = '''#!{python} -IS
 """{name}, run by the fork server of tests/forked_cli.py."""
@@ -136,10 +157,7 @@ def _handle(conn: socket.socket) -> None:
 
 def serve() -> None:
     """The server's main loop (`python -c "from tests.forked_cli import serve; serve()"`)."""
-    import importlib
-
-    for name in PRELOAD:
-        importlib.import_module(name)
+    preload()
     server_pid = os.getpid()
     # The preloaded objects never die: kept out of the collector's sight, a command's collections neither walk
     # them nor write their headers, which would copy every page of the shared heap into each command.
