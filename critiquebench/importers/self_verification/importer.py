@@ -122,6 +122,7 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
         bad += [BadRecord(f"{path.name} {b.position}", b.reason) for b in skipped]
         read = [t for t in read if t.instance in instances] if read else []
         file_calls: list[RecordedCall] = []
+        answered: dict[tuple[str, int], RecordedCall] = {}  # (request, sample) -> the call that recorded it
         kept: list[Trace] = []
         differ: list[str] = []
         for trace in read:
@@ -137,6 +138,9 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
                     raise SelfVerificationError(f"{path}: {why}")
                 differ.append(why)
             recorded = _resampled(recorded)
+            if clash := _clash(recorded, answered):
+                bad.append(clash)
+                continue
             file_calls += recorded
             kept.append(trace)
         read = kept
@@ -231,6 +235,19 @@ def _resampled(recorded: Sequence[RecordedCall]) -> list[RecordedCall]:
         out.append(replace(call, sample=seen.get(key, 0)))
         seen[key] = seen.get(key, 0) + 1
     return out
+
+
+def _clash(recorded: Sequence[RecordedCall], answered: dict[tuple[str, int], RecordedCall]) -> BadRecord | None:
+    """A trace that sent a request another instance sent and got another reply (the 2023 Game of 24 critic asked
+    every accepted answer the same "Verifier confirmed success."): a replay answers one request with one reply,
+    so it is skipped, named; else its calls join `answered`."""
+    keys = [(json.dumps(call.messages), call.sample) for call in recorded]
+    for key, call in zip(keys, recorded, strict=True):
+        if (first := answered.get(key)) is not None and first.reply != call.reply:
+            return BadRecord(call.position, f"sends the request of {first.position} and got another reply (one "
+                                            "request replays one reply)")  # fmt: skip
+    answered.update((key, call) for key, call in zip(keys, recorded, strict=True) if key not in answered)
+    return None
 
 
 def _critic(domain: Any, instance: Any) -> Any:

@@ -36,8 +36,14 @@ from critiquebench.importers.recording import BadRecord, RecordedCall
 SYSTEM = "You are a constraint satisfaction solver that solves various CSP problems."  # @ada66fc6:192, @b583c3c9
 STOPPED_REPLY = ("[critiquebench: the study kept no reply here: its loop stopped because the critic's reply contained "
                  "'Verifier confirmed success' (response_generation.py@ada66fc6:126-129)]")  # fmt: skip
-_LLM_WRAPPER = re.compile(r"\AThis is incorrect\. Feedback:\n(?P<reply>.*)\n\nUsing this feedback, please try again\. ",
-                          re.DOTALL)  # fmt: skip
+# the 2023 wrappers that handed a critic's reply back, by domain (graph_coloring.py@ada66fc6:300-304,
+# game24.py@c9a5d349:87-91)
+_LLM_WRAPPERS = {
+    "coloring": re.compile(r"\AThis is incorrect\. Feedback:\n(?P<reply>.*)\n\nUsing this feedback, please try "
+                           r"again\. ", re.DOTALL),
+    "game24": re.compile(r"\AFeedback: This is not correct\.\n(?P<reply>.*)\n\nWith this feedback, please try "
+                         r"again\. ", re.DOTALL),
+}  # fmt: skip
 STOP = "verifier confirmed success"  # response_generation.py@ada66fc6:163, compared in lower case
 _TOP = re.compile(r"(?P<k>\d\d)top(?P<t>\d+(?:\.\d+)?)")
 _ENGINE = re.compile(r"(?P<model>.+?)_chat")
@@ -181,9 +187,10 @@ def _trace(ident: str, record: Mapping[str, Any], kind: FileKind) -> Trace:
         if backprompt.startswith("\n"):  # the converter's splitter (graph_coloring.py@ada66fc6:426)
             backprompt, trace.converted = backprompt[1:], True
         if kind.variant == "llm":
-            found = _LLM_WRAPPER.match(backprompt)
+            found = _LLM_WRAPPERS.get(kind.domain, _LLM_WRAPPERS["coloring"]).match(backprompt)
             if found is None:
-                raise ValueError(f"backprompt {i} is not the LLM wrapper (graph_coloring.py@ada66fc6:300-304)")
+                raise ValueError(f"backprompt {i} is not the 2023 LLM wrapper of {kind.domain} (graph_coloring.py@"
+                                 "ada66fc6:300-304, game24.py@c9a5d349:87-91)")
             trace.critiques.append(found["reply"])
         if f"response {i}" not in record:
             if kind.variant == "llm" and STOP in backprompt.lower() and f"backprompt {i + 1}" not in record:
