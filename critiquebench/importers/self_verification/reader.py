@@ -173,7 +173,9 @@ def _trace(ident: str, record: Mapping[str, Any], kind: FileKind) -> Trace:
             raise ValueError("prompts and responses must be texts")
         return Trace(ident, prompts[: len(replies)], replies)
     query = record["query"]
-    if not isinstance(query, str) or not all(isinstance(v, str) for v in record.values()):
+    # the files the 2023-11-07 commit kept beside the new format (`responses-old_format20231006/`) add "stopped"
+    calls = {key: value for key, value in record.items() if not (key == "stopped" and isinstance(value, bool))}
+    if not isinstance(query, str) or not all(isinstance(v, str) for v in calls.values()):
         raise ValueError("every value must be a text")
     if kind.variant != "standard" and _TOP.fullmatch(kind.variant):
         count = sum(1 for key in record if key.startswith("response "))
