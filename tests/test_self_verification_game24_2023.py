@@ -127,3 +127,26 @@ def test_a_truncated_game24_file_is_one_line(tmp_path: Path) -> None:
     bad.write_text(text[: len(text) // 2], encoding="utf-8")
     result = _import(tmp_path, bad)
     assert result.exit_code == 2 and "not JSON (truncated?)" in result.stderr
+
+
+NOV = Path(__file__).parent / "data/self_verification/gpt-and-i@709404d1/llm-csp"  # commit 709404d1, 2023-11-07
+
+
+def test_gpt4_0613s_samples_in_the_2024_format_replay_with_0_new_calls(tmp_path: Path) -> None:
+    """`backprompting-top-temp1.0` (puzzles 1-2 of 100, 25 samples each kept here): every prompt is the first,
+    c9a5d349's (the prompts.json every Game of 24 file of the history asked), so k=25 at temperature 1."""
+    result = _import(tmp_path, NOV / "responses/game24/gpt-4-0613_chat/backprompting-top-temp1.0/responses.json",
+                     "--replay")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "sampling:k=25,temperature=1.0" in result.output and "50 recorded call(s) of 'gpt-4-0613'" in result.output
+    assert set(_events(tmp_path / "s.sqlite")) == {"hit"}
+
+
+def test_the_old_format_folders_llm_run_replays_with_0_new_calls(tmp_path: Path) -> None:
+    """`responses-old_format20231006/.../backprompting-llm` (97 puzzles; 1-3 here): the 2023 format with a
+    boolean "stopped" beside the calls."""
+    result = _import(tmp_path, NOV / "responses-old_format20231006/game24/gpt-4_chat/backprompting-llm/responses.json",
+                     "--replay")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "on 3 game24 instance(s)" in result.output and "skipped" not in result.output
+    assert set(_events(tmp_path / "s.sqlite")) == {"hit"}

@@ -20,6 +20,7 @@ from critiquebench.importers.self_verification.reader import (
     kind_of,
     load,
     messages,
+    sampling_schemes,
     traces,
 )
 
@@ -102,7 +103,7 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
     if not files:
         raise SelfVerificationError(f"no responses.json in {', '.join(map(str, paths))}")
     done: list[Imported] = []
-    skipped: list[str] = []
+    unread: list[str] = []
     verify: list[tuple[Path, FileKind]] = []
     for path in files:
         bad: list[BadRecord] = []
@@ -110,6 +111,10 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
         data_format = "2024" if any("prompts" in v for v in load(path).values() if isinstance(v, Mapping)) else "2023"
         chosen = protocol or data_format
         kind = kind_of(path, domain, scheme, chosen)
+        if kind.domain == "game24" and protocol is None:
+            # every Game of 24 file of gpt-and-i's history asked the prompts.json of c9a5d349, whichever format
+            chosen = "2023"
+            kind = kind_of(path, domain, scheme, chosen)
         if kind.verification is not None:
             verify.append((path, kind))
             continue
@@ -120,6 +125,11 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
         instances = {i.id: i for i in live.load(None, resolve_data_path(kind.domain, folder))}
         read, skipped = traces(path, kind)
         bad += [BadRecord(f"{path.name} {b.position}", b.reason) for b in skipped]
+        if not read:  # nothing of it replays: said, and the other files go on
+            unread.append(f"{path}: no instance read" + (f" ({bad[0].describe()})" if bad else ""))
+            continue
+        if not kind.schemes:  # backprompting-top-tempT: k from the samples kept
+            kind = replace(kind, schemes=sampling_schemes(kind, min(len(t.samples) for t in read)))
         read = [t for t in read if t.instance in instances] if read else []
         file_calls: list[RecordedCall] = []
         answered: dict[tuple[str, int], RecordedCall] = {}  # (request, sample) -> the call that recorded it
@@ -169,7 +179,7 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
         name = study if len(files) == len(verify) else f"{study}-verify"
         done.append(_import_verification(verify, store, name, dataset, check))
     if not done:
-        raise SelfVerificationError("; ".join(skipped) or "nothing to import")
+        raise SelfVerificationError("; ".join(unread) or "nothing to import")
     return done
 
 
