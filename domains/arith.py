@@ -84,6 +84,38 @@ def _value(tree: ast.expr) -> int | Fraction:
     return Fraction(left) / right
 
 
+# sympy's names for the values a division by zero leaves (`str(sympy.zoo)`, `str(sympy.nan)`): the self-verification
+# study's feedback printed them ("This expression evaluates to zoo instead of 24.", gpt-and-i game24.py@c9a5d349:26).
+ZOO = "zoo"
+NAN = "nan"
+StudyValue = Fraction | str  # a Fraction, ZOO or NAN
+
+
+def study_value(tree: ast.expr) -> StudyValue:
+    """The value the study's `sympy.simplify` gave a validated tree, from exact arithmetic: a Fraction, or where a
+    division by zero enters, sympy's complex infinity ZOO or NAN, combined by sympy's rules (x/0 is ZOO for
+    x != 0, 0/0 NAN; ZOO + x and ZOO * x (x != 0) stay ZOO; ZOO + ZOO, ZOO - ZOO, ZOO * 0 and ZOO / ZOO are NAN;
+    x / ZOO is 0). The text is never evaluated as code."""
+    if type(tree) is ast.Constant:
+        return Fraction(tree.value)
+    left, right = study_value(tree.left), study_value(tree.right)
+    if NAN in (left, right):
+        return NAN
+    op = type(tree.op)
+    if isinstance(left, Fraction) and isinstance(right, Fraction):
+        if op is ast.Div and right == 0:
+            return NAN if left == 0 else ZOO
+        return left + right if op is ast.Add else left - right if op is ast.Sub else left * right if op is ast.Mult \
+            else left / right  # fmt: skip
+    if op in (ast.Add, ast.Sub):  # at least one is ZOO
+        return NAN if left == right == ZOO else ZOO
+    if op is ast.Mult:
+        return NAN if 0 in (left, right) else ZOO
+    if left == right == ZOO:  # ZOO / ZOO
+        return NAN
+    return ZOO if left == ZOO else Fraction(0)  # ZOO / x (ZOO / 0 too), x / ZOO
+
+
 def numbers_in(tree: ast.expr) -> list[int]:
     """The integer literals of a validated tree, left to right."""
     if isinstance(tree, ast.Constant):

@@ -12,6 +12,7 @@ import csv
 import random
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from critiquebench.domains.study_verdicts import VERDICTS, game24_verdict, with_
 END_TAG = "[ANSWER END]"
 SET = "self_verification"  # this domain's prompts: domains/prompts/self_verification.toml, keys "game24.*"
 # The study's number and value fields as its sentences write them, for telling them from an LLM's critique.
-_SENTENCE_FIELDS = {"used": r"[\d, ]*", "expected": r"\[[\d', ]*\]", "value": r"-?\d+(?:/\d+)?"}
+_SENTENCE_FIELDS = {"used": r"[\d, ]*", "expected": r"\[[\d', ]*\]", "value": r"(?:-?\d+(?:/\d+)?|zoo|nan)"}
 _FEEDBACK_KEYS = ("game24.feedback.numbers", "game24.feedback.value", "game24.feedback.malformed")
 OPERATIONS = "*+-/"
 CANDIDATE_KINDS = ("correct", "ablated_op", "ablated_number", "random")
@@ -56,33 +57,35 @@ ALL_ERRORS_NOTE = ("no all-errors feedback for Game of 24 in the self-verificati
 _STUDY_FIXES = (("x", "*"), ("\u00f7", "/"), ("\u00d7", "*"), ("[", "("), ("]", ")"))
 
 
-def study_expression(text: str) -> str:
+def study_expression(text: str, protocol: str = "2024") -> str:
     """The expression the study read from an answer (`check_answer`): the first line of the stripped text,
-    lower-cased, before any "=". Nothing else of the answer counts."""
+    lower-cased, before any "=" (@b583c3c9); the 2023 code (@c9a5d349:20) read the last line instead, without
+    "answer: ". Nothing else of the answer counts."""
+    if protocol == "2023":
+        return (text or "").strip().split("\n")[-1].lower().replace("answer: ", "").split("=")[0]
     return (text or "").strip().split("\n")[0].lower().split("=")[0]
 
 
-def study_check(numbers: list[int], text: str, texts: PromptSet | None = None) -> Verdict:
+def study_check(numbers: list[int], text: str, texts: PromptSet | None = None, protocol: str = "2024") -> Verdict:
     """The study's verdict on an answer, in its order (kstechly/gpt-and-i `game24.check_answer`): the numbers
-    (every digit run of the first line before "=", as a multiset) first, then the value of the repaired
-    expression. Our exact arithmetic replaces sympy: what sympy could not simplify is malformed here too; a
-    division by zero is sympy's "zoo" (infinite) value; unary signs and powers, which sympy would evaluate, are
+    (every digit run of the expression, as a multiset) first, then the value of the expression, repaired by the
+    2024 code's `fix_expression` (the 2023 code, `protocol` "2023", had none). Our exact arithmetic replaces
+    sympy: what sympy could not simplify is malformed here too; a division by zero gives sympy's value and name
+    for it, "zoo" or "nan" (`arith.study_value`); unary signs and powers, which sympy would evaluate, are
     malformed here (never seen in the study's answers)."""
     texts = texts or DEFAULT[SET]
-    expression = study_expression(text).strip()
+    expression = study_expression(text, protocol).strip()
     found = re.findall(r"\d+", expression)
     if sorted(found) != sorted(str(n) for n in numbers):
         sentence = texts.render("game24.feedback.numbers", used=", ".join(found),
                                 expected=str([str(n) for n in numbers]))  # fmt: skip
         return Verdict("invalid", (sentence,), expression)
-    for old, new in _STUDY_FIXES:
+    for old, new in _STUDY_FIXES if protocol != "2023" else ():
         expression = expression.replace(old, new)
     try:
-        value: Any = arith.evaluate(arith.parse_expression(expression))
-    except arith.MalformedExpression as exc:
-        if str(exc) != "division by zero":
-            return Verdict("malformed", (texts.text("game24.feedback.malformed"),), expression)
-        value = "zoo"
+        value = arith.study_value(arith.parse_expression(expression))
+    except arith.MalformedExpression:
+        return Verdict("malformed", (texts.text("game24.feedback.malformed"),), expression)
     if value != 24:
         return Verdict("invalid", (texts.render("game24.feedback.value", value=value),), expression)
     return Verdict("valid", (), expression)
@@ -168,6 +171,8 @@ class Game24:
         self.prompts = prompts
         self.texts = prompts[SET]
         self.handback = Backprompt.of(self.texts, "game24", _FEEDBACK_KEYS, _SENTENCE_FIELDS)
+        # 2023: the loop ends at a reply holding one of these words, before any verifier or critic call
+        self.give_up = tuple(self.texts.text("game24.2023.give-up").split()) if protocol == "2023" else ()
 
     def load(self, selection: str | None = None, path: Path | None = None) -> list[Instance]:
         ids = parse_selection(selection)
@@ -209,7 +214,7 @@ class Game24:
 
     def parse(self, instance: Instance, text: str) -> str | None:
         if self.reader == "study":
-            return study_expression(text).strip() or None
+            return study_expression(text, self.protocol).strip() or None
         return arith.extract_expression(text or "")
 
     def verify(self, instance: Instance, text: str) -> Verdict:
@@ -224,7 +229,9 @@ class Game24:
 
     def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
         if self.reader == "study":
-            verdict = study_check(instance.data["numbers"], text, self.texts)
+            verdict = study_check(instance.data["numbers"], text, self.texts, self.protocol)
+            if any(word in (text or "") for word in self.give_up):  # response_generation.py@c9a5d349:109
+                verdict = replace(verdict, final=True)
             try:
                 canonical = arith.canonical_form(arith.parse_expression(verdict.answer or ""))
             except arith.MalformedExpression:
@@ -267,14 +274,28 @@ class Game24:
         if purpose.startswith("verify"):
             return self._verification_prompt(instance, answer, verify_variant(purpose))
         # the loop's verifier ("critique", "critique-cot")
+        if self.protocol == "2023" and purpose == "critique":
+            return self._chat({"role": "user", "content": self._critique_2023(instance, answer)})
         key = "game24.critique-cot" if purpose == "critique-cot" else "game24.critique"
         if self.form == "transcript":  # the study's critic saw the answer as its loop kept it
             answer = study_answer(answer, END_TAG)
         return self._chat({"role": "user", "content": self.texts.render(key, numbers=_text(instance), answer=answer)})
 
+    def _critique_2023(self, instance: Instance, answer: str) -> str:
+        """The 2023 critic's query (`game24.2023.critique`), or for an answer the 2023 `check_answer` accepted
+        its stop phrase, which `backprompt` returned first (c9a5d349:76-77) and the loop sent as the query."""
+        answer = study_answer(answer, "")
+        if study_check(instance.data["numbers"], answer, self.texts, "2023").valid:
+            return self.texts.text("game24.2023.stop-phrase")
+        return self.texts.render("game24.2023.critique", numbers=_text(instance), answer=answer)
+
     def judge_reply(self, instance: Instance, purpose: str, answer: str, reply: str) -> Judgement:
         if purpose.startswith("verify"):
             return self._read_verification(instance, answer, reply, verify_variant(purpose))
+        if self.protocol == "2023" and purpose == "critique":  # the loop's own test (check_backprompt, l.162-164)
+            reply = (reply or "").strip()
+            found = self.texts.text("game24.2023.stop-phrase").rstrip(".").lower() in reply.lower()
+            return Judgement(LLMVerdict(found, reply, parsed=bool(reply)))
         study = game24_verdict(purpose, reply)
         if self.verdict == "study":
             return Judgement(study)

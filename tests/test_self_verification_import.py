@@ -136,14 +136,15 @@ def test_both_formats_read_and_the_2023_fixture_imports_and_replays_with_no_call
 
 
 def test_a_prompt_that_is_not_ours_is_one_error_naming_the_instance_and_line(tmp_path: Path) -> None:
-    """The 2024 fixture's puzzles were asked with an older Game of 24 prompt ("Write your answer first. At the
-    end of your answer, ..."): the import says where ours departs, and stores nothing."""
+    """The 2024 fixture's puzzles were asked c9a5d349's first prompt (`protocol = "2023"`, which every Game of 24
+    file of the history sent), but their history by the transcript of the loop of 2023-11-07 (f6948676), each
+    answer followed by "[ANSWER END]": the import says where ours departs, and stores nothing."""
     new = FIXTURES / "2024/game24/gpt-3.5-turbo_chat/backprompting-first/responses.json"
-    with pytest.raises(SelfVerificationError, match=r"instance 1 call 1: .*line 1: recorded"):
+    with pytest.raises(SelfVerificationError, match=r"instance 1 call 2: .*line 4: recorded '\(6 / \(1 - 1/4\)\)\[ANS"):
         import_files([new], tmp_path / "s.sqlite", "g24", dataset=DATASETS)
     # unchecked, it is stored as recorded (the 2024 format: 10 calls of 2 puzzles) and says where it departs
     [done] = import_files([new], tmp_path / "s.sqlite", "g24", dataset=DATASETS, check=False)
-    assert done.added == 10 and done.config.schemes == ("sound-first:rounds=15",)
+    assert done.added == 10 and done.config.schemes == ("sound-first:rounds=16",)
     assert done.config.domain_options["game24"]["stop"] == ["[ANSWER END]"]
     assert "2 instance(s) sent other requests than ours" in done.notes[0]
     edited = json.loads((FIXTURES / "2023/graph_coloring/gpt-4_chat/backprompting-first/responses.json").read_text())

@@ -320,8 +320,15 @@ def recorded_coloring(root: Path) -> list[PublishedRow]:
     return [PublishedRow(*row) for row in recorded_coloring_rows(root)]
 
 
+def recorded_game24(root: Path) -> list[PublishedRow]:
+    """Table 1's Game of 24 cells beside GPT-4's recorded Game of 24 runs (other puzzles: none agrees)."""
+    from critiquebench.reports.recorded_game24 import recorded_game24_rows
+
+    return [PublishedRow(*row) for row in recorded_game24_rows()]
+
+
 SECTIONS: tuple[Callable[[Path], list[PublishedRow]], ...] = (
-    planning_rows, denominator_rows, coloring_a4_rows, recorded_coloring, backprompting_rows)
+    planning_rows, denominator_rows, coloring_a4_rows, recorded_coloring, recorded_game24, backprompting_rows)
 
 
 def published_rows(root: Path) -> list[PublishedRow]:

@@ -20,6 +20,7 @@ from critiquebench.importers.self_verification.reader import (
     kind_of,
     load,
     messages,
+    sampling_schemes,
     traces,
 )
 
@@ -102,7 +103,7 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
     if not files:
         raise SelfVerificationError(f"no responses.json in {', '.join(map(str, paths))}")
     done: list[Imported] = []
-    skipped: list[str] = []
+    unread: list[str] = []
     verify: list[tuple[Path, FileKind]] = []
     for path in files:
         bad: list[BadRecord] = []
@@ -110,6 +111,10 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
         data_format = "2024" if any("prompts" in v for v in load(path).values() if isinstance(v, Mapping)) else "2023"
         chosen = protocol or data_format
         kind = kind_of(path, domain, scheme, chosen)
+        if kind.domain == "game24" and protocol is None:
+            # every Game of 24 file of gpt-and-i's history asked the prompts.json of c9a5d349, whichever format
+            chosen = "2023"
+            kind = kind_of(path, domain, scheme, chosen)
         if kind.verification is not None:
             verify.append((path, kind))
             continue
@@ -120,8 +125,14 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
         instances = {i.id: i for i in live.load(None, resolve_data_path(kind.domain, folder))}
         read, skipped = traces(path, kind)
         bad += [BadRecord(f"{path.name} {b.position}", b.reason) for b in skipped]
+        if not read:  # nothing of it replays: said, and the other files go on
+            unread.append(f"{path}: no instance read" + (f" ({bad[0].describe()})" if bad else ""))
+            continue
+        if not kind.schemes:  # backprompting-top-tempT: k from the samples kept
+            kind = replace(kind, schemes=sampling_schemes(kind, min(len(t.samples) for t in read)))
         read = [t for t in read if t.instance in instances] if read else []
         file_calls: list[RecordedCall] = []
+        answered: dict[tuple[str, int], RecordedCall] = {}  # (request, sample) -> the call that recorded it
         kept: list[Trace] = []
         differ: list[str] = []
         for trace in read:
@@ -137,6 +148,9 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
                     raise SelfVerificationError(f"{path}: {why}")
                 differ.append(why)
             recorded = _resampled(recorded)
+            if clash := _clash(recorded, answered):
+                bad.append(clash)
+                continue
             file_calls += recorded
             kept.append(trace)
         read = kept
@@ -165,7 +179,7 @@ def import_files(paths: Sequence[Path], store: Path | str, study: str, *, domain
         name = study if len(files) == len(verify) else f"{study}-verify"
         done.append(_import_verification(verify, store, name, dataset, check))
     if not done:
-        raise SelfVerificationError("; ".join(skipped) or "nothing to import")
+        raise SelfVerificationError("; ".join(unread) or "nothing to import")
     return done
 
 
@@ -231,6 +245,19 @@ def _resampled(recorded: Sequence[RecordedCall]) -> list[RecordedCall]:
         out.append(replace(call, sample=seen.get(key, 0)))
         seen[key] = seen.get(key, 0) + 1
     return out
+
+
+def _clash(recorded: Sequence[RecordedCall], answered: dict[tuple[str, int], RecordedCall]) -> BadRecord | None:
+    """A trace that sent a request another instance sent and got another reply (the 2023 Game of 24 critic asked
+    every accepted answer the same "Verifier confirmed success."): a replay answers one request with one reply,
+    so it is skipped, named; else its calls join `answered`."""
+    keys = [(json.dumps(call.messages), call.sample) for call in recorded]
+    for key, call in zip(keys, recorded, strict=True):
+        if (first := answered.get(key)) is not None and first.reply != call.reply:
+            return BadRecord(call.position, f"sends the request of {first.position} and got another reply (one "
+                                            "request replays one reply)")  # fmt: skip
+    answered.update((key, call) for key, call in zip(keys, recorded, strict=True) if key not in answered)
+    return None
 
 
 def _critic(domain: Any, instance: Any) -> Any:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +36,19 @@ from critiquebench.importers.recording import BadRecord, RecordedCall
 SYSTEM = "You are a constraint satisfaction solver that solves various CSP problems."  # @ada66fc6:192, @b583c3c9
 STOPPED_REPLY = ("[critiquebench: the study kept no reply here: its loop stopped because the critic's reply contained "
                  "'Verifier confirmed success' (response_generation.py@ada66fc6:126-129)]")  # fmt: skip
-_LLM_WRAPPER = re.compile(r"\AThis is incorrect\. Feedback:\n(?P<reply>.*)\n\nUsing this feedback, please try again\. ",
-                          re.DOTALL)  # fmt: skip
+# the 2023 wrappers that handed a critic's reply back, by domain (graph_coloring.py@ada66fc6:300-304,
+# game24.py@c9a5d349:87-91)
+_LLM_WRAPPERS = {
+    "coloring": re.compile(r"\AThis is incorrect\. Feedback:\n(?P<reply>.*)\n\nUsing this feedback, please try "
+                           r"again\. ", re.DOTALL),
+    "game24": re.compile(r"\AFeedback: This is not correct\.\n(?P<reply>.*)\n\nWith this feedback, please try "
+                         r"again\. ", re.DOTALL),
+}  # fmt: skip
 STOP = "verifier confirmed success"  # response_generation.py@ada66fc6:163, compared in lower case
 _TOP = re.compile(r"(?P<k>\d\d)top(?P<t>\d+(?:\.\d+)?)")
+# samples without their count in the name (`top1`; 2024 format `top-temp1.0`, every prompt the first one again,
+# game24.py@f6948676:104-106): k is the fewest samples any instance kept
+_TOP_TEMP = re.compile(r"top(?:-temp)?(?P<t>\d+(?:\.\d+)?)")
 _ENGINE = re.compile(r"(?P<model>.+?)_chat")
 
 # (path part, what it says), for the docs' generated table (`docs/generate.py`)
@@ -54,6 +63,7 @@ PATH_RULES: tuple[tuple[str, str], ...] = (
     ("backprompting-full/", "sound-all"),
     ("backprompting-llm/", "llm-llm (2023: critique_last=false)"),
     ("backprompting-NNtopT/", "sampling:k=NN,temperature=T and self-consistency:k=NN,temperature=T,vote=text"),
+    ("backprompting-topT/, backprompting-top-tempT/", "the same, k the fewest samples any instance holds"),
 )
 FORMATS: tuple[tuple[str, str, str], ...] = (
     ("2023", '{"query", "response", "backprompt i", "response i"}',
@@ -101,10 +111,11 @@ def kind_of(path: Path, domain: str | None = None, scheme: str | None = None, pr
     name = domain or ("coloring" if found == "graph_coloring" else "game24")
     if loop is None:
         return FileKind(name, engine, "standard", (scheme or "standard",))
+    if top := _TOP_TEMP.fullmatch(loop):
+        return FileKind(name, engine, loop, (scheme,) if scheme else (), float(top["t"]))
     if top := _TOP.fullmatch(loop):
-        k, temp = int(top["k"]), float(top["t"])
-        wanted = (f"sampling:k={k},temperature={temp}", f"self-consistency:k={k},temperature={temp},vote=text")
-        return FileKind(name, engine, loop, (scheme,) if scheme else wanted, temp)
+        kind = FileKind(name, engine, loop, (), float(top["t"]))
+        return replace(kind, schemes=(scheme,) if scheme else sampling_schemes(kind, int(top["k"])))
     if loop not in SCHEMES and scheme is None:
         raise SelfVerificationError(f"{path}: backprompting-{loop} is none of {', '.join(SCHEMES)} (or NNtopT): "
                                     "pass --scheme")  # fmt: skip
@@ -112,6 +123,17 @@ def kind_of(path: Path, domain: str | None = None, scheme: str | None = None, pr
     if loop == "llm" and protocol == "2023":
         spec += ",critique_last=false,resample=true"
     return FileKind(name, engine, loop, (scheme or spec,))
+
+
+def sampled(kind: FileKind) -> bool:
+    """Whether the file holds samples of one prompt (`backprompting-NNtopT`, `-top-tempT`), not loop runs."""
+    return bool(_TOP.fullmatch(kind.variant) or _TOP_TEMP.fullmatch(kind.variant))
+
+
+def sampling_schemes(kind: FileKind, k: int) -> tuple[str, ...]:
+    """`sampling:k` and `self-consistency:k` at the file's temperature."""
+    t = kind.temperature
+    return (f"sampling:k={k},temperature={t}", f"self-consistency:k={k},temperature={t},vote=text")
 
 
 @dataclass
@@ -165,11 +187,17 @@ def _trace(ident: str, record: Mapping[str, Any], kind: FileKind) -> Trace:
         prompts, replies = list(record["prompts"]), list(record["responses"])
         if not all(isinstance(x, str) for x in [*prompts, *replies]):
             raise ValueError("prompts and responses must be texts")
+        if sampled(kind):
+            if any(p != prompts[0] for p in prompts):
+                raise ValueError("a sampling record whose prompts are not all its first")
+            return Trace(ident, prompts[:1], samples=replies)
         return Trace(ident, prompts[: len(replies)], replies)
     query = record["query"]
-    if not isinstance(query, str) or not all(isinstance(v, str) for v in record.values()):
+    # the files the 2023-11-07 commit kept beside the new format (`responses-old_format20231006/`) add "stopped"
+    calls = {key: value for key, value in record.items() if not (key == "stopped" and isinstance(value, bool))}
+    if not isinstance(query, str) or not all(isinstance(v, str) for v in calls.values()):
         raise ValueError("every value must be a text")
-    if kind.variant != "standard" and _TOP.fullmatch(kind.variant):
+    if sampled(kind):
         count = sum(1 for key in record if key.startswith("response "))
         return Trace(ident, [query], samples=[record[f"response {i}"] for i in range(count)])
     trace = Trace(ident, [query], [_reply(record["response"], trace_of := Trace(ident))])
@@ -181,9 +209,10 @@ def _trace(ident: str, record: Mapping[str, Any], kind: FileKind) -> Trace:
         if backprompt.startswith("\n"):  # the converter's splitter (graph_coloring.py@ada66fc6:426)
             backprompt, trace.converted = backprompt[1:], True
         if kind.variant == "llm":
-            found = _LLM_WRAPPER.match(backprompt)
+            found = _LLM_WRAPPERS.get(kind.domain, _LLM_WRAPPERS["coloring"]).match(backprompt)
             if found is None:
-                raise ValueError(f"backprompt {i} is not the LLM wrapper (graph_coloring.py@ada66fc6:300-304)")
+                raise ValueError(f"backprompt {i} is not the 2023 LLM wrapper of {kind.domain} (graph_coloring.py@"
+                                 "ada66fc6:300-304, game24.py@c9a5d349:87-91)")
             trace.critiques.append(found["reply"])
         if f"response {i}" not in record:
             if kind.variant == "llm" and STOP in backprompt.lower() and f"backprompt {i + 1}" not in record:
