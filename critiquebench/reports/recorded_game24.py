@@ -6,8 +6,8 @@ game24/`, and the 2023 format kept in `responses-old_format20231006/`), all on p
 the figure to say so. The counts are the study's own, as its `evaluate` counted them (the last answer of each
 run read by the 2023 `check_answer`: its `evaluations.json` beside each file records the same numbers), and
 `critiquebench import self-verification` replays every file below with 0 new calls and gets them too
-(docs/replaying.md). The files are not in `../shared`; `tests/test_recorded_game24.py` counts them afresh from a
-gpt-and-i mirror when there is one.
+(docs/replaying.md). The files are not in `../shared`; `tests/test_recorded_game24.py` counts them afresh from
+the replies they hold, kept verbatim in `tests/data/self_verification/recorded_game24.json`.
 """
 
 from __future__ import annotations
