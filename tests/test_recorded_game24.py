@@ -4,7 +4,7 @@ one answer, any of the first k samples) read by the 2023 `check_answer` (`study_
 
 The recordings are not in ../shared; `data/self_verification/recorded_game24.json` holds, per recording (named by
 its gpt-and-i commit and path), each puzzle's numbers and the replies the count reads, verbatim: the last reply of
-each loop run, the first 15 or 25 samples of a sampling file (134 KB of the files' 16 MB). Run this file as a
+each loop run, the first 15 or 25 samples of a sampling file (180 KB of the six files' 1.7 MB). Run this file as a
 script with a gpt-and-i git directory to write it again:
 `PYTHONPATH=. python tests/test_recorded_game24.py GIT_DIR`."""
 
