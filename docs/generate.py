@@ -632,10 +632,13 @@ def planbench_breadth_agreement(_: str | None = None) -> str:
     benchmarks/bench_planbench_breadth.py; the classes are critiquebench/reports/task_disagreements.py's)."""
     import json
 
-    doc = json.loads(BREADTH.read_text(encoding="utf-8"))
-    files = doc.get("files")
-    if not files:
+    # the whole pass's results file, else a run on a selection of files (`--files`, its results file's variant)
+    docs = [json.loads(p.read_text(encoding="utf-8"))
+            for p in (BREADTH, *sorted(BREADTH.parent.glob(BREADTH.stem + "-*.json")))]  # fmt: skip
+    doc = next((d for d in docs if d.get("files")), None)
+    if doc is None:
         return "Not measured: the breadth benchmark's results file has no per-file section yet.\n"
+    files = doc["files"]
     tasks: dict[str, list[dict[str, Any]]] = {}
     for f in files:
         tasks.setdefault(f["task"], []).append(f)
@@ -651,9 +654,11 @@ def planbench_breadth_agreement(_: str | None = None) -> str:
          share(sum(f["agree"] for f in fs), sum(f["labelled"] for f in fs)))
         for task, fs in sorted(tasks.items(), key=lambda kv: [int(x) for x in kv[0][1:].split("_") if x.isdigit()])
     ]  # fmt: skip
+    command = " ".join(_run_args(doc["command"]))
     head = (
-        f"Measured at `{doc['commit'][:7]}` ({doc['date'][:10]}) on {len(files)} files"
-        + (f"; {doc['files_note']}" if doc.get("files_note") else "") + ".\n\n"
+        f"Measured at `{doc['commit'][:7]}` ({doc['date'][:10]}) on {len(files)} files (`{command}`"
+        + (f"; {doc['files_note']}" if doc.get("files_note") else "")
+        + ("; a selection of the checkout's files" if doc.get("notes") else "") + ").\n\n"
     )
     out = head + table(("task", "files", "replayed offline", ">= 99% agreement", "instances agreeing"), per_task)
     below = [f for f in files if not ok(f)]
@@ -679,6 +684,20 @@ def planbench_breadth_agreement(_: str | None = None) -> str:
         ((f["n"], d["instance"], _yes(d["label"]), _yes(d["replay"]), d["why"], _clip(d["planbench_read"], 80),
           _clip(d["we_read"], 80), _tail(d["answer"], 100)) for f, d in parted),
     )  # fmt: skip
+
+
+def _run_args(argv: list[str]) -> list[str]:
+    """A benchmark's recorded command without where it wrote (`--json`, `--markdown`, `--keep`) and with the
+    checkout's path as ROOT."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in ("--json", "--markdown", "--keep"):
+            skip = True
+        else:
+            kept.append("ROOT" if arg.startswith("/") else arg)
+    return kept
 
 
 def _short(path: str) -> str:
