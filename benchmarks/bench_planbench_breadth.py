@@ -475,7 +475,9 @@ def main() -> None:
     rows.append(result_row("wall time of the whole pass", wall, "s", note=f"{args.jobs} file(s) at a time",
                            target="<= 300 s" if whole else None, met=wall <= 300 if whole else None))  # fmt: skip
     selection = None if whole else "a selection of the checkout's files: the targets do not apply"
-    written = record("bench_planbench_breadth", rows, path=args.json, notes=selection)
+    # a results file named as a variant (bench_planbench_breadth-NAME.json, e.g. a selection's) names itself so
+    name = args.json.stem if args.json and args.json.stem.startswith("bench_planbench_breadth-") else None
+    written = record(name or "bench_planbench_breadth", rows, path=args.json, notes=selection)
     add_files(written, numbered)
     sys.exit(0)
 
