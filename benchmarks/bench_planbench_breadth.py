@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import sqlite3
@@ -41,12 +42,14 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains import Instance, get_domain
+from critiquebench.domains.planning.tasks.domain import TaskDomain
 from critiquebench.importers.planbench import history_window, import_file
 from critiquebench.importers.planbench.file import ImportError_, label, load_json
+from critiquebench.reports.task_disagreements import plan_steps, plan_why, state_why
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.baseline_ref import ref_command, ref_tree  # noqa: E402
-from benchmarks.results import add_json_option, record  # noqa: E402
+from benchmarks.results import add_json_option, commit, record  # noqa: E402
 from benchmarks.results import row as result_row  # noqa: E402 - `row` names the exported rows here
 
 THRESHOLD = 0.98
@@ -72,6 +75,8 @@ class Outcome:
     # backprompting: answers judged, and those our sound verifier judged otherwise than PlanBench's validator
     judged: int = 0
     judged_otherwise: list[str] = field(default_factory=list)
+    # every instance whose final verdict parts from the label: what each side read, and why (`_explain`)
+    details: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def offline(self) -> bool:
@@ -105,6 +110,16 @@ def run_file(root: Path, path: Path, store: Path, reading: str | None) -> Outcom
     # the replay runs as a user's would: its own process, no endpoint (a call missing the cache fails its run)
     resumed = subprocess.run([*CLI, "resume", "s", "--store", str(store), "--replay", "--no-progress"],
                              capture_output=True, text=True)
+    key = done.config.domains[0]
+    rows = _judge(out, root, path, store, key, done.config.domain_options.get(key, {}))
+    if resumed.returncode not in (0, 1) and not rows:
+        out.error = (resumed.stderr.strip().splitlines() or ["resume failed"])[-1][:200]
+    return out
+
+
+def _judge(out: Outcome, root: Path, path: Path, store: Path, key: str, options: dict[str, Any]) -> list[Any]:
+    """The replayed study in `store` (domain `key` with `options`) exported and compared with the file's labels
+    into `out`; the exported rows."""
     exported = subprocess.run([*CLI, "export", "s", "--store", str(store)], capture_output=True, text=True)
     rows = [json.loads(line) for line in exported.stdout.splitlines() if line.startswith("{")]
     with sqlite3.connect(store) as db:
@@ -113,8 +128,6 @@ def run_file(root: Path, path: Path, store: Path, reading: str | None) -> Outcom
     out.runs = sum(states.values())
     out.done = states.get("done", 0)
     out.failed = out.runs - out.done
-    if resumed.returncode not in (0, 1) and not rows:
-        out.error = (resumed.stderr.strip().splitlines() or ["resume failed"])[-1][:200]
     final: dict[str, dict[str, Any]] = {}
     for row in rows:
         if row["round"] >= final.get(row["instance"], {"round": 0})["round"]:
@@ -124,23 +137,25 @@ def run_file(root: Path, path: Path, store: Path, reading: str | None) -> Outcom
     labels = {str(i.get("instance_id")): label(i) for i in recorded}
     if history_window(str(data.get("task", path.stem))) is not None:  # a windowed run: its rounds are its answers
         _compare_rounds(out, recorded, rows)
-    key = done.config.domains[0]
-    sound = _sound_domain(key, done.config.domain_options.get(key, {})) if out.reading != "sound" else None
-    problems = _instances(sound, list(final)) if sound is not None else {}
-    for ident, row in sorted(final.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 0):
-        theirs = labels.get(ident)
-        if theirs is None:
-            continue
+    judged = {i: r for i, r in final.items() if labels.get(i) is not None}
+    parted = [i for i, r in judged.items() if bool(r["sound_valid"]) != labels[i]]
+    sound = _sound_domain(key, options)
+    # our sound reading judges every answer where the file has another reader, else only those explained below
+    problems = _instances(sound, list(judged) if out.reading != "sound" else parted) if sound is not None else {}
+    by_id = {str(i.get("instance_id")): i for i in recorded}
+    for ident, row in sorted(judged.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 0):
+        theirs = labels[ident]
         out.labelled += 1
         ours = bool(row["sound_valid"])
         out.agree += ours == theirs
         if ours != theirs:
             out.disagreements.append(ident)
-        if sound is None:
+            out.details.append(_explain(sound, problems.get(ident), by_id[ident], row, theirs))
+        if out.reading == "sound":
             out.sound_agree += ours == theirs
         else:
             out.sound_agree += _sound_verdict(sound, problems.get(ident), row["answer"]) == theirs
-    return out
+    return rows
 
 
 def _compare_rounds(out: Outcome, recorded: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
@@ -177,12 +192,45 @@ def _run_one(job: tuple[Path, Path, Path, int, str | None, bool]) -> Outcome:
                 leftover.unlink()
 
 
+READING_OPTIONS = ("reading", "recorded_feedback", "state_reading")
+
+
 def _sound_domain(key: str, options: dict[str, Any]) -> Any:
-    kept = {k: v for k, v in options.items() if k not in ("reading", "recorded_feedback", "state_reading")}
+    """The study's domain with our own reader and validator: its options without PlanBench's reading, whether
+    stored flat (older imports, t7's `state_reading`) or in the `replay` record."""
+    kept = {k: v for k, v in options.items() if k not in READING_OPTIONS}
+    if isinstance(kept.get("replay"), dict):
+        kept["replay"] = {k: v for k, v in kept["replay"].items() if k not in READING_OPTIONS}
     try:
         return get_domain(key, **kept)
     except (ValueError, OSError):
         return None
+
+
+def _explain(sound: Any, inst: Any, record: dict[str, Any], row: dict[str, Any], label_: bool) -> dict[str, Any]:
+    """One instance whose final verdict parts from PlanBench's label: both verdicts, what PlanBench read (its
+    stored `extracted_llm_plan`), what we read, the end of the answer, and why (`task_disagreements`' classes)."""
+    answer = str(row.get("answer") or "")
+    stored = record.get("extracted_llm_plan")
+    cfg = getattr(getattr(sound, "base", sound), "cfg", None)
+    if isinstance(sound, TaskDomain) and sound.task.name == "t7" and cfg is not None:
+        why = state_why(answer, cfg, record, not label_)
+    elif isinstance(sound, TaskDomain) and sound.task.name == "t3":
+        why = "verdict read otherwise"
+    else:
+        steps = plan_steps(stored, cfg)
+        right = _sound_verdict(sound, inst, "\n".join(steps)) if stored is not None and inst is not None else None
+        why = plan_why(answer, stored, row.get("canonical"), right, label_, cfg)
+    facts = isinstance(stored, list) and not plan_steps(stored)  # t7 stores facts ("on_b_c"), the others plans
+    read = ", ".join(map(str, stored)) if facts else " ".join(plan_steps(stored))
+    return {"instance": str(row["instance"]), "label": label_, "replay": bool(row["sound_valid"]), "why": why,
+            "planbench_read": read[:300], "we_read": _steps_or_text(row.get("canonical"))[:300],
+            "answer": " ".join(answer.split())[-200:]}  # fmt: skip
+
+
+def _steps_or_text(read: Any) -> str:
+    """A parsed answer as one line: its plan's steps, else its text (a state, a verdict)."""
+    return " ".join(plan_steps(read)) or " ".join(str(read or "").split())
 
 
 def _instances(domain: Any, idents: list[str]) -> dict[str, Any]:
@@ -204,6 +252,69 @@ def _sound_verdict(domain: Any, inst: Any, answer: str | None) -> bool:
     if inst is None:
         return False
     return bool(domain.verify(Instance(inst.domain, inst.id, inst.data), answer or "").valid)
+
+
+def task_name(path: Path) -> str:
+    """The PlanBench task of a results file by its name: t1 ... t8_3 (backprompting files are t1's)."""
+    found = re.search(r"task_(\d)(?:_(\d)_(?!history))?", path.stem)
+    return "t" + "_".join(g for g in found.groups() if g) if found else "?"
+
+
+def rejudged(root: Path, files: list[Path], kept: Path, chosen: set[int]) -> list[tuple[int, Outcome]]:
+    """The stores a run kept (`--keep`: `kept` is its `pb-breadth-*` folder, file number N's store `*/N.sqlite`)
+    judged again, with no import or replay: every file's agreement and disagreements as `run_file` finds them. A
+    file without a stored study is imported again only to give the importer's one line."""
+    found = []
+    for n, path in enumerate(files):
+        if n not in chosen:
+            continue
+        out = Outcome(str(path.relative_to(root)))
+        stores = sorted(kept.glob(f"*/{n}.sqlite"))
+        config = None
+        if stores:
+            with sqlite3.connect(stores[0]) as db:
+                config = db.execute("SELECT config FROM studies WHERE name = 's'").fetchone()
+        if config is None:
+            with tempfile.TemporaryDirectory(prefix="pb-rejudge-") as tmp:
+                try:
+                    import_file(path, Path(tmp) / "s.sqlite", "s", planbench=root)
+                except (ImportError_, ValueError, OSError) as exc:
+                    out.error = str(exc).replace(str(path), "FILE").replace(str(root), "ROOT")
+            found.append((n, out))
+            continue
+        definition = json.loads(config[0])
+        key = definition["domains"][0]
+        options = definition.get("domain_options", {}).get(key, {})
+        replay = options.get("replay") or {}
+        out.imported = True
+        out.style = str(options.get("prompt_style") or key.rpartition(":")[2])
+        out.reading = replay.get("reading") or options.get("state_reading") or "sound"
+        _judge(out, root, path, stores[0], key, options)
+        found.append((n, out))
+    return found
+
+
+def files_section(numbered: list[tuple[int, Outcome]]) -> list[dict[str, Any]]:
+    """Per file, what docs/generate.py lays out on the PlanBench page: its task, reader, agreement and every
+    instance whose final verdict parts from PlanBench's label, with why."""
+    return [
+        {"n": n, "file": o.path, "task": task_name(Path(o.path)), "imported": o.imported, "error": o.error[:300],
+         "style": o.style, "reading": o.reading, "offline": o.offline, "agree": o.agree, "labelled": o.labelled,
+         "sound_agree": o.sound_agree, "disagreements": o.details}
+        for n, o in numbered
+    ]  # fmt: skip
+
+
+def add_files(path: Path, numbered: list[tuple[int, Outcome]], note: str | None = None) -> None:
+    """The results file at `path` with its per-file section (`files_section`); the files of `numbered` replace
+    those of the same number already there, so a run kept can be judged again a part at a time."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    new = files_section(numbered)
+    done = {f["n"] for f in new}
+    doc["files"] = sorted([f for f in doc.get("files", []) if f["n"] not in done] + new, key=lambda f: f["n"])
+    if note:
+        doc["files_note"] = note
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 
 
 def stratified(files: list[Path], count: int) -> list[Path]:
@@ -255,6 +366,10 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="files replayed at a time (default 2: the machine's cores)")
     parser.add_argument("--baseline-ref", default="", help="also time this commit's code on a sample of the files")
     parser.add_argument("--baseline-files", type=int, default=10, help="files in the baseline's sample")
+    parser.add_argument(
+        "--rejudge", type=Path, metavar="KEPT", help="no import or replay: judge again the stores a run kept (its "
+        "--keep DIR/pb-breadth-*) and add the per-file section to that run's results file (--json), rows unchanged"
+    )  # fmt: skip
     add_json_option(parser)
     args = parser.parse_args()
     root = args.root.resolve()
@@ -264,6 +379,14 @@ def main() -> None:
         first, _, last = part.partition("-")
         chosen.update(range(int(first), int(last or first) + 1))
     chosen = chosen or set(range(len(files)))
+    if args.rejudge:
+        results = args.json or Path(__file__).parent / "results" / "bench_planbench_breadth.json"
+        numbered = rejudged(root, files, args.rejudge.resolve(), chosen)
+        agree = sum(o.agree for _, o in numbered)
+        labelled = sum(o.labelled for _, o in numbered)
+        print(f"{len(numbered)} files judged again: {agree} of {labelled} instances agree with PlanBench's label")
+        add_files(results, numbered, note=f"judged again from the stores the run kept, by the code of {commit()}")
+        return
     outcomes: list[Outcome] = []
     started = time.perf_counter()
     header = (
@@ -277,8 +400,10 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="pb-breadth-", dir=args.keep))
     todo = [(root, path, work, n, args.reading, args.keep is None) for n, path in enumerate(files) if n in chosen]
     pool = ProcessPoolExecutor(args.jobs) if args.jobs > 1 else None
+    numbered: list[tuple[int, Outcome]] = []
     for (_, _, _, n, _, _), out in zip(todo, pool.map(_run_one, todo) if pool else map(_run_one, todo), strict=True):
         outcomes.append(out)
+        numbered.append((n, out))
         imported = "yes" + (f" ({out.skipped} unanswered skipped)" if out.skipped else "") if out.imported else (
             f"no: {out.error[:300]}"
         )
@@ -349,8 +474,11 @@ def main() -> None:
         ]  # fmt: skip
     rows.append(result_row("wall time of the whole pass", wall, "s", note=f"{args.jobs} file(s) at a time",
                            target="<= 300 s" if whole else None, met=wall <= 300 if whole else None))  # fmt: skip
-    record("bench_planbench_breadth", rows, path=args.json,
-           notes=None if whole else "a selection of the checkout's files: the targets do not apply")  # fmt: skip
+    selection = None if whole else "a selection of the checkout's files: the targets do not apply"
+    # a results file named as a variant (bench_planbench_breadth-NAME.json, e.g. a selection's) names itself so
+    name = args.json.stem if args.json and args.json.stem.startswith("bench_planbench_breadth-") else None
+    written = record(name or "bench_planbench_breadth", rows, path=args.json, notes=selection)
+    add_files(written, numbered)
     sys.exit(0)
 
 

@@ -648,6 +648,88 @@ def planbench_task_disagreements(_: str | None = None) -> str:
                          "we read", "the answer (its end)"), rows)  # fmt: skip
 
 
+BREADTH = ROOT / "benchmarks" / "results" / "bench_planbench_breadth.json"
+AGREEMENT = 0.99  # issue 41: every file at >= 99% of PlanBench's labels, or each disagreement accounted for
+
+
+def planbench_breadth_agreement(_: str | None = None) -> str:
+    """Per PlanBench task, then per file below 99%, then per instance, every final verdict of the breadth
+    benchmark's replays that parts from PlanBench's label, with why (the `files` section of its results file,
+    benchmarks/bench_planbench_breadth.py; the classes are critiquebench/reports/task_disagreements.py's)."""
+    import json
+
+    # the whole pass's results file, else a run on a selection of files (`--files`, its results file's variant)
+    docs = [json.loads(p.read_text(encoding="utf-8"))
+            for p in (BREADTH, *sorted(BREADTH.parent.glob(BREADTH.stem + "-*.json")))]  # fmt: skip
+    doc = next((d for d in docs if d.get("files")), None)
+    if doc is None:
+        return "Not measured: the breadth benchmark's results file has no per-file section yet.\n"
+    files = doc["files"]
+    tasks: dict[str, list[dict[str, Any]]] = {}
+    for f in files:
+        tasks.setdefault(f["task"], []).append(f)
+
+    def ok(f: dict[str, Any]) -> bool:
+        return f["offline"] and f["labelled"] > 0 and f["agree"] >= AGREEMENT * f["labelled"]
+
+    def share(agree: int, labelled: int) -> str:
+        return f"{100 * agree / labelled:.1f}% ({agree}/{labelled})" if labelled else "-"
+
+    per_task = [
+        (task, len(fs), sum(f["offline"] for f in fs), sum(ok(f) for f in fs),
+         share(sum(f["agree"] for f in fs), sum(f["labelled"] for f in fs)))
+        for task, fs in sorted(tasks.items(), key=lambda kv: [int(x) for x in kv[0][1:].split("_") if x.isdigit()])
+    ]  # fmt: skip
+    command = " ".join(_run_args(doc["command"]))
+    head = (
+        f"Measured at `{doc['commit'][:7]}` ({doc['date'][:10]}) on {len(files)} files (`{command}`"
+        + (f"; {doc['files_note']}" if doc.get("files_note") else "")
+        + ("; a selection of the checkout's files" if doc.get("notes") else "") + ").\n\n"
+    )
+    out = head + table(("task", "files", "replayed offline", ">= 99% agreement", "instances agreeing"), per_task)
+    below = [f for f in files if not ok(f)]
+    rows = []
+    for f in below:
+        if not f["imported"]:
+            why = "not imported: " + f["error"]
+        elif not f["offline"]:
+            why = "replay incomplete"
+        else:
+            counts: dict[str, int] = {}
+            for d in f["disagreements"]:
+                counts[d["why"]] = counts.get(d["why"], 0) + 1
+            why = "; ".join(f"{k}: {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+        rows.append((f["n"], f"`{_short(f['file'])}`", f["task"], f["reading"] if f["imported"] else "",
+                     share(f["agree"], f["labelled"]), why))  # fmt: skip
+    out += f"\nThe {len(below)} files below 99% (or not replayed), and why:\n\n"
+    out += table(("#", "file", "task", "reading", "agreement", "why (instances)"), rows)
+    parted = [(f, d) for f in files for d in f["disagreements"]]
+    out += f"\nEvery instance whose replayed verdict parts from PlanBench's label ({len(parted)}):\n\n"
+    return out + table(
+        ("#", "instance", "PlanBench's label", "replay", "why", "PlanBench read", "we read", "the answer (its end)"),
+        ((f["n"], d["instance"], _yes(d["label"]), _yes(d["replay"]), d["why"], _clip(d["planbench_read"], 80),
+          _clip(d["we_read"], 80), _tail(d["answer"], 100)) for f, d in parted),
+    )  # fmt: skip
+
+
+def _run_args(argv: list[str]) -> list[str]:
+    """A benchmark's recorded command without where it wrote (`--json`, `--markdown`, `--keep`) and with the
+    checkout's path as ROOT."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in ("--json", "--markdown", "--keep"):
+            skip = True
+        else:
+            kept.append("ROOT" if arg.startswith("/") else arg)
+    return kept
+
+
+def _short(path: str) -> str:
+    return path.removeprefix("llm_planning_analysis/")
+
+
 def _tail(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else "..." + flat[3 - width :]
@@ -846,6 +928,7 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "planbench-readers": planbench_readers,
     "planbench-state-readers": planbench_state_readers,
     "planbench-task-disagreements": planbench_task_disagreements,
+    "planbench-breadth-agreement": planbench_breadth_agreement,
     "planbench-reader-rules": planbench_reader_rules,
     "refinement-layout": refinement_layout,
     "self-verification-formats": self_verification_formats,
