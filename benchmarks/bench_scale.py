@@ -237,8 +237,8 @@ def main() -> None:
             rows.append(row(f"study throughput, {kind} executor" + (f", {args.workers} workers" if ex else ""), rate,
                             "calls/s", baseline=(f"ideal ({args.concurrency} in flight / {args.latency * 1000:.0f} ms)",
                                                  ideal), ratio=rate / ideal,
-                            target=">= 0.95x of ideal" if ex else ">= 0.5x of ideal",
-                            met=rate / ideal >= (0.95 if ex else 0.5),
+                            # the local executor's target is judged on its row by calls in flight, below
+                            target=">= 0.95x of ideal" if ex else None, met=rate / ideal >= 0.95 if ex else None,
                             note=f"CPU per call {per_call * 1000:.2f} ms ({parts}): CPU ceiling "
                             f"{ceilings[kind] / ideal:.2f}x of ideal on {cores} cores; the machine was "
                             f"{machine / wall / cores:.0%} busy"))  # fmt: skip
