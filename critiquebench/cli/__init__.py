@@ -68,6 +68,8 @@ for _name in COMMAND_MODULES:
 def main() -> None:
     """The console script: any store problem a command meets ends in one `error:` line (exit 2), never a
     traceback. Each command turns the errors it expects into such a line itself; this is the last guard."""
+    if sys.argv[1:] in ([], ["--help"]):  # the list of commands: their names and help, not their options
+        _commands_listed_only(app)
     try:
         app()
     except (ValueError, sqlite3.Error) as exc:  # StoreError and StoreUnavailable are ValueErrors
@@ -81,6 +83,30 @@ def main() -> None:
         # e.g. a store damaged past its first page, found while reading it
         logging.getLogger(__name__).debug("store error", exc_info=True)
         _exit_error(describe(_store_arg(), exc))
+
+
+def _listed(*args: object, **kwargs: object) -> None:
+    """The stand-in callback of a command while only the list of commands is shown (never called)."""
+
+
+def _commands_listed_only(group: typer.Typer) -> None:
+    """Give `group`'s commands (and its sub-groups') stand-in callbacks with their names and help, for a help
+    page that lists them: Typer builds every command's options from its function's signature before click shows
+    any help, which was a third of `critiquebench --help`'s CPU (benchmarks/bench_setup.py)."""
+    import inspect
+
+    from typer.main import get_command_name
+
+    for info in group.registered_commands:
+        callback = info.callback
+        if callback is None:
+            continue
+        info.name = info.name or get_command_name(callback.__name__)
+        info.help = info.help if info.help is not None else inspect.getdoc(callback)
+        info.callback = _listed
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _commands_listed_only(sub.typer_instance)
 
 
 def _store_arg() -> str:

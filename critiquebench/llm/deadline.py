@@ -8,7 +8,9 @@ never cut off. `deadline_client(seconds)` is the SDK's default HTTP client with 
 - when the reply's headers have come, a reply past its deadline fails at once; otherwise a timer shuts the
   connection's socket down at the deadline (a read blocked on it returns at once), and the body stops with
   `ReplyDeadline` (an `httpx2.ReadTimeout`, so the SDK reports a timeout and the client retries it like any
-  other). A body complete in time cancels the timer before the connection goes back to the pool.
+  other). A body complete in time cancels the timer before the connection goes back to the pool. The timers
+  are entries in one watchdog thread per process (`_Watchdog`), not a thread each: starting a thread per call
+  cost more CPU than the rest of this module's work.
 
 The headers come before any hook sees the reply, so the connections' reads themselves are bounded too: the
 client's connection pool reads through `_DeadlineBackend`, whose every read (the headers' included) waits at
@@ -19,6 +21,8 @@ that trickles (before, it hung the call: each read waited less than the timeout,
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import socket
 import threading
 import time
@@ -133,6 +137,63 @@ class _BoundedStream(httpcore2.NetworkStream):
         return self._inner.get_extra_info(info)
 
 
+class _Watchdog:
+    """One daemon thread calling each scheduled function at its monotonic time, unless cancelled first."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[list[Any]] = []  # [when, sequence, function or None once cancelled, argument]
+        self._cancelled = 0
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def schedule(self, when: float, fn: Any, arg: Any) -> list[Any]:
+        entry = [when, next(self._order), fn, arg]
+        with self._cond:
+            heapq.heappush(self._heap, entry)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="critiquebench-deadlines", daemon=True)
+                self._thread.start()
+            elif self._heap[0] is entry:  # sooner than what the thread waits for
+                self._cond.notify()
+        return entry
+
+    def cancel(self, entry: list[Any]) -> None:
+        with self._cond:
+            if entry[2] is None:
+                return
+            entry[2] = entry[3] = None
+            self._cancelled += 1
+            # cancelled entries are dropped as they come up; most replies end long before their deadline, so the
+            # heap is rebuilt without them when they are most of it
+            if self._cancelled > 1000 and 2 * self._cancelled > len(self._heap):
+                self._heap = [e for e in self._heap if e[2] is not None]
+                heapq.heapify(self._heap)
+                self._cancelled = 0
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    while self._heap and self._heap[0][2] is None:
+                        heapq.heappop(self._heap)
+                        self._cancelled -= 1
+                    if not self._heap:
+                        self._cond.wait()
+                        continue
+                    left = self._heap[0][0] - time.monotonic()
+                    if left <= 0:
+                        entry = heapq.heappop(self._heap)
+                        fn, arg = entry[2], entry[3]
+                        entry[2] = entry[3] = None  # fired: a late cancel has nothing to do
+                        break
+                    self._cond.wait(left)
+            fn(arg)
+
+
+_watchdog = _Watchdog()
+
+
 class _DeadlineStream(httpx2.SyncByteStream):
     """A reply body that fails once its request's deadline has passed."""
 
@@ -142,11 +203,9 @@ class _DeadlineStream(httpx2.SyncByteStream):
         self._inner, self._deadline, self._seconds, self._request = inner, deadline, seconds, request
         self._lock = threading.Lock()
         self._done = False
-        self._timer: threading.Timer | None = None
+        self._timer: list[Any] | None = None
         if sock is not None:
-            self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._cut, [sock])
-            self._timer.daemon = True
-            self._timer.start()
+            self._timer = _watchdog.schedule(deadline, self._cut, sock)
 
     def _cut(self, sock: socket.socket) -> None:
         with self._lock:
@@ -161,7 +220,8 @@ class _DeadlineStream(httpx2.SyncByteStream):
         with self._lock:
             self._done = True
         if self._timer is not None:
-            self._timer.cancel()
+            _watchdog.cancel(self._timer)
+            self._timer = None
 
     def __iter__(self) -> Iterator[bytes]:
         try:
