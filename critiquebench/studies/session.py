@@ -146,6 +146,10 @@ def _session_claim(store: Locator, db: Any, study: str) -> Iterator[None]:
 
     leases = leases_for(str(store), lambda: connect(store))
     drop_stale(db, "run_claims", f"{study}/{SESSION_CLAIM}")  # those of killed processes (probe B1 found 6)
+    # and in-flight markers nobody holds any more: a process killed between storing a call's answer and dropping
+    # its marker (`CallCache.answered`: separate statements) left one for good (probe B2); any caller would
+    # take such a marker over anyway
+    drop_stale(db, "llm_inflight", "")
     key = f"{study}/{SESSION_CLAIM}{process_owner()}"  # thread ids are study/domain/spec/instance/trial: no clash
     leases.claim(db, key)
     try:
