@@ -527,6 +527,34 @@ def benchmarks(_: str | None = None) -> str:
     return module.render_markdown(ROOT / "benchmarks" / "results")
 
 
+def reliability_probes(_: str | None = None) -> str:
+    """The re-run of the reliability audit's probes, from docs/reliability_probes.json: counts, then one row each."""
+    import json
+    from collections import Counter
+
+    data = json.loads((ROOT / "docs" / "reliability_probes.json").read_text(encoding="utf-8"))
+    probes = data["probes"]
+    counts = Counter(p["verdict"] for p in probes)
+    head = (
+        f"{len(probes)} probes: {counts['pass']} pass, {counts['fail']} fail, {counts['note']} note"
+        + "".join(f", {n} {v}" for v, n in sorted(counts.items()) if v not in ("pass", "fail", "note"))
+        + ".\n\n"
+    )
+
+    def figure(value: Any) -> str:
+        return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+    rows = [
+        (f"{p['section']}: {p['id']}", p["ran"], " ".join(map(str, p["rc"])), figure(p["cpu_s"]), figure(p["wall_s"]),
+         " ".join(map(str, p["lines"])), figure(p["tracebacks"]), p["lost"], p["verdict"], p["note"],
+         ", ".join(code(t.strip()) for t in p["test"].split(", ") if t.strip()))
+        for p in probes
+    ]  # fmt: skip
+    header = ("probe", "what ran", "rc", "CPU s", "wall s", "lines", "tracebacks", "lost", "verdict", "result",
+              "test")  # fmt: skip
+    return head + table(header, rows)
+
+
 def paper_sets(_: str | None = None) -> str:
     """The intrinsic self-critique paper's generated test sets at seed 1 (`gen:N:1`, N the paper's size): distinct
     problems, problems shared with the shot pool, and how many problems of each size."""
@@ -923,6 +951,7 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "shipped-studies": shipped_studies,
     "recorded-feedback": recorded_feedback,
     "benchmarks": benchmarks,
+    "reliability-probes": reliability_probes,
     "planbench-styles": planbench_styles,
     "planbench-kinds": planbench_kinds,
     "planbench-readers": planbench_readers,

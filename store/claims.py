@@ -146,6 +146,24 @@ def live_holders(db: Any, table: str, prefix: str) -> list[str]:
     return [str(row[0]) for row in rows if not _dead_here(str(row[0]))]
 
 
+def drop_stale(db: Any, table: str, prefix: str) -> int:
+    """Delete the leases on idents that start with `prefix` whose owner let them expire or, on this host, has
+    exited; returns how many. For leases keyed by their owner (a session's), which no other process ever takes
+    over: without this, each killed process left its row behind for good."""
+    column = CLAIM_TABLES[table]
+    rows = db.execute(
+        f"SELECT {column}, owner, expires_at FROM {table} WHERE substr({column}, 1, ?) = ?", [len(prefix), prefix]
+    ).fetchall()
+    now, dropped = time.time(), 0
+    for ident, owner, expires_at in rows:
+        if expires_at < now or _dead_here(str(owner)):
+            db.execute(
+                f"DELETE FROM {table} WHERE {column} = ? AND owner = ? AND expires_at = ?", [ident, owner, expires_at]
+            )
+            dropped += 1
+    return dropped
+
+
 class Leases:
     """The run claims this process holds on one store, renewed by a daemon thread while they are held.
 

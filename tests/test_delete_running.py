@@ -93,3 +93,33 @@ def test_a_delete_at_the_start_of_a_run_is_refused(tmp_path: Path) -> None:
         assert conn.execute("SELECT COUNT(*) FROM run_claims").fetchone()[0] == 0  # the session's claim released
     gone = invoke("studies", "delete", "s", "--store", str(store))  # the run over: the delete goes through
     assert gone.stderr.startswith("deleted study s: ")
+
+
+def test_a_killed_runs_session_claim_is_swept_by_the_next_session(tmp_path: Path) -> None:
+    """Probe B1 of the reliability re-run (rel48): after six `kill -9`s and a resume, the store kept one expired
+    session claim per killed process for good (a session's key names its owner, so no process ever took it
+    over), and B2 one in-flight marker of an answered call. The next session of the study now deletes both; the
+    killed process's run claims are taken over."""
+    store = tmp_path / "s.sqlite"
+    with ScriptedServer(reply=game24_reply, latency=0.3) as server:
+        command = [str(CLI), *run_args("s", store, server, instances="gen:4:1", schemes="standard"), "--no-progress"]
+        running = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while server.answered < 1:
+            assert running.poll() is None and time.monotonic() < deadline, running.communicate()
+            time.sleep(0.02)
+        running.send_signal(signal.SIGKILL)
+        running.communicate(timeout=60)
+        with closing(sqlite3.connect(store, timeout=30)) as conn:
+            owners = conn.execute("SELECT owner FROM run_claims WHERE thread_id LIKE 's/session:%'").fetchall()
+            assert len(owners) == 1  # the killed process's session claim
+            # probe B2: a kill between storing a call's answer and dropping its in-flight marker (two statements)
+            # leaves the marker of an answered call; here the killed process's own owner marks one such call
+            conn.execute("INSERT INTO llm_inflight SELECT key, ?, ? FROM llm_calls LIMIT 1",
+                         [owners[0][0], time.time() + 600])  # fmt: skip
+            conn.commit()
+        invoke("resume", "s", "--store", str(store))
+    with closing(sqlite3.connect(store)) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM run_claims").fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM llm_inflight").fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM runs WHERE study = 's' AND status = 'done'").fetchone()[0] == 4

@@ -79,3 +79,16 @@ def test_help_texts_show_their_brackets() -> None:
     for args in (("run", "--help"), ("score", "--help"), ("prompt", "--help")):
         shown = " ".join(invoke(*args).stdout.split())
         assert "study file's [domain_options]" in shown and "\\[" not in shown, args
+
+
+def test_a_negative_number_of_shots_is_one_line_not_most_of_the_pool() -> None:
+    """Probe C9 of the rel48 re-run: `shots=-5` was accepted and a pddl-style prompt showed all but 5 of the
+    500-problem training pool as examples (the count sliced the pool from its end); 0 shows none."""
+    args = ["prompt", "--domain", "blocksworld", "--instance", "1", "--dataset", str(DATASETS),
+            "--domain-option", "prompt_style=pddl"]  # fmt: skip
+    bad = invoke(*args, "--domain-option", "shots=-5", check=2)
+    assert bad.stderr.strip().splitlines() == [
+        "error: shots must be 0 or more (solved examples in a pddl-style prompt), not -5"
+    ]
+    sizes = [len(invoke(*args, "--domain-option", f"shots={n}").stdout) for n in (0, 1, 3)]
+    assert sizes[0] < sizes[1] < sizes[2] == len(invoke(*args).stdout)  # 3: the folder's default

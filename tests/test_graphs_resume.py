@@ -18,6 +18,7 @@ from critiquebench.llm.client import LLMClient, LLMSettings
 from critiquebench.store.cache import CallCache
 from critiquebench.store.checkpoints import open_saver
 from critiquebench.store.db import connect, connect_raw
+from critiquebench.store.results import ensure_schema
 from critiquebench.studies.execute import execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
@@ -85,7 +86,9 @@ def snapshot(store: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     session = {"updated_at", "started_at", "endpoint"}
     runs = [{k: v for k, v in r.items() if k not in session} for r in db.query("SELECT * FROM runs ORDER BY 1")]
     rows = list(db.query("SELECT * FROM attempts ORDER BY thread_id, round"))
-    return runs, rows
+    steps = db.query("SELECT thread_id, round, node, calls, sound_reason FROM round_calls ORDER BY 1, 2, 3")
+    # each step's calls (how many: a key names the endpoint, whose port differs) and sound reason, as exported
+    return runs, rows + [{"step": {**step, "calls": len(json.loads(step["calls"]))}} for step in steps]
 
 
 def study(tmp_path: Path, name: str, kill_at: tuple[int, ...]) -> tuple[Killer, ScriptedServer, Path]:
@@ -132,6 +135,7 @@ import sys
 from pathlib import Path
 
 import critiquebench.store.checkpoints as checkpoints
+import critiquebench.store.db as store_db
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.llm.client import LLMClient, LLMSettings
 from critiquebench.store.cache import CallCache
@@ -148,6 +152,7 @@ def saver_connection(*args, **kwargs):
 
 
 checkpoints.connect_raw = saver_connection
+store_db.connect_raw = saver_connection  # the run's own rows too (a kill between a step's checkpoint and its rows)
 store, base_url, data, spec = sys.argv[1:5]
 domain = get_domain("game24")
 llm = LLMClient(LLMSettings(model="scripted", base_url=base_url, max_retries=0), CallCache(store))
@@ -171,6 +176,9 @@ KILL_POINTS = {
         "BEFORE INSERT ON checkpoints WHEN EXISTS (SELECT 1 FROM writes w "
         "WHERE w.checkpoint_id = NEW.parent_checkpoint_id AND w.channel = 'past')"
     ),
+    # a step's checkpoint stored, its rows (attempt, round_calls: one transaction) not yet (probe B1, rel48)
+    "between a critique's checkpoint and its rows": "BEFORE INSERT ON round_calls WHEN NEW.node = 'critic'",
+    "between a generation's checkpoint and its rows": "BEFORE INSERT ON round_calls WHEN NEW.node = 'generator'",
 }
 
 
@@ -188,6 +196,7 @@ def test_a_kill_while_a_checkpoint_is_stored_resumes_to_the_uninterrupted_result
 
     with open_saver(store):  # the checkpointer's tables, to put the trigger on
         pass
+    ensure_schema(connect(store))  # and the run's own
     trigger = connect_raw(store)
     trigger.execute(f"CREATE TRIGGER kill {KILL_POINTS[where]} BEGIN SELECT kill_here(); END")
     script = tmp_path / "driver.py"
@@ -200,7 +209,11 @@ def test_a_kill_while_a_checkpoint_is_stored_resumes_to_the_uninterrupted_result
         trigger.close()
         outcome = execute_run(store, "kill", domain, instance, SPEC, 0, scripted(server, store))
     assert (outcome.status, outcome.error) == ("done", None)
-    assert results(store) == results(clean_store)
+    (runs, rows), (clean_runs, clean_rows) = results(store), results(clean_store)
+    assert runs == clean_runs
+    assert [r for r in rows if "step" not in r] == [r for r in clean_rows if "step" not in r]
+    steps, clean_steps = [r["step"] for r in rows if "step" in r], [r["step"] for r in clean_rows if "step" in r]
+    assert steps == clean_steps, [(a, b) for a, b in zip(steps, clean_steps, strict=False) if a != b]
 
 
 def results(store: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

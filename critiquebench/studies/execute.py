@@ -205,6 +205,9 @@ def _claimed_run(
         # what this run is made with (a resumed run: what it goes on with), in the row it writes anyway
         upsert_run(db, tid, **ident, status="running", error=None, **run_provenance(llm, defined))
         prior: list[dict[str, Any]] = []
+        if resumed and (lost := _unrecorded_step(db, tid, graph, snapshot)) is not None:
+            config = {**config, "configurable": lost["configurable"]}  # the step again, from the checkpoint before it
+            snapshot = graph.get_state(config)
         if resumed:  # a kill may have come between a node's checkpoint and its row: write the row again
             _record(db, tid, snapshot.values.get("attempt"), snapshot.values.get("round"))
             # `tasks`, not `next`: a kill between a step's stored writes and the next checkpoint leaves tasks
@@ -330,6 +333,23 @@ def _replayed_run(
             outcome = _fail(db, tid, ident, error, False, status=status)
         leases.release(db, tid)
     return outcome
+
+
+def _unrecorded_step(db: sqlite_utils.Database, tid: str, graph: Any, snapshot: Any) -> Any:
+    """The config of the checkpoint before the last step when a kill came after that step's checkpoint and
+    before its rows (`round_calls`: the calls it made, the sound reason it found; one transaction): streaming
+    from there does the step again, its calls cache hits, and records it as an uninterrupted run did. Else None.
+    (Probe B1 of the rel48 re-run: the rows were rewritten from the checkpoint without the step's calls and
+    reason, so a critique round exported no sound reason.)"""
+    attempt = snapshot.values.get("attempt") or {}
+    round_ = attempt.get("round") or snapshot.values.get("round")
+    if not round_ or snapshot.parent_config is None:
+        return None
+    before = graph.get_state(snapshot.parent_config)
+    if len(before.next) != 1:
+        return None
+    sql = "SELECT 1 FROM round_calls WHERE thread_id = ? AND round = ? AND node = ?"
+    return None if db.execute(sql, [tid, round_, before.next[0]]).fetchone() else snapshot.parent_config
 
 
 def _record(

@@ -141,10 +141,15 @@ def _session_claim(store: Locator, db: Any, study: str) -> Iterator[None]:
     before, a delete that landed between the run's definition and its first run's claim went through, so the
     run paid for every call and left its runs with no study. Each process claims its own key, so two resumers
     of one study do not exclude each other."""
-    from critiquebench.store.claims import leases_for, process_owner
+    from critiquebench.store.claims import drop_stale, leases_for, process_owner
     from critiquebench.store.db import connect
 
     leases = leases_for(str(store), lambda: connect(store))
+    drop_stale(db, "run_claims", f"{study}/{SESSION_CLAIM}")  # those of killed processes (probe B1 found 6)
+    # and in-flight markers nobody holds any more: a process killed between storing a call's answer and dropping
+    # its marker (`CallCache.answered`: separate statements) left one for good (probe B2); any caller would
+    # take such a marker over anyway
+    drop_stale(db, "llm_inflight", "")
     key = f"{study}/{SESSION_CLAIM}{process_owner()}"  # thread ids are study/domain/spec/instance/trial: no clash
     leases.claim(db, key)
     try:

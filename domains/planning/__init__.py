@@ -72,6 +72,8 @@ def load_planning_domain(
     unknown = sorted(set(recorded) - set(REPLAY_OPTIONS))
     if unknown:
         raise TypeError(f"load_planning_domain() got unexpected keyword argument(s) {', '.join(unknown)}")
+    if shots is not None and shots < 0:  # a negative count sliced the pool from its end: all but |shots| examples
+        raise PlanningError(f"shots must be 0 or more (solved examples in a pddl-style prompt), not {shots}")
     replay = replay_of(replay, recorded)
     options: dict[str, Any] = dict(intro=intro, prompts=prompts or DEFAULT, verifier=verifier, verdict=verdict)
     builtin = BUILTIN.get(str(name_or_folder))
