@@ -36,12 +36,15 @@ def verified_loop(
     vote: str = "answer",
     max_tokens: int | None = None,
     reader: Reader = "domain",
+    frame: Callable[[Any, list[dict[str, str]]], list[dict[str, str]]] | None = None,
 ) -> Blueprint:
     """Generate, check with the domain's sound verifier, hand its feedback (at `level`) back, up to `rounds`
-    rounds: the LLM + sound verifier schemes (`policy`: stop at a valid answer, or collect every round to vote)."""
+    rounds: the LLM + sound verifier schemes (`policy`: stop at a valid answer, or collect every round to vote;
+    `frame`: the scheme's variant of the domain's prompt, `make_generator`'s)."""
     graph = Blueprint(RunState)
     graph.add_node("generator", make_generator(mode=mode, style=style, history_policy=history, wrap=wrap,
-                                               temperature=temperature, max_tokens=max_tokens))  # fmt: skip
+                                               temperature=temperature, max_tokens=max_tokens,
+                                               frame=frame))  # fmt: skip
     graph.add_node("verifier", make_sound_verifier(policy=policy, rounds=rounds, level=level, reader=reader))
     graph.add_edge(START, "generator")
     graph.add_edge("generator", "verifier")

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
 Mode = Literal["iterate", "sample"]
+Messages = list[dict[str, str]]
 HISTORY_POLICIES = ("full", "last")
 
 
@@ -36,11 +37,13 @@ def make_generator(
     then: str = "verifier",
     temperature: float | None = None,
     max_tokens: int | None = None,
+    frame: Callable[[Any, Messages], Messages] | None = None,
 ) -> Callable[[RunState, Runtime[RunContext]], dict[str, Any]]:
     """A node that generates round `state["round"] + 1` (the new attempt holds its answer and usage).
 
     `temperature` is the scheme's own sampling temperature (None: the study's), `max_tokens` its own reply cap
-    (None: the study's; `graphs.params.NO_CAP`: none).
+    (None: the study's; `graphs.params.NO_CAP`: none). `frame(domain, messages)` turns the domain's prompt into
+    the scheme's variant of it (refine's other system prompts), before any history.
 
     `wrap` turns a recorded critique into the user turn of the history (default: the domain's backprompt).
     """
@@ -55,6 +58,8 @@ def make_generator(
         ctx = runtime.context
         round_ = state.get("round", 0) + 1
         messages = ctx.domain.prompt(ctx.instance, style)
+        if frame is not None:
+            messages = frame(ctx.domain, messages)
         if mode == "sample":
             sample = round_ - 1
         else:

@@ -37,6 +37,7 @@ _S = "tests/test_intrinsic_sets.py"
 _R = "tests/test_reports_intrinsic.py"
 _RS = "tests/test_refine_scheme.py"
 _RI = "tests/test_refinement_import.py"
+_RV = "tests/test_refine_variants.py"
 _C = "tests/test_confidence.py"
 _G = "tests/test_val_grammar.py"
 _VAL = ("ours, because VAL (KCL-Planning/VAL, a C++ program) is not shipped and nothing is downloaded at run time: "
@@ -176,8 +177,11 @@ ELEMENTS: tuple[Element, ...] = (  # fmt: skip
     Element("004", "4.1", "Error taxonomy", "004:94-99", "exact", _RS, "exact"),
     Element("004", "4.1", "Prompt variants (CoT 2%, one-step, five system prompts)",
             "004:45-51; `prompts.py` `cot_prompt`, `planner_validator_prompt`, the `system_prompt*` texts",
-            "missing, because only the final prompt (004:319-362) is implemented: the variants made no published "
-            "number but the 2%-14% of 004:45-49, whose runs are not published", _RS, "missing"),
+            "exact (to the code: `refine:cot=true` adds `cot_prompt`'s line, 004:47; `refine:system=NAME` sends any "
+            "of its five system prompts by its name there, or `none`, 004:49; the default stays Figure 1's "
+            "`system_prompt_pddl`, 004:315-335); the one-step `planner_validator_prompt` (004:48) is left out, "
+            "because the code holds only its text and an unused `--planner_validator` flag, no loop answering "
+            "\"Valid\"/\"Wrong\" with an updated state, and the paper did not pursue it", _RV, "missing"),
     Element("004", "4.1", "Decoding: greedy, 5000 new tokens",
             "`model_manager.py` @315ac15 l.202, 248-249 (`max_tokens=5000`, no sampling)", "exact", _RS, "exact"),
     Element("004", "4.1", "Answer read as VAL reads the raw reply", "004:66; the code's raw reply file", "exact",

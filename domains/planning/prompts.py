@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from critiquebench.domains.contract import PROMPT_STYLES as PROMPT_STYLES
-from critiquebench.domains.planning.strips import Task
+from critiquebench.domains.planning.strips import PlanningError, Task
 from critiquebench.domains.planning.templates import NLConfig
 from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
 
@@ -118,6 +118,31 @@ def refine_messages(domain_pddl: str, problem_pddl: str, prompts: Prompts = DEFA
     domain, problem = (domain_pddl, problem_pddl) if as_read else (strip_comments(domain_pddl), problem_pddl.strip())
     user = texts.render("user", description=texts.text("description"), domain=domain, problem=problem)
     return [{"role": "system", "content": texts.text("system")}, {"role": "user", "content": user}]
+
+
+# refine's `system` choices: the refinement study's system prompts by their names in its prompts.py @315ac15 (the
+# first the one its code sends, `[system]`; the others `[systems.NAME]`), and "none" (its add_system_prompt=False).
+REFINE_SYSTEMS = ("system_prompt_pddl", "system_prompt", "system_prompt_pddl_updated", "system_prompt_pddl_predicates",
+                  "system_prompt_pddl_predicates_complex", "none")  # fmt: skip
+
+
+def refine_variant(messages: list[dict[str, str]], prompts: Prompts = DEFAULT, system: str = REFINE_SYSTEMS[0],
+                   cot: bool = False) -> list[dict[str, str]]:  # fmt: skip
+    """The refinement paper's chat (`refine_messages`) as one of its study's prompt variants (004:45-49): another
+    of its system prompts (or none), and with `cot` its `cot_prompt` line after the user prompt, as its --cot
+    (pddl_processor.py:49-52). The default variant is `messages` as they are. A PlanningError when `messages` are
+    not the refinement paper's chat (another style, another domain), whose system prompt there is none to swap."""
+    if system == REFINE_SYSTEMS[0] and not cot:
+        return messages
+    texts = prompts[REFINE]
+    framed = [m.get("role") for m in messages] == ["system", "user"] and messages[0]["content"] == texts.text("system")
+    if not framed:
+        raise PlanningError("refine's system and cot variants change the refinement paper's own prompt (a planning "
+                            "domain with style=refine), which this run does not send")  # fmt: skip
+    user = texts.render("cot", prompt=messages[1]["content"]) if cot else messages[1]["content"]
+    key = "system" if system == REFINE_SYSTEMS[0] else f"systems.{system}"
+    head = [] if system == "none" else [{"role": "system", "content": texts.text(key)}]
+    return [*head, {"role": "user", "content": user}]
 
 
 def strip_comments(pddl: str) -> str:

@@ -49,7 +49,7 @@ _ENTRY = ("text", "source", "note")
 # Fields that carry the instance or the answer being judged: a user's template that drops one the built-in text
 # fills would send every instance (or every answer) the same prompt, so they would all share one cached call.
 INSTANCE_FIELDS = frozenset({"numbers", "graph", "coloring", "problem", "init", "goal", "answer", "line", "plan",
-                             "description"})  # fmt: skip
+                             "description", "prompt"})  # fmt: skip
 
 
 @dataclass(frozen=True)
