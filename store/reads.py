@@ -221,6 +221,12 @@ def round_calls(db: Store, thread_id: str) -> list[tuple[int, str, str, str | No
     return resolve_tuples(db, rows, [3])
 
 
+def step_recorded(db: Store, thread_id: str, round_: int, node: str) -> bool:
+    """Whether a run's `node` step of `round_` has its `round_calls` row (written in the step's transaction)."""
+    sql = "SELECT 1 FROM round_calls WHERE thread_id = ? AND round = ? AND node = ?"
+    return db.execute(sql, [thread_id, round_, node]).fetchone() is not None
+
+
 def calls_by_key(db: Store, keys: Iterable[str]) -> Iterator[tuple[str, list[dict[str, str]], str]]:
     """(key, messages, response) of the cached calls with these keys."""
     wanted = list(dict.fromkeys(keys))

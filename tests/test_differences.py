@@ -74,4 +74,6 @@ def test_published_lists_every_pair_with_its_explanation_in_every_format() -> No
         if parts[0].strip():
             cells.append(["" for _ in parts])
         cells[-1] = [f"{old} {new.strip()}".strip() for old, new in zip(cells[-1], parts, strict=True)]
-    assert [(c[1], c[2], c[3], c[5]) for c in cells] == [tuple(" ".join(p.split()) for p in pair) for pair in pairs]
+    # a long word (a path) wraps inside itself, so the cells are compared without their white space
+    assert [tuple("".join(c[i].split()) for i in (1, 2, 3, 5)) for c in cells] == [
+        tuple("".join(p.split()) for p in pair) for pair in pairs]  # fmt: skip

@@ -31,6 +31,7 @@ from critiquebench.store.claims import Leases, holder, leases_for
 from critiquebench.store.db import connect, full_store, transaction
 from critiquebench.store.memo import remember
 from critiquebench.store.postgres import is_postgres
+from critiquebench.store.reads import step_recorded
 from critiquebench.store.results import (
     attempts,
     ensure_schema,
@@ -348,8 +349,7 @@ def _unrecorded_step(db: sqlite_utils.Database, tid: str, graph: Any, snapshot: 
     before = graph.get_state(snapshot.parent_config)
     if len(before.next) != 1:
         return None
-    sql = "SELECT 1 FROM round_calls WHERE thread_id = ? AND round = ? AND node = ?"
-    return None if db.execute(sql, [tid, round_, before.next[0]]).fetchone() else snapshot.parent_config
+    return None if step_recorded(db, tid, round_, before.next[0]) else snapshot.parent_config
 
 
 def _record(
