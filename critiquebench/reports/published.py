@@ -21,7 +21,7 @@ from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.contract import Domain, Instance
 from critiquebench.domains.planning.validator import check_plan
 from critiquebench.domains.study_files import candidates
-from critiquebench.reports.tables import GRIDS, Grid
+from critiquebench.reports.tables import GRIDS, Grid, pct
 
 REFERENCE = Path("planbench") / "reference"
 ONE_SHOT = {"blocksworld": "gpt-4_blocksworld_one_shot.json", "mystery_blocksworld": "gpt-4_mystery_one_shot.json"}
@@ -39,10 +39,6 @@ class PublishedRow:
     agrees: bool
     reason: str  # why they differ (or what the check rests on)
     table: str = "published"
-
-
-def _pct(num: int, den: int) -> str:
-    return f"{100 * num / den:.1f}% ({num}/{den})"
 
 
 def _records(root: Path, domain: str) -> dict[str, dict]:
@@ -75,11 +71,11 @@ def planning_rows(root: Path) -> list[PublishedRow]:
             "second block is no longer clear.\" (000:2002) and one newline, not the prompt 000 prints and the "
             "studies send")  # fmt: skip
     rows = [
-        PublishedRow("000", "Table 1, Blocksworld, S.P. (000:193)", "40%", _pct(ok, 100), ok == 40, data),
-        PublishedRow("002", "Table 1, Generator LLM only w/o BP (002:63)", "40/100 (40%)", _pct(ok, 100), ok == 40,
+        PublishedRow("000", "Table 1, Blocksworld, S.P. (000:193)", "40%", pct(ok, 100), ok == 40, data),
+        PublishedRow("002", "Table 1, Generator LLM only w/o BP (002:63)", "40/100 (40%)", pct(ok, 100), ok == 40,
                      data),
-        PublishedRow("002", "Table 3, No feedback (002:92)", "40/100 (40%)", _pct(ok, 100), ok == 40, data),
-        PublishedRow("001", "Table 1, Blocksw. 3-5, No-Critique, quoted from 000 (001:158)", "40", _pct(ok, 100),
+        PublishedRow("002", "Table 3, No feedback (002:92)", "40/100 (40%)", pct(ok, 100), ok == 40, data),
+        PublishedRow("001", "Table 1, Blocksw. 3-5, No-Critique, quoted from 000 (001:158)", "40", pct(ok, 100),
                      ok == 40, data),
     ]
     m = mys["correct"]
@@ -87,8 +83,8 @@ def planning_rows(root: Path) -> list[PublishedRow]:
            "instances 10, 41 and 69. The paper's own Table A6 counts 3 correct among the same 100 LLM plans, so "
            "Table 1's 4% is one plan more than A6 (100 consecutive recorded instances give 4 only from 6-105 on)")
     rows += [
-        PublishedRow("000", "Table 1, Mystery Blocksworld, S.P. (000:194)", "4%", _pct(m, 100), m == 4, why),
-        PublishedRow("001", "Table 1, Mystery BW, No-Critique, quoted from 000 (001:159)", "4", _pct(m, 100),
+        PublishedRow("000", "Table 1, Mystery Blocksworld, S.P. (000:194)", "4%", pct(m, 100), m == 4, why),
+        PublishedRow("001", "Table 1, Mystery BW, No-Critique, quoted from 000 (001:159)", "4", pct(m, 100),
                      m == 4, why),
     ]
     split = "LLM row: correct / inexecutable / non-goal-reaching"
@@ -234,7 +230,7 @@ def backprompting_rows(root: Path) -> list[PublishedRow]:
             chosen = f"instances {min(ids)}-{max(ids)}"
         for paper, where, number in published:
             rows.append(PublishedRow(
-                paper, where, number, f"{_pct(ok, len(ids))}, {steps:.2f} steps", False,
+                paper, where, number, f"{pct(ok, len(ids))}, {steps:.2f} steps", False,
                 f"not comparable: PlanBench's recorded runs are {chosen}, not the paper's 100 instances (nor its 50)"))
     return rows
 

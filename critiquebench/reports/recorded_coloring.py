@@ -13,6 +13,7 @@ from pathlib import Path
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.importers.self_verification.reader import kind_of, traces
 from critiquebench.nodes.voting import pick_consistent
+from critiquebench.reports.tables import pct
 
 RECORDED = Path("self_verification/recorded/gpt-and-i@ada66fc6/llm-csp/responses")
 GRAPHS = "1-100"  # Table 1's colouring graphs
@@ -63,10 +64,6 @@ def _cell(root: Path, file: str, label: str) -> int:
 Row = tuple[str, str, str, str, bool, str]  # a `reports.published.PublishedRow`'s fields, which that module builds
 
 
-def _pct(num: int, den: int) -> str:
-    return f"{100 * num / den:.1f}% ({num}/{den})"
-
-
 def recorded_coloring_rows(root: Path) -> list[Row]:
     """(paper, where, published, ours, agrees, reason) for each colouring number GPT-4's recorded runs check."""
     if not (root / RECORDED).is_dir():
@@ -76,7 +73,7 @@ def recorded_coloring_rows(root: Path) -> list[Row]:
     for label, file, printed, why in CELLS:
         ours = _cell(root, file, label)
         rows.append(("000", f"Table 1, Graph Coloring, {label} (000:192)", f"{printed}%",
-                     _pct(ours, 100), ours == printed, base + (f"; {why}" if why else "")))  # fmt: skip
+                     pct(ours, 100), ours == printed, base + (f"; {why}" if why else "")))  # fmt: skip
     domain = get_domain("coloring", form="transcript")
     graphs = {i.id: i for i in load_instances(domain, GRAPHS, root)}
     from critiquebench.domains.study_files import candidates

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from critiquebench.reports.tables import pct
+
 TABLE_1 = "000:191"  # Table 1's Game of 24 row: S.P. 5, LLM+LLM 3, B.F. 36, F.E.F. 38, k=15 28, k=25 42, S.C. 6
 
 
@@ -62,5 +64,5 @@ def recorded_game24_rows() -> list[Row]:
         why = (f"GPT-4's recorded run, gpt-and-i@{cell.commit} llm-csp/{cell.path}, puzzles 1-100 where 000 "
                f"evaluates 901-1000 (000:139): not the published runs; {cell.rule}")  # fmt: skip
         rows.append(("000", f"Table 1, Game of 24, {cell.label} ({TABLE_1}), recorded run", f"{cell.published}%",
-                     f"{100 * cell.right / cell.of:.1f}% ({cell.right}/{cell.of})", False, why))  # fmt: skip
+                     pct(cell.right, cell.of), False, why))  # fmt: skip
     return rows
