@@ -78,3 +78,17 @@ def test_a_study_with_no_planning_domain_loads_no_planning_module(tmp_path: Path
             assert "Table 1" in done.stdout
             assert json.loads(done.stdout.splitlines()[-1]) == []
         assert server.requests > 0
+
+
+def test_the_list_of_commands_is_the_page_typer_builds_from_every_command() -> None:
+    """`critiquebench --help` gives each command a stand-in callback before Typer builds the page (its options
+    are not built: `cli._commands_listed_only`); the page must be the one Typer builds from the real commands."""
+    env = {"COLUMNS": "80", "TERM": "dumb", "PATH": "/usr/bin:/bin"}
+    quick = subprocess.run([sys.executable, "-c", "import sys; sys.argv = ['critiquebench', '--help']\n"
+                            "from critiquebench.cli import main; main()"], capture_output=True, text=True,
+                           env=env, timeout=120)  # fmt: skip
+    whole = subprocess.run([sys.executable, "-c", "from critiquebench.cli import app; app(['--help'], "
+                            "prog_name='critiquebench')"], capture_output=True, text=True, env=env,
+                           timeout=120)  # fmt: skip
+    assert quick.returncode == whole.returncode == 0, (quick.stderr, whole.stderr)
+    assert "run" in quick.stdout and quick.stdout == whole.stdout
