@@ -266,6 +266,19 @@ class ValRead(Protocol):
         ...
 
 
+@runtime_checkable
+class ValBinary(Protocol):
+    """Capability: verdicts of the real VAL (KCL-Planning/VAL's `Validate`, `planning.val_binary`): on the raw reply
+    as a plan file (`raw`, the refinement study's) or on the plan read from it (the intrinsic self-critique paper's
+    accuracy), and `Validate -v`'s feedback as the Oracle's critique."""
+
+    def assess_binary(self, instance: Instance, text: str, raw: bool) -> tuple[Verdict, str | None]:
+        ...
+
+    def binary_advice(self, instance: Instance, text: str) -> str:
+        ...
+
+
 @dataclass(frozen=True)
 class Need:
     """What a scheme needs of a domain: a capability, and for `Judged` the purpose it asks."""

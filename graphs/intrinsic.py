@@ -23,6 +23,7 @@ from critiquebench.domains.contract import (
     LLMVerdict,
     Prompted,
     SelfCritiqued,
+    ValBinary,
     ValidatorAdvice,
 )
 from critiquebench.domains.prompts import DEFAULT
@@ -38,6 +39,7 @@ from critiquebench.graphs.params import (
     critic,
     style,
     temperature,
+    validator,
     votes,
 )
 from critiquebench.graphs.state import RunContext, route
@@ -105,6 +107,9 @@ PARAMS = (
         maximum=MAX_TOKENS,
         nullable=True,
     ),
+    validator("who judges each plan's accuracy (001:136) and writes the Oracle's critique (critic=sound, 001:142): "
+              "ours (our validator, VAL's repair advice in VAL's words) or val (KCL-Planning/VAL's Validate on the "
+              "plan read from the reply: its verdict, and `-v`'s repair advice; the val extra)"),
 )
 
 
@@ -115,11 +120,15 @@ def calls(params: dict[str, Any]) -> Calls:
                  shared_first=False)  # fmt: skip
 
 
-def oracle(ctx: RunContext) -> Any:
+def oracle(ctx: RunContext, real_val: bool = False) -> Any:
     """The paper's Oracle on planning domains (001:142: the validator's feedback as the critique): VAL's repair
-    advice for the first failure, in the problem's PDDL names, as the planner's prompt writes them."""
+    advice for the first failure, in the problem's PDDL names, as the planner's prompt writes them; `real_val`:
+    KCL-Planning/VAL's own (`ValBinary.binary_advice`)."""
 
     def critic(instance: Any, answer: str, sample: int = 0) -> LLMVerdict:
+        if real_val and isinstance(ctx.domain, ValBinary):
+            advice = ctx.domain.binary_advice(instance, answer)
+            return LLMVerdict(not advice, advice)
         verdict = ctx.domain.assess(instance, answer)[0]
         return LLMVerdict(verdict.valid, "" if verdict.valid else ctx.domain.val_advice(instance, answer))
 
@@ -145,6 +154,7 @@ def build(
     vote_temperature: float,
     max_tokens: int | None,
     instructions: str,
+    validator: str,
     critic_params: dict[str, Any],
 ) -> Blueprint:
     if instructions != "three-step" and critique_shots:
@@ -163,7 +173,7 @@ def build(
     def judge(ctx: RunContext) -> Any:
         llm = AtTemperature(ctx.llm, critic_temperature, max_tokens)
         if critic == "sound" and isinstance(ctx.domain, ValidatorAdvice):
-            return oracle(ctx), llm
+            return oracle(ctx, real_val=validator == "val"), llm
         return make_critic(critic, llm, ctx.domain, **options), llm
 
     def critic_messages(ctx: RunContext, answer: str) -> list[dict[str, str]]:
@@ -206,6 +216,7 @@ def build(
             judge=judge,
             critic_messages=critic_messages if critic == "intrinsic" else None,
             handback=handback,
+            reader="binary" if validator == "val" else "domain",
         ),
     )
     graph.add_edge(START, "generator")

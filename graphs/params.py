@@ -182,6 +182,22 @@ def reply_cap(default: int | str = "default") -> Param:
                  "none: no cap)", minimum=1, maximum=MAX_TOKENS, nullable=True, none=NO_CAP)  # fmt: skip
 
 
+VALIDATORS = ("ours", "val")
+
+
+def _val_installed(value: str) -> None:
+    if value == "val":
+        from critiquebench.domains.planning.val_binary import validate_path
+
+        validate_path()  # ValUnavailable (a RuntimeError): one line saying how to install it
+
+
+def validator(help: str) -> Param:
+    """Parameter `validator`: our validator (default: no process a step, the same verdicts on every recorded reply
+    compared) or the real VAL (KCL-Planning/VAL's `Validate` from the `val` extra, `domains.planning.val_binary`)."""
+    return Param("validator", str, "ours", help, VALIDATORS, check=_val_installed)
+
+
 def history(default: str = "full") -> Param:
     """Parameter `history`: earlier rounds in the prompt, all or only the last."""
     return Param(

@@ -7,7 +7,11 @@ plan."); at most 4 rounds, stopping at the first valid plan; each reply capped a
 With the study's request each reply is judged as VAL reads the raw reply file (`ValRead`: an undefined action
 anywhere fails the plan, a reply cut off mid-action is no plan). `refine:feedback=all,style=nl` is the earlier
 variant (PlanBench's prompt, all errors, our reader). `system=NAME` sends another of the study's system prompts
-(or none) and `cot=true` its chain-of-thought line after the prompt: the prompt variants of 004:45-49."""
+(or none) and `cot=true` its chain-of-thought line after the prompt: the prompt variants of 004:45-49.
+`validator=val` judges with the real VAL (KCL-Planning/VAL's `Validate`, the `val` extra:
+`domains.planning.val_binary`) run as the study ran it; the default, our VAL reading, gave the same verdict and
+request on all 1093 recorded replies of the study (tests/test_val_binary.py) without a process a step and without
+the extra."""
 
 from __future__ import annotations
 
@@ -17,7 +21,8 @@ from critiquebench.domains.contract import FeedbackLevel, Prompted
 from critiquebench.graphs.cost import Calls
 from critiquebench.graphs.direct import Blueprint
 from critiquebench.graphs.loops import raw_turn, verified_loop
-from critiquebench.graphs.params import Param, feedback, history, reply_cap, rounds, style
+from critiquebench.graphs.params import Param, feedback, history, reply_cap, rounds, style, validator
+from critiquebench.nodes.sound_verifier import Reader
 
 # The study's code generates with max_new_tokens=5000 (model_manager.py), so that is refine's cap, not the
 # study-wide 512 (which other papers' schemes keep).
@@ -32,11 +37,13 @@ PARAMS = (
     Param("system", str, SYSTEMS[0], "the study's system prompt by its name in its prompts.py (style=refine; none: "
           "no system message, its add_system_prompt=False)", SYSTEMS),
     Param("cot", bool, False, "the study's cot_prompt line after the prompt, as its --cot (style=refine)"),
+    validator("who judges each reply: ours (our VAL reading of the raw reply) or val (KCL-Planning/VAL's Validate on "
+              "the raw reply, its output cut as the study's code cut it; the val extra)"),
 )  # fmt: skip
 
 
 def build(*, rounds: int, feedback: FeedbackLevel, history: str, style: str | None, max_tokens: int | None,
-          system: str, cot: bool) -> Blueprint:  # fmt: skip
+          system: str, cot: bool, validator: str) -> Blueprint:  # fmt: skip
     def variant(domain: Any, messages: list[dict[str, str]]) -> list[dict[str, str]]:
         # another style's prompt is no refinement prompt: `refine_variant` fails that run in one line
         from critiquebench.domains.planning.prompts import DEFAULT, refine_variant
@@ -44,9 +51,12 @@ def build(*, rounds: int, feedback: FeedbackLevel, history: str, style: str | No
         return refine_variant(messages, domain.prompts if isinstance(domain, Prompted) else DEFAULT, system, cot)
 
     frame = variant if system != SYSTEMS[0] or cot else None  # the default sends the domain's prompt untouched
+    if validator == "val":  # the real VAL: on the raw reply with the study's request, else on the plan we read
+        reader: Reader = "val-binary" if feedback == "request" else "binary"
+    else:
+        reader = "val" if feedback == "request" else "domain"
     return verified_loop(rounds=rounds, level=feedback, history=history, style=style, wrap=raw_turn,
-                         max_tokens=max_tokens, reader="val" if feedback == "request" else "domain",
-                         frame=frame)  # fmt: skip
+                         max_tokens=max_tokens, reader=reader, frame=frame)  # fmt: skip
 
 
 def calls(params: dict[str, Any]) -> Calls:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from critiquebench.domains.contract import LLMVerdict, Prompted, SelfCritiqued
 from critiquebench.domains.prompts import DEFAULT, Prompts
 from critiquebench.nodes.context import END, PAST_KEYS, RunContext, RunState, add_usage, past_entry, rounds_before
-from critiquebench.nodes.sound_verifier import finish, sound_fields
+from critiquebench.nodes.sound_verifier import Reader, finish, sound_fields
 from critiquebench.nodes.voting import pick_consistent
 
 if TYPE_CHECKING:
@@ -136,19 +136,21 @@ def make_self_critic(
     judge: Callable[[RunContext], tuple[Callable[..., LLMVerdict], AtTemperature]],
     critic_messages: Callable[[RunContext, str], list[dict[str, str]]] | None,
     handback: Callable[[RunContext, str], str],
+    reader: Reader = "domain",
 ) -> Node:
     """The critic step: the sound verdict is recorded; the critic judges the plan by a strict majority of
     `votes` samples drawn for this step (a tie is "wrong", 001:212); "correct" or the run's last step ends the
     run, else the critique goes back. A critique cut off by the length cap before any verdict phrase judges
     nothing: it is not "correct" (the loop goes on, as Algorithm 1 breaks only on "correct"), its text is recorded
-    with `cut_off_note`, and when every vote was cut off the round has no verdict (`llm_verdict` NULL)."""
+    with `cut_off_note`, and when every vote was cut off the round has no verdict (`llm_verdict` NULL). `reader`
+    picks who gives the sound verdict (`sound_verifier.judge`: "binary" is the real VAL on the plan read)."""
 
     def critic(state: IntrinsicState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         ctx = runtime.context
         round_, attempt = state["round"], state["attempt"]
         run, first, last = run_of(round_, per_run)
         answer = attempt["answer"] or ""
-        merged = {**attempt, **sound_fields(ctx, answer, None), "round": round_}
+        merged = {**attempt, **sound_fields(ctx, answer, None, reader), "round": round_}
         size = _over(context_limit, critic_messages(ctx, answer)) if critic_messages else None
         if size is not None:
             return end_run(merged, runs, per_run, note=limit_note("critic", size, context_limit or 0, _prompts(ctx)))

@@ -6,7 +6,9 @@ Policies
 - `collect` (self-consistency): record, then generate again until the limit, then vote.
 (The critic loop judges soundly inside its critic node: one step per round.)
 
-`reader="val"` (refine) judges with the domain's VAL reading of the raw reply (`ValRead`) where it has one.
+`reader="val"` (refine) judges with the domain's VAL reading of the raw reply (`ValRead`) where it has one;
+`reader="val-binary"` (refine:validator=val) with the real VAL on the raw reply, `"binary"` (intrinsic:validator=val)
+with the real VAL on the plan read from it (`ValBinary`).
 """
 
 from __future__ import annotations
@@ -14,27 +16,32 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from critiquebench.domains.contract import FEEDBACK_LEVELS, FeedbackLevel, ValRead
+from critiquebench.domains.contract import FEEDBACK_LEVELS, FeedbackLevel, ValBinary, ValRead
 from critiquebench.nodes.context import END, RunContext, RunState, past_entry
 
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
 Policy = Literal["stop_on_valid", "collect"]
-Reader = Literal["domain", "val"]
+Reader = Literal["domain", "val", "val-binary", "binary"]
 
 
-def sound_fields(ctx: RunContext, answer: str, level: FeedbackLevel | None) -> dict[str, Any]:
+def sound_fields(ctx: RunContext, answer: str, level: FeedbackLevel | None, reader: Reader = "domain"
+                 ) -> dict[str, Any]:  # fmt: skip
     """The attempt columns of the sound verdict on `answer` and its canonical form (parsed once), plus the
     feedback at `level` when it is not valid."""
-    return judge(ctx, answer, level)[0]
+    return judge(ctx, answer, level, reader)[0]
 
 
 def judge(ctx: RunContext, answer: str, level: FeedbackLevel | None, reader: Reader = "domain"
           ) -> tuple[dict[str, Any], bool]:  # fmt: skip
     """`sound_fields`, and whether the verdict ends the loop whatever its rounds left (`Verdict.final`)."""
     domain = ctx.domain
-    if reader == "val" and isinstance(domain, ValRead):
+    if reader in ("val-binary", "binary"):
+        if not isinstance(domain, ValBinary):
+            raise ValueError(f"validator=val: {domain.name} has no PDDL plans for VAL to validate")
+        verdict, canonical = domain.assess_binary(ctx.instance, answer, raw=reader == "val-binary")
+    elif reader == "val" and isinstance(domain, ValRead):
         verdict, canonical = domain.assess_val(ctx.instance, answer)
     else:
         verdict, canonical = domain.assess(ctx.instance, answer)

