@@ -4,7 +4,8 @@ instance by instance, and `validator=val` in the refinement (004) and intrinsic 
 Data: the refinement study's recorded replies trimmed in tests/data/refinement (Singh8899/LLM-Planning-Leonardo
 @315ac15, SOURCE.md) and the first 100 of PlanBench's GPT-4 one-shot Blocksworld plans (`../shared/datasets`).
 On the study's whole recording (1093 replies of both models, `python -m critiquebench.reports.val_agreement`) and
-all 500 PlanBench plans the verdicts and texts agree too: no disagreement to list.
+all 500 PlanBench plans the verdicts, the requests and the Oracle's critiques agree too: no disagreement to list
+there. They differ on a step of the wrong arity (`ARITY`), which no recorded reply or plan holds.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.planning.val_binary import MISSING, repair_advice, study_reason, validate, validate_path
 from critiquebench.graphs import parse_spec
 from critiquebench.llm.client import LLMClient
-from critiquebench.reports.val_agreement import planbench_plans, recorded_replies
+from critiquebench.reports.val_agreement import planbench_plans, recorded_oracle, recorded_replies
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
 from tests.test_refine_scheme import SOLUTION, request, run
@@ -56,6 +57,20 @@ def test_recorded_replies_get_the_same_verdict_and_request_from_our_validator_an
     sent = {r.val for r in rows}
     assert {request("Plan failed to execute"), request("Plan invalid"), request("Bad plan description!"), ""} <= sent
     assert sum(r.val_valid for r in rows) >= 5
+
+
+def test_recorded_replies_get_val_s_own_repair_advice_as_001_s_oracle_critique() -> None:
+    """Our advice in VAL's words against `Validate -v`'s on the plan we read (a line read as no action kept where
+    it stood): unmet preconditions in the action's order, unmet goals in the problem's, an undefined action by its
+    name, an object the problem lacks executed on the untyped domain."""
+    rows = recorded_oracle(REFINEMENT / "problem_dataset" / "problems_blocksworlds",
+                           REFINEMENT / "generated_plans" / "plans")  # fmt: skip
+    assert len(rows) == 48
+    differ = {r.source: (r.ours, r.val) for r in rows if not r.agrees}
+    assert set(differ) == set(DISAGREEMENTS), differ
+    kinds = {r.val.split("\n")[0].split(" has ")[-1].split(" at ")[0] for r in rows if r.val}
+    assert {"an unsatisfied precondition", "The goal is not satisfied", "Bad plan description!",
+            "No matching action defined for on-table"} <= kinds, kinds  # fmt: skip
 
 
 def test_planbench_plans_get_planbench_s_label_and_val_s_repair_advice_from_our_validator() -> None:

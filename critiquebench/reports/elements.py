@@ -70,7 +70,8 @@ ELEMENTS: tuple[Element, ...] = (  # fmt: skip
             "`-v` repair advice handed back (the part PlanBench's `get_val_feedback` keeps, "
             "`plan-bench/utils/task_utils.py` l.443-457; where VAL gives none, the line 004's code cuts); 001 "
             "prints no more of what it sent. The default, our "
-            "validator's advice in VAL's words, equals VAL's on all 500 PlanBench GPT-4 one-shot plans", _VB,
+            "validator's advice in VAL's words, equals VAL's on all 500 PlanBench GPT-4 one-shot plans and all 1093 "
+            "recorded replies of 004's study", _VB,
             "differs"),
     Element("001", "3.1", "Accuracy by VAL on the last plan", "001:136",
             f"exact with `intrinsic:validator=val`: {_REAL_VAL} judges the plan read from every reply; the default, "

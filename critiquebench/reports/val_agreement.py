@@ -4,6 +4,8 @@ instance on recorded data.
 - `recorded_replies`: the refinement study's (004) recorded replies, each read by `refine`'s default (our VAL
   reading of the raw reply, `PlanningDomain.assess_val`) and by the real VAL run as the study ran it (no option, the
   raw reply as the plan file), compared on the verdict and on the request the loop sends after it;
+- `recorded_oracle`: the same replies' critique from 001's Oracle (our repair advice against `Validate -v`'s on the
+  plan we read);
 - `planbench_plans`: PlanBench's GPT-4 one-shot Blocksworld plans (`reference/gpt-4_blocksworld_one_shot.json`),
   each written as PlanBench wrote its plan file, compared on the verdict (ours, VAL's and PlanBench's recorded
   label) and on the Oracle's critique of 001 (our `val_advice` against `Validate -v`'s repair advice).
@@ -61,6 +63,22 @@ def recorded_replies(problems: Path, outputs: Path) -> list[Compared]:
     return out
 
 
+def recorded_oracle(problems: Path, outputs: Path) -> list[Compared]:
+    """The same replies read as 001's Oracle reads a plan: our validator's repair advice (`val_advice`) against
+    `Validate -v`'s on the plan we read from the reply (`binary_advice`)."""
+    folder = problems / "blocksworld"
+    domain = get_domain(str(folder))
+    instances = {i.id: i for i in load_instances(domain, "all", folder)}
+    out = []
+    for model in sorted(outputs.glob("model_outputs_*")):
+        for path in sorted((model / "blocksworld").glob("*_temp*.txt")):
+            instance = instances[path.name.rsplit("_temp", 1)[0]]
+            reply = path.read_text(encoding="utf-8", errors="replace")
+            ours, val = domain.val_advice(instance, reply), domain.binary_advice(instance, reply)
+            out.append(Compared(f"{model.name}/{path.name}", not ours, not val, ours, val))
+    return out
+
+
 def planbench_plans(datasets: Path, first: int | None = None) -> list[Compared]:
     """GPT-4's one-shot Blocksworld plans as PlanBench extracted them (the `first` ones, or all 500)."""
     from critiquebench.domains.planning.val_binary import repair_advice, validate
@@ -94,6 +112,8 @@ def summary(name: str, rows: list[Compared]) -> str:
 def main(argv: list[str]) -> int:
     checkout, datasets = Path(argv[0]), Path(argv[1])
     print(summary("refinement study's recorded replies", recorded_replies(
+        checkout / "problem_dataset" / "problems_blocksworlds", checkout / "generated_plans" / "plans")))
+    print(summary("the same replies' Oracle critique (001)", recorded_oracle(
         checkout / "problem_dataset" / "problems_blocksworlds", checkout / "generated_plans" / "plans")))
     print(summary("PlanBench GPT-4 one-shot Blocksworld plans", planbench_plans(datasets)))
     return 0

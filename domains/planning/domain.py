@@ -334,7 +334,8 @@ class PlanningDomain:
         """The verdict of the real VAL (`val_binary`, KCL-Planning/VAL's `Validate`): with `raw`, on the raw reply
         `text` as the plan file, as the refinement study ran it (its `sent` is the study's request around the reason
         its code cut from VAL's output); else on the plan our reader extracts from `text`, as PDDL lines (the
-        intrinsic self-critique paper's "accuracy by VAL", 001:136). The answer lines are our reading's."""
+        intrinsic self-critique paper's "accuracy by VAL", 001:136; `_plan_file`). The answer lines are our
+        reading's."""
         from critiquebench.domains.planning.val_binary import validate
 
         errors: tuple[str, ...] = ()
@@ -347,7 +348,7 @@ class PlanningDomain:
             verdict, canonical = self.assess(instance, text)
             if verdict.valid and verdict.answer is None:  # "no plan is possible", right on an unsolvable problem
                 return verdict, canonical
-            plan, errors, plan_text = verdict.answer, verdict.errors, (canonical or "") + "\n"
+            plan, errors, plan_text = verdict.answer, verdict.errors, _plan_file(self.read(instance, text))
         val = validate(self.domain_pddl, instance.data["problem"], plan_text)
         if val.valid:
             return Verdict("valid", (), plan), canonical
@@ -356,16 +357,14 @@ class PlanningDomain:
         return Verdict("invalid" if plan else "malformed", errors or (reason,), plan, sent=request), canonical
 
     def binary_advice(self, instance: Instance, text: str) -> str:
-        """The real VAL's feedback on the plan our reader extracts from `text` ("" when valid): `Validate -v`'s repair
-        advice, or where it gives none (a plan it cannot read, an undefined action) the line the refinement study's
-        code cuts from its output (`val_binary.study_reason`): the intrinsic self-critique paper's Oracle with
-        `validator=val` (001:142, "the validator's feedback")."""
+        """The real VAL's feedback on the plan our reader extracts from `text` (`_plan_file`; "" when valid):
+        `Validate -v`'s repair advice, or where it gives none (a plan it cannot read, an undefined action) the line the
+        refinement study's code cuts from its output (`val_binary.study_reason`): the intrinsic self-critique paper's
+        Oracle with `validator=val` (001:142, "the validator's feedback")."""
         from critiquebench.domains.planning.val_binary import repair_advice as val_repair_advice
         from critiquebench.domains.planning.val_binary import study_reason, validate
 
-        parsed = self.read(instance, text)
-        plan = "".join(pddl_line(s) + "\n" for s in parsed.steps) if parsed is not None else ""
-        val = validate(self.domain_pddl, instance.data["problem"], plan, verbose=True)
+        val = validate(self.domain_pddl, instance.data["problem"], _plan_file(self.read(instance, text)), verbose=True)
         if val.valid:
             return ""
         return val_repair_advice(val.stdout) or study_reason(val.stdout.strip())
@@ -569,3 +568,15 @@ def step_of(line: str) -> Step:
 
 def pddl_line(step: Step) -> str:
     return "(" + " ".join((step[0], *step[1])) + ")"
+
+
+def _plan_file(parsed: ParsedPlan | None) -> str:
+    """The plan file VAL gets for a plan our reader read: its actions as PDDL lines, with each line that looked like
+    an action but read as none (`ParsedPlan.unread`: an undefined action, a step cut off) where it stood, so that
+    VAL fails on it as on the reply (its "No matching action", "Bad plan description!")."""
+    if parsed is None:
+        return ""
+    lines = [pddl_line(s) for s in parsed.steps]
+    for k, (position, line) in enumerate(sorted(parsed.unread)):
+        lines.insert(position - 1 + k, line)
+    return "".join(f"{line}\n" for line in lines)

@@ -309,7 +309,8 @@ def parse_problem_text(text: str, domain: DomainModel, source: str, *, plain: bo
             raise PlanningError(f"{source}: fact ({' '.join(fact)}) names undeclared object(s) {unknown}")
         if fact[0] not in domain.predicates:
             raise PlanningError(f"{source}: predicate {fact[0]} is not declared in the domain")
-    return Task(domain, read.name, objects, read.init, frozenset(read.goal), frozenset(read.neg_goal))
+    return Task(domain, read.name, objects, read.init, frozenset(read.goal), frozenset(read.neg_goal),
+                goal_order=(*read.goal, *read.neg_goal))  # fmt: skip
 
 
 def _read_with_pddl(text: str, source: str) -> PlainProblem:

@@ -112,6 +112,8 @@ class Task:
     init: State
     goal: frozenset[Fact]
     neg_goal: frozenset[Fact] = frozenset()
+    # the goal's literals in the order the problem writes them (VAL's repair advice lists unmet goals so); may be ()
+    goal_order: tuple[Fact, ...] = field(default=(), compare=False, repr=False, hash=False)
     _cache: dict[tuple[str, tuple[str, ...]], GroundAction | None] = field(
         default_factory=dict, compare=False, repr=False, hash=False
     )

@@ -11,8 +11,11 @@ objects do not fit is a "Bad plan description!". `VAL -v` also gives repair advi
     (Set (clear b) to true)
 
 with "(Follow each of:" ... "and (Set ...)" ... ")" around several conditions, and "The goal is not satisfied"
-before the goal's. Our validator is not VAL (no durative actions, no numeric fluents), so these are VAL's words
-for the failures our STRIPS simulation finds, not VAL's output byte for byte.
+before the goal's (the unmet preconditions in the order the action writes them, the unmet goals in the problem's).
+Our validator is not VAL (no durative actions, no numeric fluents), so these are VAL's words for the failures our
+STRIPS simulation finds; on every recorded reply of the refinement study (1093) and PlanBench's 500 GPT-4 one-shot
+Blocksworld plans they are the real VAL's byte for byte (`critiquebench.reports.val_agreement`,
+tests/test_val_binary.py), which a study can run instead (`validator=val`, `val_binary`).
 
 `read_val` reads the raw reply as VAL reads a plan file (the study's code hands VAL the reply as it is, its
 `formatter` commented out): the parenthesised actions up to the first word outside them (code fences' backticks
@@ -210,14 +213,14 @@ def run_val(task: Task, steps: Sequence[Step], known_actions: Sequence[str] = ()
         state = action.apply(state)
     unmet, unwanted = task.goal - state, task.neg_goal & state
     if unmet or unwanted:
-        return ValRun(len(steps), len(steps), "goal", None, "", _sorted(unmet), _sorted(unwanted))
+        return ValRun(len(steps), len(steps), "goal", None, "", _written(task, unmet), _written(task, unwanted))
     return ValRun(len(steps), len(steps))
 
 
 def repair_advice(run: ValRun) -> str:
     """VAL's repair advice for the first failure ("" for a valid plan), in the planner's PDDL names."""
     if run.failure == "no-action":
-        return f"No matching action defined for {run.action}"
+        return f"No matching action defined for {run.action.strip('()').split()[0]}"  # the name only, as VAL -v
     if run.failure == "bad-plan":
         return "Bad plan description!"
     sets = [f"(Set {_fact(f)} to true)" for f in run.unmet] + [f"(Set {_fact(f)} to false)" for f in run.unmet_negative]
@@ -239,6 +242,13 @@ def _fact(fact: Fact) -> str:
 
 def _sorted(facts: frozenset[Fact]) -> tuple[Fact, ...]:
     return tuple(sorted(facts))
+
+
+def _written(task: Task, facts: frozenset[Fact]) -> tuple[Fact, ...]:
+    """Unmet goal literals in the order the problem writes them, as VAL's repair advice lists them (the study's
+    pddl_8_6: "(on b2 b1)", "(on b8 b2)", then "(clear b8)"); any the order lacks follow, sorted."""
+    first = [f for f in task.goal_order if f in facts]
+    return (*first, *sorted(facts - set(first)))
 
 
 def _precondition_order(task: Task, name: str, args: Sequence[str]) -> Callable[[frozenset[Fact]], tuple[Fact, ...]]:
