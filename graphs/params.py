@@ -187,9 +187,12 @@ VALIDATORS = ("ours", "val")
 
 def _val_installed(value: str) -> None:
     if value == "val":
-        from critiquebench.domains.planning.val_binary import validate_path
+        from critiquebench.domains.planning.val_binary import ValUnavailable, validate_path
 
-        validate_path()  # ValUnavailable (a RuntimeError): one line saying how to install it
+        try:
+            validate_path()
+        except ValUnavailable as exc:  # a bad spec's ValueError: one line saying how to install it
+            raise ValueError(str(exc)) from None
 
 
 def validator(help: str) -> Param:
