@@ -53,8 +53,8 @@ def planbench(
     reading: Annotated[
         str | None,
         typer.Option(help="How answers are read: one of PlanBench's readers (planbench, planbench-whole, "
-                     "planbench-head, planbench-whole-nostar, planbench-translation; t7 states: planbench-state, "
-                     "planbench-state-commas) or 'sound' for ours (default: the reader that produced the file's "
+                     "planbench-head, planbench-whole-nostar, planbench-translation, planbench-pddl; t7 states: "
+                     "planbench-state, planbench-state-commas) or 'sound' for ours (default: the reader that produced the file's "
                      "labels)."),
     ] = None,
     replay: ReplayNowOpt = False,
