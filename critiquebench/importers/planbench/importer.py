@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,8 @@ class Imported:
     rebuilt: bool = False  # problems or domain text read back from the recorded PDDL prompts (`planbench.recorded`)
     replaying: Replaying | None = None  # a t1 file's prompt style and `Replay` record
     task: TaskReplay | None = None  # a task file's (t2-t7)
+    # instances left out because their record breaks the run's protocol (id -> why), named, not the whole file
+    left_out: Mapping[int, str] = field(default_factory=dict)
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.config, self.added))
@@ -201,12 +203,15 @@ def import_file(
     )
     params = sampling_params(temperature=temperature, max_tokens=max_tokens)
     skipped = [BadRecord(f"instance {i}", "no recorded answer (PlanBench skipped it too)") for i in run.unanswered]
+    if run.windowed is not None:  # conversations recorded otherwise than PlanBench's protocol: left out, named
+        skipped += [BadRecord(f"instance {i}", why) for i, why in run.windowed.broken.items()]
     recording = Recording(content_source("planbench", run.model, run.calls), config, run.calls, params, skipped)
     try:
         written = write_recording(store, recording, _merged)
     except RecordingError as exc:
         raise ImportError_(str(exc)) from None
-    return Imported(written.config, written.added, run.unanswered, options, rebuilt, shown, task)
+    left_out = dict(run.windowed.broken) if run.windowed is not None else {}
+    return Imported(written.config, written.added, run.unanswered, options, rebuilt, shown, task, left_out)
 
 
 # the name the command and the main job know it by; its result also unpacks as (study, calls newly recorded)
