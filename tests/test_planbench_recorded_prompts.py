@@ -176,3 +176,17 @@ def test_an_unsolvable_sets_pddl_answers_are_judged_on_the_plan_planbench_extrac
                     "--store", str(ours), "--reading", "sound")
     assert result.exit_code == 0, result.output
     assert final_verdicts(ours) == {"1": False, "23": True, "85": True}
+
+
+def test_a_prompt_stating_a_fact_twice_is_left_out_and_named(tmp_path: Path) -> None:
+    """gpt-4o-mini's unsolvable Blocksworld English run: instance 39's goal states "the red block is on top of the
+    blue block" twice (PlanBench wrote it from a problem file listing that fact twice; 6 of the run's 100). Our
+    problems are sets of facts, so that prompt cannot be rebuilt: the instance is left out and named, and the
+    others import, read back from their statements, and replay with their labels."""
+    fixture = "zero_shot_nl_stated_twice_unsolvable_gpt-4o-mini.json"
+    data = recorded(fixture)
+    goal = data["39"]["query"].split("My goal is to have that ")[1]
+    assert goal.count("the red block is on top of the blue block") == 2
+    store, result = imported(tmp_path, fixture)
+    assert "left out instance 39: its prompt states 'the red block is on top of the blue block' twice" in result.output
+    assert final_verdicts(store) == {k: i["llm_correct"] for k, i in data.items() if k != "39"}

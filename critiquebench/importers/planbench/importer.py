@@ -22,6 +22,7 @@ from critiquebench.importers.planbench.fallbacks import from_prompts
 from critiquebench.importers.planbench.file import ImportError_
 from critiquebench.importers.planbench.kinds import PlanBenchRun, first_queries, read_planbench
 from critiquebench.importers.planbench.readers import plan_generation_options, state_reading
+from critiquebench.importers.planbench.recorded import stated_twice
 from critiquebench.importers.recording import (
     BadRecord,
     Recording,
@@ -173,6 +174,10 @@ def import_file(
         queries = dict(zip(run.instance_ids, first_queries(run), strict=True))
         if run.task != "t1":
             raise
+        twice = stated_twice(queries) if laid_out is not None and run.kind == "one_shot" else {}
+        if twice and len(twice) < len(queries):  # those prompts cannot be rebuilt: left out and named
+            run = run.without(twice)
+            queries = {k: v for k, v in queries.items() if k not in twice}
         dataset, base, shown = from_prompts(run, Path(path), queries, laid_out, store, reading, exc)
         rebuilt = True
     if shown is not None:
@@ -210,7 +215,8 @@ def import_file(
         written = write_recording(store, recording, _merged)
     except RecordingError as exc:
         raise ImportError_(str(exc)) from None
-    left_out = dict(run.windowed.broken) if run.windowed is not None else {}
+    left_out = {**(run.windowed.broken if run.windowed is not None else {}), **run.left_out}
+    skipped += [BadRecord(f"instance {i}", why) for i, why in run.left_out.items()]
     return Imported(written.config, written.added, run.unanswered, options, rebuilt, shown, task, left_out)
 
 

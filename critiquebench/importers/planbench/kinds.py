@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,20 @@ class PlanBenchRun:
     source: RecordedFile | None = field(default=None, repr=False, compare=False)
     # PDDL backprompting's window of one exchange and the feedback each answer was sent (None: full history)
     windowed: RecordedFeedback | None = None
+    # instances left out because their record cannot be replayed as PlanBench ran it (id -> why): named
+    left_out: Mapping[int, str] = field(default_factory=dict)
+
+    def without(self, left_out: Mapping[int, str]) -> PlanBenchRun:
+        """The run with the instances of `left_out` (id -> why) left out: their ids and calls dropped, named."""
+        keep = [k for k, ident in enumerate(self.instance_ids) if ident not in left_out]
+        if self.kind != "one_shot" or len(self.calls) != len(self.instance_ids):
+            raise ValueError("only a one-shot run's instances are left out this way")
+        return replace(
+            self,
+            instance_ids=tuple(self.instance_ids[k] for k in keep),
+            calls=tuple(self.calls[k] for k in keep),
+            left_out={**self.left_out, **left_out},
+        )
 
     @property
     def scheme(self) -> str:
@@ -116,6 +130,7 @@ def _window_calls(
     sent: dict[str, dict[str, str | None]] = {}
     systems: set[bool] = set()
     ended_wrong: set[int] = set()
+    last_answers: dict[str, str] = {}  # failing conversations: id -> their last answer
     broken: dict[int, str] = {}
     for recorded in instances:
         found = _window_instance(recorded, calls, sent, systems)
@@ -127,6 +142,14 @@ def _window_calls(
             _truth(fields.get(k)) for k in ("could_not_extract", "context_window_hit")
         ):
             ended_wrong.add(found)
+            answers = [m["content"] for m in recorded.messages if m["role"] == "assistant"]
+            if answers and answers.count(answers[-1]) == 1:
+                last_answers[str(recorded.ident)] = answers[-1]
+    if len(ended_wrong) > 1:
+        # failing conversations stopped after several counts of answers (o1-preview's mystery_new run: 2 to 15,
+        # its steps counted otherwise where a call failed): each ends at its recorded last answer, as PlanBench's
+        for ident, answer in last_answers.items():
+            sent[ident][answer_digest(answer)] = None
     if len(broken) == len(instances):
         raise ImportError_(f"{path}: instance {next(iter(broken))} {next(iter(broken.values()))}")
     if len(systems) > 1:
@@ -336,7 +359,7 @@ def first_queries(run: PlanBenchRun) -> list[str]:
     """Each instance's first user message (its problem's prompt), in instance order."""
     assert run.source is not None
     out = []
-    broken = run.windowed.broken if run.windowed is not None else {}
+    broken = {**(run.windowed.broken if run.windowed is not None else {}), **run.left_out}
     for inst in run.source.instances:
         if inst.ident in broken:
             continue
