@@ -163,3 +163,24 @@ def test_after_an_empty_answer_the_step_records_hold_the_next_calls_windows(tmp_
     answers = [m["content"] for m in inst["messages"] if m["role"] == "assistant"]
     assert [r["answer"] for r in rows["41"]] == answers and answers[2] == ""
     assert bool(rows["41"][-1]["sound_valid"]) == bool(inst["act_correct"]) is False
+
+
+def test_failing_conversations_stopped_at_different_counts_each_end_at_their_last_answer(tmp_path: Path) -> None:
+    """Where the failing conversations of a file stopped after different numbers of answers (o1-preview's
+    mystery_new run: 2 to 15), no one `iterations` count is the file's: each run ends at its recorded last
+    answer, so no call beyond the recording is asked for. Here gpt-4o-mini's instance 1 is cut to its first
+    answer and the feedback on it; instance 2 keeps its two answers."""
+    data = json.loads((FIXTURES / MINI).read_text())
+    inst = data["instances"][0]
+    first = next(k for k, m in enumerate(inst["messages"]) if m["role"] == "assistant")
+    inst["messages"] = inst["messages"][: first + 2]
+    inst["step_wise_dict"] = {"0": inst["step_wise_dict"]["0"]}
+    cut = tmp_path / "cut.json"
+    cut.write_text(json.dumps(data))
+    store = tmp_path / "s.sqlite"
+    result = invoke("import", "planbench", str(cut), "--planbench", str(CHECKOUT), "--study", "s",
+                    "--store", str(store))
+    assert result.exit_code == 0, result.output
+    rows = replay_rows(store)  # every run done, every call from the cache
+    assert [r["round"] for r in rows["1"]] == [1] and [r["round"] for r in rows["2"]] == [1, 2]
+    assert not rows["1"][-1]["sound_valid"]
