@@ -123,7 +123,9 @@ def test_a_new_answer_gets_no_invented_feedback(tmp_path: Path) -> None:
         domain.assess(Instance(inst.domain, inst.id, inst.data), "(attack a)")
 
 
-def test_a_step_sent_otherwise_than_the_window_is_refused_in_one_line(tmp_path: Path) -> None:
+def test_a_conversation_sent_otherwise_than_the_window_is_left_out_and_named(tmp_path: Path) -> None:
+    """One conversation whose recorded windows break the protocol is left out, named with its step; the others
+    import. A file where every conversation breaks it is refused in one line, nothing stored."""
     data = json.loads((FIXTURES / O1).read_text())
     data["instances"][0]["step_wise_dict"]["1"]["sent_messages"] = data["instances"][0]["messages"][:1]
     changed = tmp_path / "changed.json"
@@ -131,7 +133,54 @@ def test_a_step_sent_otherwise_than_the_window_is_refused_in_one_line(tmp_path: 
     store = tmp_path / "s.sqlite"
     result = invoke("import", "planbench", str(changed), "--planbench", str(CHECKOUT), "--study", "s",
                     "--store", str(store))
+    assert result.exit_code == 0, result.output
+    assert "left out instance 57: step 1: the recorded sent_messages are not" in result.output
+    assert set(replay_rows(store)) == {"68", "1"}
+    data["instances"] = data["instances"][:1]
+    changed.write_text(json.dumps(data))
+    store = tmp_path / "refused.sqlite"
+    result = invoke("import", "planbench", str(changed), "--planbench", str(CHECKOUT), "--study", "s",
+                    "--store", str(store))
     assert result.exit_code == 2
     [line] = result.output.strip().splitlines()
     assert "instance 57 step 1" in line and "window of one" in line
     assert not store.exists() or sqlite3.connect(store).execute("SELECT count(*) FROM llm_calls").fetchone()[0] == 0
+
+
+def test_after_an_empty_answer_the_step_records_hold_the_next_calls_windows(tmp_path: Path) -> None:
+    """o1-preview's mystery_new run (22 conversations): answer 2 is empty (a failed call, judged as the empty plan
+    and answered with the unmet goals); from there each step's `sent_messages` is the window of the call after
+    it (instance 41: step 2 records [prompt, "", feedback], what was sent for answer 3). Read so, the windows are
+    PlanBench's and every answer replays. Instance 22's conversation lost the failed call's assistant turn (two
+    feedback turns in a row; the next call was sent both): it is left out and named."""
+    fixture = "backprompting_pddl_window_empty_answer_o1-preview.json"
+    inst = recorded(fixture)["41"]
+    assert inst["step_wise_dict"]["2"]["sent_messages"][1] == {"role": "assistant", "content": ""}
+    store, output = imported(tmp_path, fixture)
+    assert "left out instance 22: step 2: the conversation holds two feedback turns" in output
+    rows = replay_rows(store)
+    assert set(rows) == {"41"}
+    answers = [m["content"] for m in inst["messages"] if m["role"] == "assistant"]
+    assert [r["answer"] for r in rows["41"]] == answers and answers[2] == ""
+    assert bool(rows["41"][-1]["sound_valid"]) == bool(inst["act_correct"]) is False
+
+
+def test_failing_conversations_stopped_at_different_counts_each_end_at_their_last_answer(tmp_path: Path) -> None:
+    """Where the failing conversations of a file stopped after different numbers of answers (o1-preview's
+    mystery_new run: 2 to 15), no one `iterations` count is the file's: each run ends at its recorded last
+    answer, so no call beyond the recording is asked for. Here gpt-4o-mini's instance 1 is cut to its first
+    answer and the feedback on it; instance 2 keeps its two answers."""
+    data = json.loads((FIXTURES / MINI).read_text())
+    inst = data["instances"][0]
+    first = next(k for k, m in enumerate(inst["messages"]) if m["role"] == "assistant")
+    inst["messages"] = inst["messages"][: first + 2]
+    inst["step_wise_dict"] = {"0": inst["step_wise_dict"]["0"]}
+    cut = tmp_path / "cut.json"
+    cut.write_text(json.dumps(data))
+    store = tmp_path / "s.sqlite"
+    result = invoke("import", "planbench", str(cut), "--planbench", str(CHECKOUT), "--study", "s",
+                    "--store", str(store))
+    assert result.exit_code == 0, result.output
+    rows = replay_rows(store)  # every run done, every call from the cache
+    assert [r["round"] for r in rows["1"]] == [1] and [r["round"] for r in rows["2"]] == [1, 2]
+    assert not rows["1"][-1]["sound_valid"]

@@ -76,3 +76,23 @@ def test_the_whole_answer_reader_concatenates_a_restated_plan_where_ours_reads_i
     c = case(46, "whole-answer")
     ours, _ = verdict(c["domain"], 46, c["llm_raw_response"])
     assert c["label"] is False and ours is True  # ours right: the plan is stated twice, executed once
+
+
+TRANSLATED = json.loads((Path(__file__).parent / "data" / "planbench" / "translated_plans_val_lexer_o1-preview.json")
+                        .read_text())["cases"]  # fmt: skip
+
+
+@pytest.mark.parametrize("c", TRANSLATED, ids=lambda c: f"run{c['run']}-{c['instance_id']}")
+def test_a_stored_translation_is_read_as_val_reads_the_plan_file(c: dict[str, Any]) -> None:
+    """o1-preview's Mystery reruns keep the translated plans PlanBench wrote to a file for VAL
+    (`response_evaluation.py@1540aef`: `validate_plan` on `llm_plan`), fences and all. VAL's lexer
+    (`planner_tools/VAL/src/pddl+.lex`) has no rule for a backtick or a backslash, so flex echoes and skips them:
+    "```\n(feast a d)\n..." and "(\\\nfeast a c\\\n)" are the plans inside, and right (17, 205, ...); a translation
+    opening with a word or "[PDDL PLAN]" ends the plan before its first step (5, 11: wrong)."""
+    from critiquebench.domains.planning.planbench_reading import answer_digest
+
+    answer = f"o1-preview's answer to instance {c['instance_id']}"  # the translation is keyed by its answer
+    lines = [line.strip() for line in c["extracted_llm_plan"].splitlines() if line.strip()]
+    valid, _ = verdict("mystery_blocksworld", c["instance_id"], answer, reading="planbench-translation",
+                       translations={answer_digest(answer): lines})  # fmt: skip
+    assert valid == c["llm_correct"]

@@ -53,9 +53,9 @@ def planbench(
     reading: Annotated[
         str | None,
         typer.Option(help="How answers are read: one of PlanBench's readers (planbench, planbench-whole, "
-                     "planbench-head, planbench-whole-nostar, planbench-translation; t7 states: planbench-state, "
-                     "planbench-state-commas) or 'sound' for ours (default: the reader that produced the file's "
-                     "labels)."),
+                     "planbench-head, planbench-whole-nostar, planbench-translation, planbench-pddl; t7 states: "
+                     "planbench-state, planbench-state-commas) or 'sound' for ours (default: the reader that "
+                     "produced the file's labels)."),
     ] = None,
     replay: ReplayNowOpt = False,
     progress: ProgressNowOpt = True,
@@ -109,6 +109,8 @@ def planbench(
     if done.unanswered:
         shown = ", ".join(map(str, done.unanswered[:5])) + (", ..." if len(done.unanswered) > 5 else "")
         typer.echo(f"skipped {len(done.unanswered)} instance(s) with no recorded answer, as PlanBench does: {shown}")
+    for ident, why in done.left_out.items():
+        typer.echo(f"left out instance {ident}: {why}")
     if replay:
         replay_now(resolve_store(store), study, progress)
 

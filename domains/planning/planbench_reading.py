@@ -25,7 +25,8 @@ answers PlanBench reads with this function); live studies keep the sound reader.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from critiquebench.domains.planning.strips import Fact, Task
@@ -55,13 +56,23 @@ READERS: tuple[Reading, ...] = (
     Reading("planbench-whole-nostar", "none (reproduces the plans stored with GPT-4o's Blocksworld labels)",
             "the whole answer with `*` removed from each line"),
     Reading("planbench-translation", "`text_to_plan_with_llm` (`llm_planning_analysis/response_evaluation.py:93`)",
-            "the plan GPT-4o's translation stored for that very answer (`translations`)"),
+            "the plan GPT-4o's translation stored for that very answer (`translations`), as VAL reads the file "
+            "(characters its lexer has no token for skipped, the steps before the first word kept)"),
+    Reading("planbench-pddl", "`save_gpt3_response` (`llm_planning_analysis/utils/llm_utils.py:193-210` at "
+            "27b0c44; HEAD's `evaluate_plan_pddl` calls a version it does not publish), then `validate_plan` / "
+            "`validate_plan_unsolvable` (`utils/__init__.py:249-264` at 1540aef)",
+            "PDDL answers: each line up to `[PLAN END]`, the text between its first `(` and `)` when its first "
+            "word is an action of the domain; VAL on the problem file (a name its lexer reads as `{flawed}`, "
+            "digits then a letter, makes VAL exit: no plan is valid); an unsolvable set: right only when that "
+            "plan holds 'no plan possible'"),
 )  # fmt: skip
 READINGS = tuple(r.name for r in READERS)
 # PlanBench's newest evaluator had GPT-4o translate each answer into a PDDL plan (`text_to_plan_with_llm`,
 # `llm_planning_analysis/response_evaluation.py:93`); a replay reads the plan it stored for that very answer
 # (`translations`: answer digest -> plan lines), since that translation call is not ours to repeat.
 TRANSLATION = "planbench-translation"
+# PlanBench's reading of a PDDL answer and VAL's run on the files (`pddl_answer_lines`, `val_exits_on`).
+PDDL_READING = "planbench-pddl"
 # The (mystery) Blocksworld readers, by PlanBench version (`blocksworld_plan`).
 BLOCKSWORLD_READINGS = ("planbench-whole", "planbench-head", "planbench-whole-nostar")
 # PlanBench's get_validation_message returns None when VAL gave no advice; it was sent as the user turn.
@@ -302,3 +313,39 @@ def _state_logistics(clauses: Sequence[str]) -> list[str]:
                 state.append(fact + "_".join(p for p in pred.split(words) if p))
                 break
     return state
+
+
+# ---- t1 PDDL prompts (2024-25): the answer's parenthesised lines, and VAL on the problem file ----
+
+
+def pddl_answer_lines(text: str, actions: Iterable[str]) -> list[str]:
+    """PlanBench's `save_gpt3_response` (`llm_planning_analysis/utils/llm_utils.py:193-210` at 27b0c44): each
+    line up to one holding `[PLAN END]`, the text between its first "(" and its first ")" (Python's slice: no
+    "(" starts at 0, no ")" ends one short), kept as "(...)" when its first word is one of `actions` (any case);
+    a plan stated twice is read twice, a line "No plan possible." is dropped."""
+    known = {a.lower() for a in actions}
+    plan = []
+    for line in (text or "").split("\n"):
+        if "[PLAN END]" in line:
+            break
+        action = line[line.find("(") + 1 : line.find(")")]
+        if not action.strip():
+            continue
+        if action.strip().split()[0].lower() in known:
+            plan.append(f"({action})")
+    return plan
+
+
+# VAL's lexer (`planner_tools/VAL/src/pddl+.lex`): `flawed {digit}+{char}+` prints "Illegal symbol" and calls
+# exit(0), so VAL never prints "Plan valid"; a token is the longest match, so a name opening with digits and a
+# letter ("8qm56p09ss7ezhl": {int} matches "8", {flawed} "8qm") is one
+_FLAWED = re.compile(r"\d+[A-Za-z_]")
+
+
+def val_exits_on(task: Task) -> str | None:
+    """The first name of the problem file and domain VAL is given that its lexer reads as `{flawed}` (VAL then
+    exits before judging any plan), None when there is none. PlanBench's obfuscated Logistics run named 63 of its
+    200 problems so (`(problem 8qm56p09ss7ezhl)`): every one is labelled wrong, whatever the plan."""
+    model = task.domain
+    names = [task.name, model.name, *task.objects, *model.predicates, *model.schemas]
+    return next((name for name in names if _FLAWED.match(name)), None)

@@ -22,22 +22,25 @@ from critiquebench.domains.planning.domain import (
     PlanningDomain,
     Step,
     pddl_line,
-    step_of,
 )
 from critiquebench.domains.planning.planbench_reading import (
     BLOCKSWORLD_READINGS,
     NO_ADVICE,
+    PDDL_READING,
     READINGS,
     TRANSLATION,
     NotExtracted,
     answer_digest,
     blocksworld_plan,
     logistics_plan,
+    pddl_answer_lines,
+    val_exits_on,
     val_feedback,
 )
 from critiquebench.domains.planning.prompts import PROMPT_STYLES
-from critiquebench.domains.planning.strips import PlanningError
+from critiquebench.domains.planning.strips import PlanningError, Task
 from critiquebench.domains.planning.styles import LIVE, STYLES
+from critiquebench.domains.planning.val_words import val_steps
 from critiquebench.domains.planning.validator import check_plan, error_sentences, is_sound_feedback
 from critiquebench.domains.replayed import Wrapper
 
@@ -281,7 +284,8 @@ class ReplayedPlanning(Wrapper):
         return self.inner.verify(instance, text)
 
     def assess(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
-        claim = self.inner._no_plan_claim(instance, text)
+        # PlanBench's PDDL evaluation judges a "no plan" answer on the plan it extracted, not on the answer
+        claim = None if self.replay.reading == PDDL_READING else self.inner._no_plan_claim(instance, text)
         if claim is not None:
             verdict, canonical = claim, None
         elif self.replay.reading is not None:
@@ -320,10 +324,15 @@ class ReplayedPlanning(Wrapper):
             if any(NO_PLAN_POSSIBLE in line.lower() for line in lines):  # PlanBench's rule on the translated plan
                 claim = self.inner._no_plan_claim(instance, NO_PLAN_POSSIBLE)
                 return (claim or Verdict("invalid", (), None)), None
-            junk = [ln for ln in lines if not ln.strip().startswith(("(", ";")) or not ln.strip().strip("()").strip()]
-            if junk:  # VAL refuses a plan file holding a line that is no action ("[PDDL PLAN]", "```pddl")
-                return Verdict("invalid", (f"VAL cannot read the plan line {junk[0]!r}.",), None), None
-            steps = [step_of(line) for line in lines if line.strip().startswith("(")]
+            # PlanBench wrote the stored plan to a file and ran VAL on it (`validate_plan`): VAL's lexer skips
+            # characters it has no token for (code fences' backticks, backslashes), and its parser keeps the
+            # steps before the first word ("[PDDL PLAN]", "Here is ..."), so the file is read as VAL reads it
+            read = val_steps("\n".join(lines))
+            steps, parsed = read if read is not None else ([], True)
+            if not parsed:  # a rule left open ("()", a step cut off): VAL builds no plan
+                return Verdict("invalid", ("VAL cannot read the translated plan.",), None), None
+        elif reading == PDDL_READING:
+            return self._pddl_verdict(task, text)
         elif reading in BLOCKSWORLD_READINGS:
             steps = self._blocksworld_steps(text)
         else:
@@ -343,6 +352,29 @@ class ReplayedPlanning(Wrapper):
         status = "valid" if check.valid else "invalid"
         errors = error_sentences(self.inner.cfg, task, check, self.inner.texts)
         return Verdict(status, errors, answer), "\n".join(answer)
+
+    def _pddl_verdict(self, task: Task, text: str) -> tuple[Verdict, str | None]:
+        """PlanBench's `evaluate_plan_pddl`: the plan `save_gpt3_response` writes (`pddl_answer_lines`); on an
+        unsolvable set right only when it holds "no plan possible" (`validate_plan_unsolvable`), else VAL's
+        verdict on the plan file, which is no plan valid where VAL's lexer exits on the problem's files."""
+        lines = pddl_answer_lines(text, self.inner.model.schemas)
+        canonical = "\n".join(lines)
+        if "unsolvable" in self.inner.cfg.domain_name:
+            if NO_PLAN_POSSIBLE in canonical:
+                return Verdict("valid", (), lines), canonical
+            said = "PlanBench's extracted plan does not say 'no plan possible'."
+            return Verdict("invalid", (said,), lines), canonical
+        flawed = val_exits_on(task)
+        if flawed is not None:
+            reason = f"VAL exits on the name {flawed!r} of the problem's files (its lexer's Illegal symbol)."
+            return Verdict("invalid", (reason,), lines), canonical
+        read = val_steps(canonical)
+        steps, parsed = read if read is not None else ([], True)
+        if not parsed:
+            return Verdict("invalid", ("VAL cannot read the extracted plan.",), lines), canonical
+        check = check_plan(task, steps)
+        errors = error_sentences(self.inner.cfg, task, check, self.inner.texts)
+        return Verdict("valid" if check.valid else "invalid", errors, lines), canonical
 
     def _blocksworld_steps(self, text: str) -> list[Step]:
         reading = self.replay.reading

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from critiquebench.importers.planbench.fallbacks import from_prompts
 from critiquebench.importers.planbench.file import ImportError_
 from critiquebench.importers.planbench.kinds import PlanBenchRun, first_queries, read_planbench
 from critiquebench.importers.planbench.readers import plan_generation_options, state_reading
+from critiquebench.importers.planbench.recorded import stated_twice
 from critiquebench.importers.recording import (
     BadRecord,
     Recording,
@@ -94,6 +95,8 @@ class Imported:
     rebuilt: bool = False  # problems or domain text read back from the recorded PDDL prompts (`planbench.recorded`)
     replaying: Replaying | None = None  # a t1 file's prompt style and `Replay` record
     task: TaskReplay | None = None  # a task file's (t2-t7)
+    # instances left out because their record breaks the run's protocol (id -> why), named, not the whole file
+    left_out: Mapping[int, str] = field(default_factory=dict)
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.config, self.added))
@@ -171,6 +174,10 @@ def import_file(
         queries = dict(zip(run.instance_ids, first_queries(run), strict=True))
         if run.task != "t1":
             raise
+        twice = stated_twice(queries) if laid_out is not None and run.kind == "one_shot" else {}
+        if twice and len(twice) < len(queries):  # those prompts cannot be rebuilt: left out and named
+            run = run.without(twice)
+            queries = {k: v for k, v in queries.items() if k not in twice}
         dataset, base, shown = from_prompts(run, Path(path), queries, laid_out, store, reading, exc)
         rebuilt = True
     if shown is not None:
@@ -201,12 +208,16 @@ def import_file(
     )
     params = sampling_params(temperature=temperature, max_tokens=max_tokens)
     skipped = [BadRecord(f"instance {i}", "no recorded answer (PlanBench skipped it too)") for i in run.unanswered]
+    if run.windowed is not None:  # conversations recorded otherwise than PlanBench's protocol: left out, named
+        skipped += [BadRecord(f"instance {i}", why) for i, why in run.windowed.broken.items()]
     recording = Recording(content_source("planbench", run.model, run.calls), config, run.calls, params, skipped)
     try:
         written = write_recording(store, recording, _merged)
     except RecordingError as exc:
         raise ImportError_(str(exc)) from None
-    return Imported(written.config, written.added, run.unanswered, options, rebuilt, shown, task)
+    left_out = {**(run.windowed.broken if run.windowed is not None else {}), **run.left_out}
+    skipped += [BadRecord(f"instance {i}", why) for i, why in run.left_out.items()]
+    return Imported(written.config, written.added, run.unanswered, options, rebuilt, shown, task, left_out)
 
 
 # the name the command and the main job know it by; its result also unpacks as (study, calls newly recorded)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,20 @@ class PlanBenchRun:
     source: RecordedFile | None = field(default=None, repr=False, compare=False)
     # PDDL backprompting's window of one exchange and the feedback each answer was sent (None: full history)
     windowed: RecordedFeedback | None = None
+    # instances left out because their record cannot be replayed as PlanBench ran it (id -> why): named
+    left_out: Mapping[int, str] = field(default_factory=dict)
+
+    def without(self, left_out: Mapping[int, str]) -> PlanBenchRun:
+        """The run with the instances of `left_out` (id -> why) left out: their ids and calls dropped, named."""
+        keep = [k for k, ident in enumerate(self.instance_ids) if ident not in left_out]
+        if self.kind != "one_shot" or len(self.calls) != len(self.instance_ids):
+            raise ValueError("only a one-shot run's instances are left out this way")
+        return replace(
+            self,
+            instance_ids=tuple(self.instance_ids[k] for k in keep),
+            calls=tuple(self.calls[k] for k in keep),
+            left_out={**self.left_out, **left_out},
+        )
 
     @property
     def scheme(self) -> str:
@@ -72,7 +86,8 @@ def read_planbench(path: Path) -> PlanBenchRun:
     if recorded.kind == "backprompting":
         task = "t1"
     calls, windowed = kind_of(recorded).calls(path, recorded)
-    ids = tuple(inst.ident for inst in recorded.instances)
+    broken = windowed.broken if windowed is not None else {}
+    ids = tuple(inst.ident for inst in recorded.instances if inst.ident not in broken)
     plans = _example_plans(recorded.instances) if task == "t1" else {}
     return PlanBenchRun(
         recorded.kind, model, domain, ids, tuple(calls), task, plans, recorded.unanswered, recorded, windowed
@@ -100,6 +115,8 @@ class RecordedFeedback:
     sent: Mapping[str, Mapping[str, str | None]]
     system: bool
     rounds: int
+    # instances whose recorded windows are not PlanBench's protocol (id -> why): left out and named, not the file
+    broken: Mapping[int, str] = field(default_factory=dict)
 
 
 def _window_calls(
@@ -113,43 +130,100 @@ def _window_calls(
     sent: dict[str, dict[str, str | None]] = {}
     systems: set[bool] = set()
     ended_wrong: set[int] = set()
+    last_answers: dict[str, str] = {}  # failing conversations: id -> their last answer
+    broken: dict[int, str] = {}
     for recorded in instances:
-        raw = list(recorded.messages)
-        first = next(i for i, m in enumerate(raw) if m["role"] == "user")
-        opening = raw[: first + 1]
-        systems.add(opening[0]["role"] == "system")
-        answers = [i for i, m in enumerate(raw) if m["role"] == "assistant"]
-        steps = recorded.fields.get("step_wise_dict")
-        feedback: dict[str, str | None] = {}
-        start = len(calls)
-        for k, i in enumerate(answers):
-            before = [] if k == 0 else raw[answers[k - 1] : answers[k - 1] + 2]
-            messages = tuple(opening + before)
-            step = steps.get(str(k)) if isinstance(steps, dict) else None
-            shown = step.get("sent_messages") if isinstance(step, dict) else None
-            if shown is not None and [dict(m) for m in messages] != shown:
-                raise ImportError_(
-                    f"{path}: instance {recorded.ident} step {k}: the recorded sent_messages are not the first "
-                    "prompt and the last exchange (PlanBench's window of one)"
-                )
-            answer = raw[i]["content"]
-            # the same window again (the same answer and feedback) is the next sample of that request
-            again = sum(c.messages == messages for c in calls[start:])
-            calls.append(RecordedCall(messages, answer, again, f"instance {recorded.ident} step {k}"))
-            after = raw[i + 1]["content"] if i + 1 < len(raw) and raw[i + 1]["role"] == "user" else None
-            feedback.setdefault(answer_digest(answer), after)
-        sent[str(recorded.ident)] = feedback
+        found = _window_instance(recorded, calls, sent, systems)
+        if isinstance(found, str):
+            broken[recorded.ident] = found
+            continue
         fields = recorded.fields
         if not _truth(fields.get("act_correct")) and not any(
             _truth(fields.get(k)) for k in ("could_not_extract", "context_window_hit")
         ):
-            ended_wrong.add(len(answers))
+            ended_wrong.add(found)
+            answers = [m["content"] for m in recorded.messages if m["role"] == "assistant"]
+            if answers and answers.count(answers[-1]) == 1:
+                last_answers[str(recorded.ident)] = answers[-1]
+    if len(ended_wrong) > 1:
+        # failing conversations stopped after several counts of answers (o1-preview's mystery_new run: 2 to 15,
+        # its steps counted otherwise where a call failed): each ends at its recorded last answer, as PlanBench's
+        for ident, answer in last_answers.items():
+            sent[ident][answer_digest(answer)] = None
+    if len(broken) == len(instances):
+        raise ImportError_(f"{path}: instance {next(iter(broken))} {next(iter(broken.values()))}")
     if len(systems) > 1:
         raise ImportError_(f"{path}: some conversations open with a system message and some without")
     # PlanBench stopped a failing run after `iterations` answers: where every failure stopped at one count, that
     # was it; else its default
     rounds = ended_wrong.pop() if len(ended_wrong) == 1 else PLANBENCH_ITERATIONS
-    return calls, RecordedFeedback(sent, systems == {True}, rounds)
+    return calls, RecordedFeedback(sent, systems == {True}, rounds, broken)
+
+
+def _window_mismatch(
+    raw: Sequence[Mapping[str, str]],
+    answers: Sequence[int],
+    windows: Sequence[tuple[Any, ...]],
+    shown: Mapping[int, Any],
+) -> str | None:
+    """Why the recorded `sent_messages` (step -> messages) are not the conversation's windows of one exchange
+    (None: they are). After an empty answer (a failed call, judged as the empty plan and answered), PlanBench's
+    step record of that call holds the next call's window, and every later record the one after its own
+    (o1-preview's mystery_new run: 22 conversations, their empty answer at step 2): those are its windows too."""
+
+    def same(k: int, j: int) -> bool:
+        return j < len(windows) and [dict(m) for m in windows[j]] == shown[k]
+
+    if all(same(k, k) for k in shown):
+        return None
+    empty = next((k for k, i in enumerate(answers) if not raw[i]["content"]), None)
+    if empty is not None and all(same(k, k if k < empty else k + 1) for k in shown):
+        return None
+    k = next(k for k in shown if not same(k, k))
+    if any(a["role"] == b["role"] == "user" for a, b in zip(raw, raw[1:], strict=False)):
+        return (
+            f"step {k}: the conversation holds two feedback turns with no answer between them (a call it recorded "
+            "no answer for), and the recorded sent_messages show the next call sent both: no window of one "
+            "exchange of the recorded conversation is what was sent"
+        )
+    return (
+        f"step {k}: the recorded sent_messages are not the first prompt and the last exchange (PlanBench's window "
+        "of one)"
+    )
+
+
+def _window_instance(
+    recorded: RecordedInstance, calls: list[RecordedCall], sent: dict[str, dict[str, str | None]], systems: set[bool]
+) -> int | str:
+    """One conversation's calls and feedback added to `calls` and `sent` (its answers counted), or why its
+    recorded windows are not PlanBench's window of one (`_window_mismatch`; nothing added)."""
+    raw = list(recorded.messages)
+    first = next(i for i, m in enumerate(raw) if m["role"] == "user")
+    opening = raw[: first + 1]
+    answers = [i for i, m in enumerate(raw) if m["role"] == "assistant"]
+    steps = recorded.fields.get("step_wise_dict")
+    windows = [tuple(opening + (raw[answers[k - 1] : answers[k - 1] + 2] if k else [])) for k in range(len(answers))]
+    shown = {
+        k: step["sent_messages"]
+        for k in range(len(answers))
+        if isinstance(steps, dict) and isinstance(step := steps.get(str(k)), dict) and step.get("sent_messages")
+    }
+    wrong = _window_mismatch(raw, answers, windows, shown)
+    if wrong is not None:
+        return wrong
+    feedback: dict[str, str | None] = {}
+    start = len(calls)
+    for k, i in enumerate(answers):
+        messages = windows[k]
+        answer = raw[i]["content"]
+        # the same window again (the same answer and feedback) is the next sample of that request
+        again = sum(c.messages == messages for c in calls[start:])
+        calls.append(RecordedCall(messages, answer, again, f"instance {recorded.ident} step {k}"))
+        after = raw[i + 1]["content"] if i + 1 < len(raw) and raw[i + 1]["role"] == "user" else None
+        feedback.setdefault(answer_digest(answer), after)
+    sent[str(recorded.ident)] = feedback
+    systems.add(opening[0]["role"] == "system")
+    return len(answers)
 
 
 @dataclass(frozen=True)
@@ -285,7 +359,10 @@ def first_queries(run: PlanBenchRun) -> list[str]:
     """Each instance's first user message (its problem's prompt), in instance order."""
     assert run.source is not None
     out = []
+    broken = {**(run.windowed.broken if run.windowed is not None else {}), **run.left_out}
     for inst in run.source.instances:
+        if inst.ident in broken:
+            continue
         if inst.query is not None:
             out.append(sent_query(inst.query))
         else:

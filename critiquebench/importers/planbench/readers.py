@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains.planning.domain import PlanningDomain
-from critiquebench.domains.planning.planbench_reading import TRANSLATION, answer_digest
+from critiquebench.domains.planning.planbench_reading import PDDL_READING, TRANSLATION, answer_digest
 from critiquebench.domains.planning.replay import Replay, Replaying
 from critiquebench.domains.planning.styles import PDDL_STYLES
 from critiquebench.importers.planbench.file import ImportError_, RecordedInstance
@@ -55,6 +55,12 @@ def _translation(r: Recognised) -> Replaying | None:
     return r.options.with_replay(reading=TRANSLATION, translations=plans)
 
 
+def _pddl_2024(r: Recognised) -> Replaying | None:
+    if r.reading is not None or r.run.kind != "one_shot" or r.options.prompt_style != "pddl_zero_shot":
+        return None
+    return r.options.with_replay(reading=PDDL_READING)
+
+
 def _pddl_lines(r: Recognised) -> Replaying | None:
     if r.options.prompt_style not in PDDL_STYLES or r.options.replay.reading != "planbench":
         return None
@@ -93,6 +99,9 @@ READER_RULES: tuple[ReaderRule, ...] = (
                "each answer (`planbench-translation`)", _translation),
     ReaderRule("given", "`--reading NAME`: that reader (`sound`: ours)", lambda r: None if r.reading is None
                else r.options),
+    ReaderRule("PDDL answers (2024-25)", "one-shot files of HEAD's zero-shot PDDL prompt (`pddl_zero_shot`): "
+               "PlanBench's `evaluate_plan_pddl` (`planbench-pddl`: `save_gpt3_response`'s lines, VAL on the "
+               "problem's files, the unsolvable sets' rule on the extracted plan)", _pddl_2024),
     ReaderRule("PDDL answers", "PDDL prompts of a domain PlanBench reads in English (Logistics): ours, as PlanBench "
                "read PDDL answers as PDDL lines (`save_gpt3_response`)", _pddl_lines),
     ReaderRule("producing", "Blocksworld and Mystery: the reader whose plans equal the stored `extracted_llm_plan` "

@@ -149,6 +149,29 @@ _STATEMENT = re.compile(
 )
 
 
+def stated_twice(queries: Mapping[int, str]) -> dict[int, str]:
+    """The English zero-shot prompts whose statement names one fact twice (instance id -> why): PlanBench wrote
+    the statement from a problem file whose goal (or initial state) lists that fact twice; our problems are sets
+    of facts and state it once, so that prompt cannot be rebuilt (gpt-4o-mini's unsolvable Blocksworld run,
+    instance 39: "the red block is on top of the blue block" twice in its goal)."""
+    found: dict[int, str] = {}
+    for ident, query in queries.items():
+        statement = list(_STATEMENT.finditer(query))
+        if not statement:
+            continue
+        for part in ("init", "goal"):
+            clauses = [c.strip() for c in re.split(r", | and ", statement[-1].group(part)) if c.strip()]
+            twice = next((c for k, c in enumerate(clauses) if c in clauses[:k]), None)
+            if twice is not None:
+                where = "goal" if part == "goal" else "initial conditions"
+                found[ident] = (
+                    f"its prompt states {twice!r} twice in its {where} (a problem file listing that fact twice); "
+                    "a problem of ours, a set of facts, states it once, so the prompt cannot be rebuilt"
+                )
+                break
+    return found
+
+
 def with_stated_problems(path: Path, folder: Path, queries: Mapping[int, str], into: Path) -> Path | None:
     """Domain folder `folder` (laid out from a checkout, with English templates) with each instance's problem
     read back from the English statement its zero-shot prompt showed (the last `[STATEMENT]`: initial conditions
