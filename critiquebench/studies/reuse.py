@@ -50,8 +50,9 @@ def code_fingerprint() -> str:
             if path.is_file() and "__pycache__" not in path.parts:
                 digest.update(str(path.relative_to(root)).encode())
                 digest.update(path.read_bytes())
+    installed = metadata.entry_points()  # one scan of the installed distributions for both groups, not one each
     for group in ("critiquebench.critics", "critiquebench.schemes"):
-        for entry in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
+        for entry in sorted(installed.select(group=group), key=lambda e: e.name):
             version = entry.dist.version if entry.dist is not None else "?"
             digest.update(f"{group}:{entry.name}={entry.value}@{version}".encode())
     return digest.hexdigest()
