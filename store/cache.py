@@ -108,6 +108,18 @@ class CallRecord:
     created_at: float = 0.0
 
 
+@dataclass(frozen=True)
+class CachedAnswer:
+    """What a cache hit gives its caller: a `CallRecord` without what keyed it (`CallCache.answer`)."""
+
+    key: str
+    response: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens_estimated: bool = False
+    latency_s: float = 0.0
+
+
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS llm_calls (
         key TEXT PRIMARY KEY, model TEXT NOT NULL, endpoint TEXT NOT NULL, messages TEXT NOT NULL,
@@ -126,6 +138,9 @@ _INSERT_CALL = "INSERT OR IGNORE INTO llm_calls ({}) VALUES ({})".format(
     ", ".join(_CALL_COLUMNS), ", ".join("?" * len(_CALL_COLUMNS))
 )
 
+_SELECT_ANSWER = (
+    "SELECT response, prompt_tokens, completion_tokens, tokens_estimated, latency_s FROM llm_calls WHERE key = ?"
+)
 _INSERT_EVENT = (
     "INSERT INTO llm_events (ts, key, model, kind, error, prompt_tokens, completion_tokens) "
     "VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -215,6 +230,17 @@ class CallCache:
     def get(self, key: str) -> CallRecord | None:
         rows = self._rows("SELECT * FROM llm_calls WHERE key = ?", [key])
         return rows[0] if rows else None
+
+    def answer(self, key: str) -> CachedAnswer | None:
+        """The stored answer to call `key` without its messages, which a cache hit does not use: `get` reads
+        and parses them (a long prompt is a second look-up, in `texts`), a third of a replayed call's cost."""
+        with self._connection() as db:
+            row = db.execute(_SELECT_ANSWER, [key]).fetchone()
+            if row is None:
+                return None
+            response = resolve_rows(db, [{"response": row[0]}], ["response"])[0]["response"]
+        return CachedAnswer(key, str(response), int(row[1] or 0), int(row[2] or 0), bool(row[3]),
+                            float(row[4] or 0.0))  # fmt: skip
 
     def count(self) -> int:
         """How many answers the cache holds."""

@@ -184,6 +184,11 @@ def connect_raw(path: str | os.PathLike[str], *, readonly: bool = False) -> sqli
         _enter_wal(conn)
         conn.execute("PRAGMA busy_timeout=60000")
         conn.execute("PRAGMA synchronous=NORMAL")
+        # reads from the file's mapping, not read() into the page cache: every commit of another connection
+        # (the call cache's, a second process) empties this one's page cache, and a replayed run's look-ups then
+        # read their pages again (GPT-4's 500 one-shot answers replayed: about 5% less CPU). Writes still go
+        # through the WAL file as before.
+        conn.execute("PRAGMA mmap_size=268435456")
     except sqlite3.Error as exc:
         conn.close()
         if not _writable(path):

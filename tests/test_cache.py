@@ -37,6 +37,19 @@ def test_put_get_round_trip_keeps_first_answer(tmp_path: Path) -> None:
     assert (stored.prompt_tokens, stored.completion_tokens, stored.created_at > 0) == (7, 3, True)
 
 
+def test_a_hit_reads_the_answer_as_stored_long_or_short_without_the_messages(tmp_path: Path) -> None:
+    """`answer` (what a cache hit reads) gives what `get` gives of the answer, a long one kept in `texts` too."""
+    cache = CallCache(tmp_path / "s.sqlite")
+    long = "(pick-up a)\n" * 400  # over 2,048 characters: stored once in `texts`, a reference in the row
+    for record in (_record(), _record("x", response=long)):
+        assert cache.answer(record.key) is None
+        cache.put(record)
+        stored, hit = cache.get(record.key), cache.answer(record.key)
+        assert stored is not None and hit is not None
+        assert (hit.key, hit.response, hit.prompt_tokens, hit.completion_tokens, hit.tokens_estimated,
+                hit.latency_s) == (stored.key, record.response, 7, 3, False, 0.0)  # fmt: skip
+
+
 def test_key_depends_on_every_part() -> None:
     base = cache_key("m", "e", MESSAGES, sampling_params(), 0)
     assert base == cache_key("m", "e", [dict(MESSAGES[0])], sampling_params(), 0)

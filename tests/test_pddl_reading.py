@@ -6,6 +6,7 @@ gets one line naming the file, where the hand-written reader before it accepted 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -172,6 +173,21 @@ def test_the_grammar_cache_is_private_and_a_bad_one_is_rebuilt(tmp_path: Path, m
     assert pddl_grammar._cache_folder() is None
     assert type(pddl_grammar.parser(DomainParser)) is DomainParser
     assert parse_domain_text(gripper, "gripper") == expected
+
+
+def test_two_installations_of_pddl_keep_a_grammar_cache_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two environments on one machine (a second checkout's venv) do not rebuild and overwrite each other's
+    analysed grammar at every start: lark's check covers where `pddl` is installed, so each has its own file."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gripper = normalise((GRIPPER / "domain.pddl").read_text(), "g")
+    assert pddl_grammar.parser(DomainParser)(gripper).name == "gripper-strips"
+    [first] = (tmp_path / f"critiquebench-{os.getuid()}").iterdir()
+    kept = first.read_bytes()
+    other = tmp_path / "other-venv" / "parsers"
+    shutil.copytree(pddl_grammar.PARSERS_DIRECTORY, other)
+    monkeypatch.setattr(pddl_grammar, "PARSERS_DIRECTORY", other)
+    assert pddl_grammar.parser(DomainParser)(gripper).name == "gripper-strips"
+    assert len(list(first.parent.iterdir())) == 2 and first.read_bytes() == kept
 
 
 def test_a_folder_changed_between_two_loads_in_one_process_is_read_again(tmp_path: Path) -> None:

@@ -44,6 +44,7 @@ from critiquebench.llm.urls import (
     split_query,
 )
 from critiquebench.store.cache import (
+    CachedAnswer,
     CallCache,
     CallRecord,
     cache_key,
@@ -220,7 +221,7 @@ class LLMClient:
         with self._flight(key) as flight:  # two threads asking for the same call make one request
             if flight.error is not None:  # it failed for the thread that made it: one failure for all waiters
                 raise type(flight.error)(*flight.error.args)
-            hit = self.cache.get(key)
+            hit = self.cache.answer(key)
             if hit is not None:
                 return self._hit(hit)
             if self.settings.replay:
@@ -228,13 +229,13 @@ class LLMClient:
             # two processes asking for the same call make one request: the second waits for the answer
             while not self.cache.reserve(key, self._inflight_lease()):
                 time.sleep(_INFLIGHT_POLL_S)
-                hit = self.cache.get(key)
+                hit = self.cache.answer(key)
                 if hit is not None:
                     return self._hit(hit)
             done: Completion | None = None
             stored = False
             try:
-                hit = self.cache.get(key)  # answered between our first look and the reservation
+                hit = self.cache.answer(key)  # answered between our first look and the reservation
                 if hit is not None:
                     return self._hit(hit)
                 reserved = self._reserve(msgs)
@@ -255,7 +256,7 @@ class LLMClient:
                 if not stored:  # an answered call's marker went with its answer (`CallCache.answered`)
                     self.cache.unreserve(key)
 
-    def _hit(self, hit: CallRecord) -> Completion:
+    def _hit(self, hit: CachedAnswer) -> Completion:
         self.cache.log_event(hit.key, self.settings.model, "hit", None, hit.prompt_tokens, hit.completion_tokens)
         self._count(hits=1)
         return Completion(

@@ -50,38 +50,47 @@ def code_fingerprint() -> str:
             if path.is_file() and "__pycache__" not in path.parts:
                 digest.update(str(path.relative_to(root)).encode())
                 digest.update(path.read_bytes())
+    installed = metadata.entry_points()  # one scan of the installed distributions for both groups, not one each
     for group in ("critiquebench.critics", "critiquebench.schemes"):
-        for entry in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
+        for entry in sorted(installed.select(group=group), key=lambda e: e.name):
             version = entry.dist.version if entry.dist is not None else "?"
             digest.update(f"{group}:{entry.name}={entry.value}@{version}".encode())
     return digest.hexdigest()
 
 
 def run_key(
-    study_config: dict[str, Any] | None, domain: Domain, instance: Instance, spec: str, trial: int, llm: Any
+    study_config: dict[str, Any] | None, domain: Domain, instance: Instance, spec: str, trial: int, llm: Any,
+    files: dict[str, str | None] | None = None,
 ) -> str | None:
     """The run's identity as a hash, or None when it cannot be told (an LLM without model/endpoint/params, or a
-    domain whose files cannot be read): such a run just executes."""
+    domain whose files cannot be read): such a run just executes. `files`: the domain's `domain_files`, when the
+    caller has them (one look for every run of a domain)."""
     settings, endpoint = getattr(llm, "settings", None), getattr(llm, "endpoint", None)
     if settings is None or not isinstance(endpoint, str) or study_config is None:
         return None
     try:
-        return _identity_hash(study_config, domain, instance, spec, trial, settings, endpoint)
+        files = domain_files(domain) if files is None else files
+        return _identity_hash(study_config, domain, instance, spec, trial, settings, endpoint, files)
     except (OSError, TypeError, ValueError):
         return None
 
 
-def _identity_hash(
-    study_config: dict[str, Any], domain: Domain, instance: Instance, spec: str, trial: int, settings: Any,
-    endpoint: str,
-) -> str:
-    files = {}
-    if isinstance(domain, FromFolder):  # a PDDL folder domain: its files are part of what it computes
+def domain_files(domain: Domain) -> dict[str, str | None]:
+    """The digests of a PDDL folder domain's files, part of what it computes ({} for any other domain)."""
+    files: dict[str, str | None] = {}
+    if isinstance(domain, FromFolder):
         from critiquebench.domains.planning.instances import domain_file  # loaded only for such domains
 
         for name in ("domain.pddl", "config.yaml"):
             found = domain_file(Path(domain.folder)) if name == "domain.pddl" else None
             files[name] = _file_digest(found or Path(domain.folder) / name)
+    return files
+
+
+def _identity_hash(
+    study_config: dict[str, Any], domain: Domain, instance: Instance, spec: str, trial: int, settings: Any,
+    endpoint: str, files: dict[str, str | None],
+) -> str:
     identity = {
         "code": code_fingerprint(),
         "study": {k: v for k, v in study_config.items() if k not in _NOT_IDENTITY},
@@ -175,9 +184,16 @@ def reuse_pending(
         ensure_schema(db)
         config = load_study(db, study)
         wanted, by_thread = [], {}
+        files: dict[int, dict[str, str | None]] = {}  # id of a task's domain (alive in `tasks`) -> its files
         for task in tasks:
             parsed = parse_spec(task.spec)
-            key = run_key(config, task.domain, task.instance, parsed.label, task.trial, llm)
+            try:
+                found = files.get(id(task.domain))
+                if found is None:
+                    found = files[id(task.domain)] = domain_files(task.domain)
+            except (OSError, TypeError, ValueError):
+                return {}  # the identity cannot be told (`run_key`): the runs execute
+            key = run_key(config, task.domain, task.instance, parsed.label, task.trial, llm, found)
             if key is None:
                 return {}
             if identities is not None:

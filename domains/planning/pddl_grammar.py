@@ -10,6 +10,7 @@ builds it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import sys
@@ -49,7 +50,10 @@ def parser(kind: type) -> Any:
     Transformer.__init__(made)
     made._transformer = transformer_cls()
     version = f"{sys.version_info[0]}{sys.version_info[1]}"
-    cache = folder / f"pddl-{kind.__name__}-lark{lark.__version__}-py{version}.cache"
+    # lark's check covers the import paths, i.e. where this `pddl` is installed: a file of its own per
+    # installation, or two environments (a second checkout's venv) would each rebuild and overwrite the other's
+    where = hashlib.sha256(str(PARSERS_DIRECTORY).encode()).hexdigest()[:12]
+    cache = folder / f"pddl-{kind.__name__}-lark{lark.__version__}-py{version}-{where}.cache"
     made._parser = Lark(GRAMMAR_FILE.read_text(), parser="lalr", import_paths=[PARSERS_DIRECTORY], start=start,
                         transformer=made._transformer, cache=str(cache))  # fmt: skip
     return made
