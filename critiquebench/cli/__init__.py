@@ -10,6 +10,8 @@ import sys
 
 import typer
 
+from critiquebench.cli.coercion import install as _plain_values_first
+
 HELP = (
     "Run, resume and compare LLM generate -> verify -> critique loops on problems a machine can check "
     "(Game of 24, graph colouring, PDDL planning), and report them as the papers did."
@@ -17,6 +19,7 @@ HELP = (
 # rich_markup_mode=None on every Typer of the CLI: click's plain help and usage errors. Typer's rich help imports
 # rich, Markdown and Pygments first, which doubled what `critiquebench --help` cost (benchmarks/bench_setup.py).
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, add_completion=False, help=HELP)
+_plain_values_first()  # option values Typer would give to Pydantic, when they need none (cli/coercion.py)
 
 # Modules that add commands to `app`; one line per module keeps the CLI surface greppable.
 COMMAND_MODULES: tuple[str, ...] = (
