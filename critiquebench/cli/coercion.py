@@ -1,6 +1,8 @@
-"""Option values that need no Pydantic: Typer (0.29) turns every option's value into its type with a Pydantic
-`TypeAdapter` it builds on first use, so any command imported Pydantic and built an adapter per option (26 for
-`run`, most of them None): a third of the CPU of a study with nothing to do (benchmarks/bench_setup.py).
+"""Option values that need no Pydantic, typed without it.
+
+Typer (0.29) turns every option's value into its type with a Pydantic `TypeAdapter` it builds on first use, so any
+command imported Pydantic and built an adapter per option (26 for `run`, most of them None): a third of the CPU of a
+study with nothing to do (benchmarks/bench_setup.py).
 
 `install()` makes each Typer parameter first try the plain cases, which have one possible result: a `str`
 option given a string, an `int` given digits or an int in range, a `float` given a plain decimal, a `Path`
