@@ -9,6 +9,7 @@ generated.
 from __future__ import annotations
 
 import csv
+import functools
 import random
 import re
 from collections.abc import Mapping
@@ -44,6 +45,7 @@ _FEEDBACK_KEYS = ("game24.feedback.numbers", "game24.feedback.value", "game24.fe
 OPERATIONS = "*+-/"
 CANDIDATE_KINDS = ("correct", "ablated_op", "ablated_number", "random")
 SOLVABLE_PUZZLES = 1362  # distinct solvable multisets of four numbers in 1..13 (all of them are in 24.csv)
+UNSOLVABLE = Path(__file__).resolve().parent / "data" / "game24_unsolvable.txt"
 
 
 READERS = ("study", "lenient")
@@ -121,6 +123,14 @@ def _judge(numbers: list[int], expression: str | None, texts: PromptSet) -> tupl
     return Verdict("invalid" if errors else "valid", tuple(errors), expression), canonical
 
 
+@functools.cache
+def unsolvable() -> frozenset[tuple[int, ...]]:
+    """The sorted multisets of four numbers in 1..13 with no solution, from domains/data/game24_unsolvable.txt
+    (what `arith.solve` finds for each: a search that cost every generated study's command ~10 ms a draw)."""
+    lines = UNSOLVABLE.read_text(encoding="utf-8").splitlines()
+    return frozenset(tuple(int(n) for n in line.split()) for line in lines if line and not line.startswith("#"))
+
+
 def read_puzzles(path: Path) -> dict[str, Instance]:
     """Puzzles of a 24.csv (`Rank,Puzzles,...`) by rank; a bad row is a ValueError naming file and line."""
     puzzles: dict[str, Instance] = {}
@@ -187,11 +197,11 @@ class Game24:
         """Distinct random solvable 4-number puzzles over 1..13; a prefix of a longer run with the same seed."""
         if n > SOLVABLE_PUZZLES:
             raise ValueError(f"there are only {SOLVABLE_PUZZLES} distinct solvable puzzles, not {n}")
-        rng, seen, out = random.Random(seed), set(), []
+        rng, seen, out, no_solution = random.Random(seed), set(), [], unsolvable()
         while len(out) < n:
             numbers = sorted(rng.randint(1, 13) for _ in range(4))
-            if tuple(numbers) not in seen and arith.solve(numbers):
-                seen.add(tuple(numbers))
+            if (key := tuple(numbers)) not in seen and key not in no_solution:
+                seen.add(key)
                 out.append(Instance(self.name, f"gen-{seed}-{len(out) + 1}", {"numbers": numbers}))
         return out
 

@@ -272,7 +272,14 @@ def connect(path: Locator | None = None, *, readonly: bool = False) -> Any:
             return PgDatabase(str(locator))
         except StoreUnavailable as exc:
             raise StoreError(str(exc)) from None
-    return sqlite_utils.Database(connect_raw(locator, readonly=readonly))
+    return _database(connect_raw(locator, readonly=readonly))
+
+
+def _database(conn: sqlite3.Connection) -> sqlite_utils.Database:
+    """sqlite-utils over `conn`, without its plug-ins: the store's SQL uses no function a plug-in registers, and
+    finding them scanned every installed distribution's entry points, 40 ms of every command
+    (benchmarks/bench_setup.py)."""
+    return sqlite_utils.Database(conn, execute_plugins=False)
 
 
 @contextmanager
@@ -307,7 +314,7 @@ def query_only(path: str | os.PathLike[str], live: bool = True) -> sqlite_utils.
     (`ensure_tables`) instead of failing to create them. A path that is no store fails as `connect_raw` says."""
     path = Path(path)
     if not live:
-        return sqlite_utils.Database(connect_raw(path, readonly=True))
+        return _database(connect_raw(path, readonly=True))
     _check_path(path, must_exist=True)
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False,
@@ -320,7 +327,7 @@ def query_only(path: str | os.PathLike[str], live: bool = True) -> sqlite_utils.
     except StoreError:
         conn.close()
         raise
-    return sqlite_utils.Database(conn)
+    return _database(conn)
 
 
 def select_rows(db: Store, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:

@@ -92,3 +92,19 @@ def test_the_list_of_commands_is_the_page_typer_builds_from_every_command() -> N
                            timeout=120)  # fmt: skip
     assert quick.returncode == whole.returncode == 0, (quick.stderr, whole.stderr)
     assert "run" in quick.stdout and quick.stdout == whole.stdout
+
+
+@pytest.mark.parametrize("args", [["run", "--help"], ["-v", "cache", "--help"], ["cache", "stats", "--help"],
+                                  ["--help", "run"], ["rn", "x"], ["run"], ["--verbose", "studies"]])  # fmt: skip
+def test_a_command_s_pages_and_errors_are_the_ones_typer_builds_from_every_command(args: list[str]) -> None:
+    """A command runs from a copy of the app holding it alone (`cli._with_only`: Typer builds only its options):
+    its help page, and the errors of a command line that names no command, are those of the whole app."""
+    env = {"COLUMNS": "80", "TERM": "dumb", "PATH": "/usr/bin:/bin"}
+    quick = subprocess.run([sys.executable, "-c", "import sys; sys.argv = ['critiquebench', *sys.argv[1:]]\n"
+                            "from critiquebench.cli import main; main()", *args], capture_output=True, text=True,
+                           env=env, timeout=120)  # fmt: skip
+    whole = subprocess.run([sys.executable, "-c", "import sys; from critiquebench.cli import app; "
+                            "app(sys.argv[1:], prog_name='critiquebench')", *args], capture_output=True, text=True,
+                           env=env, timeout=120)  # fmt: skip
+    assert (quick.returncode, quick.stdout, quick.stderr) == (whole.returncode, whole.stdout, whole.stderr)
+    assert quick.stdout or quick.stderr

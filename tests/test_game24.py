@@ -82,6 +82,36 @@ def test_generated_puzzles_are_solvable_seeded_and_prefix_stable(game24: Domain)
         assert game24.verify(instance, game24.candidate(instance, "correct", random.Random(0))).valid
 
 
+def test_the_unsolvable_list_is_the_puzzles_24_csv_lacks_and_solve_finds_none() -> None:
+    """domains/data/game24_unsolvable.txt (what `generate` skips) against the dataset, which holds every solvable
+    puzzle, and against the solver on a sample (all 1820 multisets take the solver seconds)."""
+    from itertools import combinations_with_replacement
+
+    from critiquebench.domains.game24 import SOLVABLE_PUZZLES, read_puzzles, unsolvable
+
+    every = set(combinations_with_replacement(range(1, 14), 4))
+    in_csv = {tuple(sorted(i.data["numbers"])) for i in read_puzzles(DATA / "game24" / "24.csv").values()}
+    assert unsolvable() <= every
+    assert every - unsolvable() == in_csv and len(in_csv) == SOLVABLE_PUZZLES
+    rng = random.Random(24)
+    for numbers in rng.sample(sorted(unsolvable()), 25):
+        assert solve(list(numbers)) is None
+    for numbers in rng.sample(sorted(in_csv), 25):
+        assert solve(list(numbers)) is not None
+
+
+def test_generated_sets_are_the_ones_the_solver_picked(game24: Domain) -> None:
+    """`generate` skips the listed unsolvable draws where it called `solve` on each draw: the same puzzles."""
+    for seed in (1, 4):
+        rng, seen, picked = random.Random(seed), set(), []
+        while len(picked) < 20:
+            numbers = sorted(rng.randint(1, 13) for _ in range(4))
+            if tuple(numbers) not in seen and solve(numbers):
+                seen.add(tuple(numbers))
+                picked.append(numbers)
+        assert [i.data["numbers"] for i in game24.generate(20, seed)] == picked
+
+
 def test_solver_is_exact(study: list[Instance]) -> None:
     assert solve([1, 1, 1, 1]) is None
     assert evaluate(parse_expression(solve([3, 3, 8, 8]))) == 24  # needs 8/(3-8/3)

@@ -63,6 +63,7 @@ def test_building_the_package_is_quiet_and_ships_its_data(wheel: tuple[Path, str
     assert noise == []
     names = zipfile.ZipFile(path).namelist()
     assert "critiquebench/domains/data/blocksworld/domain.pddl" in names
+    assert "critiquebench/domains/data/game24_unsolvable.txt" in names  # what game24.generate skips
     assert "critiquebench/viewer/static/index.html" in names
     assert "critiquebench/py.typed" in names  # PEP 561: type checkers read the installed package's annotations
 

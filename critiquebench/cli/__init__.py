@@ -10,6 +10,8 @@ import sys
 
 import typer
 
+from critiquebench.cli.coercion import install as _plain_values_first
+
 HELP = (
     "Run, resume and compare LLM generate -> verify -> critique loops on problems a machine can check "
     "(Game of 24, graph colouring, PDDL planning), and report them as the papers did."
@@ -17,6 +19,7 @@ HELP = (
 # rich_markup_mode=None on every Typer of the CLI: click's plain help and usage errors. Typer's rich help imports
 # rich, Markdown and Pygments first, which doubled what `critiquebench --help` cost (benchmarks/bench_setup.py).
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, add_completion=False, help=HELP)
+_plain_values_first()  # option values Typer would give to Pydantic, when they need none (cli/coercion.py)
 
 # Modules that add commands to `app`; one line per module keeps the CLI surface greppable.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -68,10 +71,14 @@ for _name in COMMAND_MODULES:
 def main() -> None:
     """The console script: any store problem a command meets ends in one `error:` line (exit 2), never a
     traceback. Each command turns the errors it expects into such a line itself; this is the last guard."""
-    if sys.argv[1:] in ([], ["--help"]):  # the list of commands: their names and help, not their options
+    args, cli = sys.argv[1:], app
+    if args in ([], ["--help"]):  # the list of commands: their names and help, not their options
         _commands_listed_only(app)
+    else:  # the root's options are flags: after --verbose alone, the next word names the command
+        words = [arg for arg in args if arg not in ("-v", "--verbose")]
+        cli = _with_only(app, words[0]) if words and not words[0].startswith("-") else app
     try:
-        app()
+        cli()
     except (ValueError, sqlite3.Error) as exc:  # StoreError and StoreUnavailable are ValueErrors
         from critiquebench.store.db import StoreError, describe
         from critiquebench.store.postgres import StoreUnavailable
@@ -107,6 +114,25 @@ def _commands_listed_only(group: typer.Typer) -> None:
     for sub in group.registered_groups:
         if sub.typer_instance is not None:
             _commands_listed_only(sub.typer_instance)
+
+
+def _with_only(group: typer.Typer, name: str | None) -> typer.Typer:
+    """`group` with its command (or sub-group) `name` alone, `group` itself when it has no such command (click
+    then names the unknown command and suggests one). Typer builds every command's options from its function's
+    signature before it runs any, a sixth of the CPU of a study with nothing to do (benchmarks/bench_setup.py).
+    A copy: `group` keeps all its commands for whoever calls it next in this process."""
+    import copy
+
+    from typer.main import get_command_name
+
+    commands = [info for info in group.registered_commands
+                if info.callback is not None and (info.name or get_command_name(info.callback.__name__)) == name]
+    groups = [info for info in group.registered_groups if isinstance(info.name, str) and info.name == name]
+    if len(commands) + len(groups) != 1 or group.registered_callback is None:  # (no callback: Typer would run a
+        return group  # lone command without its name)
+    alone = copy.copy(group)
+    alone.registered_commands, alone.registered_groups = commands, groups
+    return alone
 
 
 def _store_arg() -> str:

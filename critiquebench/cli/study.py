@@ -343,7 +343,6 @@ def register(app: typer.Typer) -> None:
         from critiquebench.store.db import StoreError, store_exists
         from critiquebench.studies.config import ConfigError
         from critiquebench.studies.define import reading, study_for_run
-        from critiquebench.studies.estimate import DEFAULT_STOP_RATE, estimate_study
         from critiquebench.studies.guards import temperature_warnings
 
         execution = _execution(executor, workers, ray_address)
@@ -360,6 +359,8 @@ def register(app: typer.Typer) -> None:
             if check_distinct:
                 _check_distinct(request.study)
             if dry_run:  # reads the store's cache and finished runs; calls nothing, writes nothing
+                from critiquebench.studies.estimate import DEFAULT_STOP_RATE, estimate_study
+
                 rate = DEFAULT_STOP_RATE if stop_rate is None else stop_rate
                 print_estimate(estimate_study(request.study, path, rate), price_in, price_out, request.study.model)
                 return

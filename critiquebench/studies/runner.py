@@ -209,7 +209,7 @@ def _finished(store_path: Path, study: str) -> dict[tuple[str, str, str, int], t
     with _store(store_path) as db:
         ensure_schema(db)
         return {(r["domain"], spec_of(r), r["instance_id"], r["trial"]): (r["status"], bool(r.get("correct")))
-                for r in study_runs(db, study)}  # fmt: skip
+                for r in study_runs(db, study, answers=False)}  # fmt: skip
 
 
 def _row_by_id(store_path: Path, thread_id: str) -> dict[str, Any] | None:

@@ -153,6 +153,18 @@ def builtin(name: str) -> PromptSet:
     return parse(tomllib.loads(path.read_text(encoding="utf-8")), str(path))
 
 
+@cache
+def builtin_label(name: str) -> str:
+    """The label of built-in set `name` (`PromptSet.label`) from its file's header, the keys before its first
+    table, without its templates: a study records the label of every set, and parsing all five files was ~40 ms
+    of every `critiquebench run` (benchmarks/bench_setup.py)."""
+    if name not in SETS:
+        raise ValueError(f"unknown prompt set {name!r}; built-in sets: {', '.join(SETS)}")
+    text = (FOLDER / f"{name}.toml").read_text(encoding="utf-8")
+    header = tomllib.loads(text.split("\n[", 1)[0])
+    return f"{header['name']}@{header.get('version', '0')}"
+
+
 def read_file(path: Path) -> PromptSet:
     """A user's prompt file (TOML, or YAML by its .yaml/.yml suffix) over the built-in set it `extends`
     (default: the set of the same name): its templates replace the built-in ones key by key. Keys the
@@ -240,7 +252,7 @@ class Prompts:
 
     def labels(self) -> dict[str, str]:
         """Set name -> label for every set (what a study records)."""
-        return {name: self[name].label for name in SETS}
+        return {name: self._by_name[name].label if name in self._by_name else builtin_label(name) for name in SETS}
 
 
 DEFAULT = Prompts()
