@@ -25,6 +25,13 @@ import pytest
 
 from critiquebench.llm.client import LLMClient, LLMSettings
 from critiquebench.store.cache import CallCache
+from tests.cpu_report import (  # noqa: F401  (pytest finds hooks by name in this module)
+    pytest_addoption,
+    pytest_runtest_logreport,
+    pytest_runtest_makereport,
+    pytest_runtest_setup,
+    pytest_terminal_summary,
+)
 from tests.scripted_server import ScriptedServer
 
 DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
