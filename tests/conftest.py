@@ -95,6 +95,21 @@ def pg_store(postgres_server: str) -> str:
     return fresh_database(postgres_server)
 
 
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The docs site built once (`mkdocs build --strict`) for the tests that check or open it: the strict build's
+    test and the offline test share one worker (xdist group `browser`), hence this build (~20 s of CPU)."""
+    import subprocess
+    import sys
+
+    site = tmp_path_factory.mktemp("docs") / "site"
+    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
+                           cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})  # fmt: skip
+    assert built.returncode == 0, built.stderr[-4000:]
+    return site
+
+
 @dataclass(frozen=True)
 class Heavy:
     """How to tell that a test needs a heavy resource; any one clue is enough."""
