@@ -197,4 +197,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(getattr(pytest.mark, name))
             item.add_marker(pytest.mark.xdist_group(name))
             grouped[id(item)] = list(HEAVY).index(name)
+        _name_group(config, item)
     items.sort(key=lambda item: grouped.get(id(item), len(HEAVY)))
+
+
+def _name_group(config: pytest.Config, item: pytest.Item) -> None:
+    """On an xdist worker under `--dist loadgroup`: end the test's id with `@GROUP`, which is how the controller
+    learns its group. xdist (3.8) writes that suffix to `item._nodeid`, which pytest >= 9.2 no longer reads (the id
+    is `item._id`), so every group was silently ignored: heavy tests ran on both workers at once, each building its
+    own browser, wheel and venvs. Where pytest still reads `_nodeid`, xdist's own suffix is left to work."""
+    marks = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+    if not marks or not config.getoption("loadgroup", False) or not hasattr(item, "_id"):
+        return
+    from _pytest.nodeid import NodeId
+
+    item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(sorted(marks))}")
