@@ -25,6 +25,13 @@ import pytest
 
 from critiquebench.llm.client import LLMClient, LLMSettings
 from critiquebench.store.cache import CallCache
+from tests.cpu_report import (  # noqa: F401  (pytest finds hooks by name in this module)
+    pytest_addoption,
+    pytest_runtest_logreport,
+    pytest_runtest_makereport,
+    pytest_runtest_setup,
+    pytest_terminal_summary,
+)
 from tests.scripted_server import ScriptedServer
 
 DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
@@ -86,6 +93,21 @@ def pg_store(postgres_server: str) -> str:
     from tests.pg_server import fresh_database
 
     return fresh_database(postgres_server)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The docs site built once (`mkdocs build --strict`) for the tests that check or open it: the strict build's
+    test and the offline test share one worker (xdist group `browser`), hence this build (~20 s of CPU)."""
+    import subprocess
+    import sys
+
+    site = tmp_path_factory.mktemp("docs") / "site"
+    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
+                           cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})  # fmt: skip
+    assert built.returncode == 0, built.stderr[-4000:]
+    return site
 
 
 @dataclass(frozen=True)
@@ -175,4 +197,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(getattr(pytest.mark, name))
             item.add_marker(pytest.mark.xdist_group(name))
             grouped[id(item)] = list(HEAVY).index(name)
+        _name_group(config, item)
     items.sort(key=lambda item: grouped.get(id(item), len(HEAVY)))
+
+
+def _name_group(config: pytest.Config, item: pytest.Item) -> None:
+    """On an xdist worker under `--dist loadgroup`: end the test's id with `@GROUP`, which is how the controller
+    learns its group. xdist (3.8) writes that suffix to `item._nodeid`, which pytest >= 9.2 no longer reads (the id
+    is `item._id`), so every group was silently ignored: heavy tests ran on both workers at once, each building its
+    own browser, wheel and venvs. Where pytest still reads `_nodeid`, xdist's own suffix is left to work."""
+    marks = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+    if not marks or not config.getoption("loadgroup", False) or not hasattr(item, "_id"):
+        return
+    from _pytest.nodeid import NodeId
+
+    item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(sorted(marks))}")

@@ -136,17 +136,9 @@ def test_generated_tables_match_the_code() -> None:
     assert generator.stale(generator.pages()) == [], "run: python docs/generate.py"
 
 
-def test_the_site_builds_strictly_with_every_page_and_the_api(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
+@pytest.mark.xdist_group("browser")  # beside tests/test_docs_offline.py, which opens the same build (`built_site`)
+def test_the_site_builds_strictly_with_every_page_and_the_api(built_site: Path) -> None:
+    site = built_site  # conftest's fixture asserts that `mkdocs build --strict` exits 0 (its stderr if not)
     for page in (
         "get-started",
         "papers/self-verification",

@@ -22,7 +22,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from typer.testing import CliRunner
 
+from critiquebench.cli import app
 from critiquebench.viewer.site import ViewerServer
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
@@ -34,6 +36,15 @@ from playwright import sync_api  # noqa: E402
 assert Path(CHROMIUM).exists(), "no system Chromium (scripts/setup.sh installs Debian's chromium)"
 
 RUNS = 3  # generated Game of 24 instances
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> Any:
+    """A `critiquebench` command that must succeed, run in this process by Typer's runner: the stores and static
+    exports these tests open need not pay an interpreter's start-up each (1-3 s of CPU). The tests of what the
+    program itself prints on an error run the program."""
+    result = CliRunner().invoke(app, list(args), env=env)
+    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
+    return result
 
 
 def scripted_reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
@@ -64,12 +75,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("viewer") / "store.sqlite"
     with ScriptedServer(reply=scripted_reply) as server:
         for name, schemes in (("critic", "standard,llm-llm:rounds=3"), ("baseline", "standard")):
-            subprocess.run(
-                [sys.executable, "-m", "critiquebench.cli", "run", name, "--domains", "game24", "--instances",
-                 f"gen:{RUNS}:1", "--schemes", schemes, "--base-url", server.base_url, "--model", "scripted",
-                 "--store", str(path), "--no-progress"],
-                check=True, capture_output=True, timeout=300,
-            )  # fmt: skip
+            cli("run", name, "--domains", "game24", "--instances", f"gen:{RUNS}:1", "--schemes", schemes, "--base-url",
+                server.base_url, "--model", "scripted", "--store", str(path), "--no-progress")  # fmt: skip
     return path
 
 
@@ -152,8 +159,7 @@ def test_paired_comparison_and_stops_tables_list_a_class_s_runs(store: Path, pag
     """Study `critic`: every llm-llm run stops on a wrong answer its LLM verifier accepted (a false-positive stop),
     standard is wrong on each instance too: the pair ties on every unit."""
     out = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "critic", "--store", str(store), "--output",
-                    str(out)], check=True, capture_output=True, timeout=120)  # fmt: skip
+    cli("view", "critic", "--store", str(store), "--output", str(out))
     with ViewerServer(store, []) as server:
         for url in (server.url, (out / "index.html").as_uri()):
             page.goto(url + "#study=critic")
@@ -180,9 +186,7 @@ def test_paired_comparison_and_stops_tables_list_a_class_s_runs(store: Path, pag
 
 def test_static_export_opens_from_disk(store: Path, page: Any, tmp_path: Path) -> None:
     out = tmp_path / "site"
-    result = subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "critic", "--store", str(store),
-                             "--output", str(out)], capture_output=True, text=True, timeout=120)  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    cli("view", "critic", "--store", str(store), "--output", str(out))
     page.goto((out / "index.html").as_uri())
     sync_api.expect(page.locator("#studies tbody tr")).to_have_count(1)
     page.click('#table1 td.cell[data-scheme="llm-llm:rounds=3"]')
@@ -191,15 +195,15 @@ def test_static_export_opens_from_disk(store: Path, page: Any, tmp_path: Path) -
 
 
 def test_view_errors_are_one_line(tmp_path: Path, store: Path) -> None:
-    cli = [sys.executable, "-m", "critiquebench.cli", "view"]
-    missing = subprocess.run([*cli, "--store", str(tmp_path / "none.sqlite"), "--output", str(tmp_path / "o")],
+    program = [sys.executable, "-m", "critiquebench.cli", "view"]  # what the program itself prints
+    missing = subprocess.run([*program, "--store", str(tmp_path / "none.sqlite"), "--output", str(tmp_path / "o")],
                              capture_output=True, text=True)  # fmt: skip
     assert missing.returncode == 2 and missing.stderr.startswith("error: no store at")
-    unknown = subprocess.run([*cli, "nope", "--store", str(store), "--output", str(tmp_path / "o")],
+    unknown = subprocess.run([*program, "nope", "--store", str(store), "--output", str(tmp_path / "o")],
                              capture_output=True, text=True)  # fmt: skip
     assert unknown.returncode == 2 and "no study named nope" in unknown.stderr
     for port in ("70000", "-1"):  # one line from the option's check, not a traceback from bind()
-        bad = subprocess.run([*cli, "--port", port, "--store", str(store)], capture_output=True, text=True)
+        bad = subprocess.run([*program, "--port", port, "--store", str(store)], capture_output=True, text=True)
         assert bad.returncode == 2 and "Traceback" not in bad.stderr and "Invalid value for '--port'" in bad.stderr
     with sqlite3.connect(store) as db:  # the failed views wrote nothing
         assert db.execute("SELECT count(*) FROM studies").fetchone()[0] == 2
@@ -320,11 +324,8 @@ T3_FILE = DATASETS / "planbench/tasks/blocksworld/gpt-4/task_3_plan_verification
 def t3_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert T3_FILE.is_file(), f"needs PlanBench's GPT-4 task files in {T3_FILE.parent} (../shared/datasets)"
     path = tmp_path_factory.mktemp("t3") / "store.sqlite"
-    cli = [sys.executable, "-m", "critiquebench.cli"]
-    subprocess.run([*cli, "import", "planbench", str(T3_FILE), "--study", "gpt4-verify", "--store", str(path)],
-                   check=True, capture_output=True, timeout=300)  # fmt: skip
-    subprocess.run([*cli, "resume", "gpt4-verify", "--replay", "--store", str(path), "--no-progress"],
-                   check=True, capture_output=True, timeout=600)  # fmt: skip
+    cli("import", "planbench", str(T3_FILE), "--study", "gpt4-verify", "--store", str(path))
+    cli("resume", "gpt4-verify", "--replay", "--store", str(path), "--no-progress")
     return path
 
 
@@ -384,9 +385,7 @@ def test_search_sort_and_pages_over_the_runs(t3_store: Path, page: Any) -> None:
 
 
 def test_report_table_2_of_a_t3_study_is_the_model_as_verifier(t3_store: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "critiquebench.cli", "report", "gpt4-verify", "--table", "2",
-                             "--format", "csv", "--store", str(t3_store)], capture_output=True, text=True)  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    result = cli("report", "gpt4-verify", "--table", "2", "--format", "csv", "--store", str(t3_store))
     binary = next(line for line in result.stdout.splitlines() if ",binary," in line).split(",")
     header = result.stdout.splitlines()[0].split(",")
     row = dict(zip(header, binary, strict=True))
@@ -403,10 +402,8 @@ LONG_ANSWER = "1+1+1+1 " + "and so on " * 6000 + "THE-END"  # 60,015 characters
 def long_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("long") / "store.sqlite"
     with ScriptedServer(reply=LONG_ANSWER) as server:
-        subprocess.run([sys.executable, "-m", "critiquebench.cli", "run", "long", "--domains", "game24",
-                        "--instances", "gen:1:1", "--schemes", "standard", "--base-url", server.base_url, "--model",
-                        "scripted", "--store", str(path), "--no-progress"],
-                       check=True, capture_output=True, timeout=300)  # fmt: skip
+        cli("run", "long", "--domains", "game24", "--instances", "gen:1:1", "--schemes", "standard", "--base-url",
+            server.base_url, "--model", "scripted", "--store", str(path), "--no-progress")  # fmt: skip
     return path
 
 
@@ -426,9 +423,7 @@ def test_long_texts_load_when_asked_served_and_from_disk(long_store: Path, page:
         page.goto(server.url + "#study=long")
         open_long_answer(page)
     out = tmp_path / "site"
-    result = subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "--store", str(long_store),
-                             "--output", str(out)], capture_output=True, text=True, timeout=120)  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    cli("view", "--store", str(long_store), "--output", str(out))
     # the long answer is written once, apart from the run's file, which holds only its start
     assert max(p.stat().st_size for p in (out / "data" / "run").iterdir()) < 20_000
     assert len(list((out / "data" / "text").iterdir())) == 1
@@ -450,10 +445,8 @@ def xss_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Study `xss`: one llm-llm run whose answer is `XSS`, critiqued with "CRIT " + `XSS`, by a model named `XSS`."""
     path = tmp_path_factory.mktemp("xss") / "xss.sqlite"
     with ScriptedServer(reply=xss_reply) as server:
-        subprocess.run([sys.executable, "-m", "critiquebench.cli", "run", "xss", "--domains", "game24",
-                        "--instances", "gen:1:1", "--schemes", "llm-llm:rounds=1", "--base-url", server.base_url,
-                        "--model", XSS, "--store", str(path), "--no-progress"],
-                       check=True, capture_output=True, timeout=300)  # fmt: skip
+        cli("run", "xss", "--domains", "game24", "--instances", "gen:1:1", "--schemes", "llm-llm:rounds=1",
+            "--base-url", server.base_url, "--model", XSS, "--store", str(path), "--no-progress")  # fmt: skip
     return path
 
 
@@ -462,8 +455,7 @@ def test_llm_text_is_shown_as_text(xss_store: Path, tmp_path: Path, page: Any) -
     run list, the transcript, the filter box and the static export."""
     path = xss_store
     out = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "--store", str(path), "--output", str(out)],
-                   check=True, capture_output=True, timeout=120)  # fmt: skip
+    cli("view", "--store", str(path), "--output", str(out))
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     with ViewerServer(path, []) as viewer:

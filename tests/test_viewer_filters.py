@@ -11,7 +11,6 @@ not: the expected runs are read from the store with the same conditions in SQL.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
 import subprocess
@@ -28,7 +27,7 @@ from critiquebench.viewer import filters
 from critiquebench.viewer.site import ViewerServer
 from tests import test_viewer
 from tests.scripted_server import ScriptedServer
-from tests.test_viewer import XSS
+from tests.test_viewer import XSS, cli
 
 # the viewer tests' fixtures: the system's Chromium, a page that fails its test on any script error or request
 # leaving loopback, and the hostile study
@@ -68,10 +67,10 @@ def mix_reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
 
 
 def run_study(path: Path, name: str, base_url: str, *extra: str, env: dict[str, str] | None = None) -> None:
-    subprocess.run([sys.executable, "-m", "critiquebench.cli", "run", name, "--domains", "game24", "--instances",
-                    f"gen:{N}:1", "--schemes", "standard,llm-llm:rounds=3,sound-first:rounds=3", "--base-url",
-                    base_url, "--model", "scripted", "--store", str(path), "--no-progress", *extra],
-                   check=True, capture_output=True, timeout=300, env=env)  # fmt: skip
+    """`critiquebench run` in this process (tests/test_viewer.py's `cli`), `env` added to the environment."""
+    cli("run", name, "--domains", "game24", "--instances", f"gen:{N}:1", "--schemes",
+        "standard,llm-llm:rounds=3,sound-first:rounds=3", "--base-url", base_url, "--model", "scripted", "--store",
+        str(path), "--no-progress", *extra, env=env)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +80,7 @@ def mix_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("mix") / "store.sqlite"
     with ScriptedServer(reply=mix_reply, latency=LATENCY) as server:
         url = server.base_url.replace("http://", "http://viewer:SECRETPW@") + "?api-key=SECRETQUERY"
-        run_study(path, "mix", url, "--temperature", "0.5", env={**os.environ, "OPENAI_API_KEY": "SECRETENV"})
+        run_study(path, "mix", url, "--temperature", "0.5", env={"OPENAI_API_KEY": "SECRETENV"})
     return path
 
 
@@ -141,8 +140,7 @@ def test_filter_expression_lists_exactly_those_runs(mix_store: Path, page: Any, 
 
 def test_the_static_export_filters_the_same_runs(mix_store: Path, page: Any, tmp_path: Path) -> None:
     out = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "--store", str(mix_store), "--output",
-                    str(out)], check=True, capture_output=True, timeout=120)  # fmt: skip
+    cli("view", "--store", str(mix_store), "--output", str(out))
     page.goto((out / "index.html").as_uri() + "#study=mix&f=" + quote(FILTER))
     expected = run_ids(mix_store, "scheme LIKE 'llm-llm:%' AND correct IS NOT 1 AND rounds > 1")
     sync_api.expect(page.locator("#run-count")).to_have_text(str(len(expected)))
