@@ -12,6 +12,9 @@ Tables
   the critiquebench `version` and `git_commit` that ran it (see `critiquebench.studies.provenance`).
   `study_failed` is 1 on a done run that ended where the study's own code failed on a reply (`nodes.llm_verifier`):
   scored by its answer, as the study scored that instance, and counted apart, as the study listed it.
+  `steps` (added later still) counts the graph steps of an unfinished run stepped without LangGraph whose rows are
+  stored (`critiquebench.studies.execute`): a resume steps the run again from its cached calls and writes rows
+  only after them; NULL once the run is done, and on runs stepped through LangGraph's checkpoints.
 - `attempts(thread_id, round, answer, canonical, sound_status, sound_valid, feedback, llm_verdict, llm_critique,
   stopped, prompt_tokens, completion_tokens, llm_calls, cache_hits)` keyed by (thread_id, round): one row per
   generation round. `llm_verdict` is 1/0 when an LLM verifier judged this answer (NULL otherwise), so Table 2
@@ -70,7 +73,8 @@ PROVENANCE = {"model": "TEXT", "endpoint": "TEXT", "temperature": "REAL", "max_t
               "unrecorded": "TEXT", "started_at": "REAL", "version": "TEXT", "git_commit": "TEXT"}  # fmt: skip
 # Columns added later still: `study_failed` (1 where the study's own code failed on a reply of the run, which then
 # ended as the study's record of that instance did; see `nodes.llm_verifier`), on the round and on the run.
-ADDED = {"runs": {**PROVENANCE, "study_failed": "INTEGER"}, "attempts": {"study_failed": "INTEGER"}}
+# `steps`: how far an unfinished run stepped without checkpoints has recorded its rows (see the module docstring).
+ADDED = {"runs": {**PROVENANCE, "study_failed": "INTEGER", "steps": "INTEGER"}, "attempts": {"study_failed": "INTEGER"}}
 # The columns that may hold a long text (stored once in `texts`, a reference in the row; see `store.texts`).
 RUN_TEXTS = ("final_answer", "error")
 ROUND_TEXTS = ("answer", "canonical", "feedback", "llm_critique")
