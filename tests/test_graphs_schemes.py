@@ -15,7 +15,7 @@ from critiquebench.llm.client import LLMClient
 from critiquebench.store.checkpoints import checkpoint_bytes
 from critiquebench.store.db import connect
 from critiquebench.store.results import attempts
-from critiquebench.studies.execute import RunOutcome, execute_run
+from critiquebench.studies.execute import CHECKPOINTS_ENV, RunOutcome, execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
 from tests.test_graphs_support import ScriptedModel, always_no, always_yes, truthful
@@ -200,8 +200,9 @@ def test_llm_failure_is_recorded_and_resumable(
 
 
 def test_full_fifteen_rounds_fit_the_step_limit_and_checkpoints_grow_linearly(
-    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv(CHECKPOINTS_ENV, "1")  # live runs checkpointed by LangGraph (off by default)
     domain, instances = setup("game24")
     bench = Bench(tmp_path, scripted_server, scripted_llm, domain, instances[0])
     bench.script(plan=list(range(15)), critic=always_no)
