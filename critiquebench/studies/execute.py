@@ -31,7 +31,7 @@ from critiquebench.domains.contract import Domain, Instance
 from critiquebench.graphs import Spec, compiled, direct, parse_spec
 from critiquebench.graphs.direct import DirectGraph
 from critiquebench.graphs.state import initial_state, recursion_limit
-from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMError
+from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMError, ReplayMiss
 from critiquebench.nodes.context import PAST_KEYS, USAGE_KEYS, ChatLLM, RunContext
 from critiquebench.store.claims import Leases, holder, leases_for
 from critiquebench.store.db import connect, full_store, transaction
@@ -330,21 +330,17 @@ def _live_run(
     # what this run is made with (a resumed run: what it goes on with), in the row it writes anyway
     upsert_run(db, tid, **ident, status="running", error=None, **provenance)
     try:
-        for step, (node, update) in enumerate(stepper.stream(initial_state(ctx.instance.id), ctx, limit), 1):
-            keys = ctx.llm.take_keys()
-            attempt = update.get("attempt") if isinstance(update, dict) else None
-            if step < recorded:
-                continue
-            if step == recorded:  # the last step whose rows are stored: its round goes on from its row
-                if attempt and attempt.get("round"):
-                    # `stream` applies the update after this: the state's attempt carries the stored usage
-                    stored_usage = _stored_usage(db, tid, attempt["round"])
-                    update["attempt"] = {**attempt, **{k: v for k, v in stored_usage.items() if k in attempt}}
-                continue
-            if attempt:  # the one place where rounds are recorded: a step's rows in one commit
-                with transaction(db):
-                    _record(db, tid, attempt, None, node, keys)
-                    db.execute("UPDATE runs SET steps = ? WHERE thread_id = ?", [step, tid])
+        try:
+            _step_live(db, stepper, ctx, limit, recorded)
+        except _Diverged as diverged:  # the rows recorded are not what the scheme now computes: start afresh
+            log.warning("run %s: %s; running it again from the start", tid, diverged)
+            with transaction(db):
+                db.execute("DELETE FROM attempts WHERE thread_id = ?", [tid])
+                db.execute("DELETE FROM round_calls WHERE thread_id = ?", [tid])
+                db.execute("UPDATE runs SET steps = NULL WHERE thread_id = ?", [tid])
+            ctx.llm.take_keys()
+            ctx.llm.take()
+            _step_live(db, stepper, ctx, limit, 0)
     except EndpointUnreachable as exc:  # the caller stops the study; this run resumes later
         _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
         raise
@@ -365,6 +361,56 @@ def _live_run(
     if reuse:
         remember(db, reuse, tid)
     return outcome
+
+
+class _Diverged(Exception):
+    """Stepping a resumed run again asked for a call its recorded steps did not make (not in the cache)."""
+
+
+def _step_live(db: sqlite_utils.Database, stepper: DirectGraph, ctx: RunContext, limit: int, recorded: int) -> None:
+    """Step a live run from the start, writing each step's rows (with the step count) after the `recorded` steps
+    whose rows are stored. Those steps are stepped again with calls from the cache only (a cache-only client of
+    the same endpoint): a call missing there (the scheme's prompts changed since, or the cache was cleared) raises
+    `_Diverged` before anything is asked of the endpoint, where it would be paid again."""
+    tid = ctx.thread_id
+    live = ctx.llm.llm
+    if recorded:
+        ctx.llm.llm = _cache_only(live)
+    try:
+        for step, (node, update) in enumerate(stepper.stream(initial_state(ctx.instance.id), ctx, limit), 1):
+            keys = ctx.llm.take_keys()
+            attempt = update.get("attempt") if isinstance(update, dict) else None
+            if step < recorded:
+                continue
+            if step == recorded:  # the last step whose rows are stored: its round goes on from its row
+                ctx.llm.llm = live
+                if attempt and attempt.get("round"):
+                    # `stream` applies the update after this: the state's attempt carries the stored usage
+                    stored_usage = _stored_usage(db, tid, attempt["round"])
+                    update["attempt"] = {**attempt, **{k: v for k, v in stored_usage.items() if k in attempt}}
+                continue
+            if attempt:  # the one place where rounds are recorded: a step's rows in one commit
+                with transaction(db):
+                    _record(db, tid, attempt, None, node, keys)
+                    db.execute("UPDATE runs SET steps = ? WHERE thread_id = ?", [step, tid])
+    except ReplayMiss as exc:
+        if ctx.llm.llm is live:
+            raise
+        raise _Diverged("a call of its recorded steps is not in the call cache") from exc
+    finally:
+        ctx.llm.llm = live
+
+
+def _cache_only(llm: Any) -> Any:
+    """A client answering `llm`'s calls from its cache only (`ReplayMiss` otherwise), or `llm` itself when it is
+    not an `LLMClient` (a test's stand-in)."""
+    from critiquebench.llm.client import LLMClient
+
+    if not isinstance(llm, LLMClient):
+        return llm
+    from dataclasses import replace
+
+    return LLMClient(replace(llm.settings, replay=True), llm.cache, llm.budget)
 
 
 def _stored_usage(db: sqlite_utils.Database, tid: str, round_: int) -> dict[str, int]:
