@@ -41,7 +41,7 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.store.claims import CLAIM_SCHEMA, live_holders
-from critiquebench.store.db import ensure_tables, is_readonly, select_rows, table_names
+from critiquebench.store.db import ensure_tables, is_readonly, select_rows, table_names, transaction
 from critiquebench.store.texts import TEXTS_SCHEMA, resolve_rows, stored
 
 SCHEMA = (
@@ -211,6 +211,32 @@ def has_checkpoint(db: Any, thread_id: str) -> bool:
         if not isinstance(db, sqlite_utils.Database):
             db.execute("ROLLBACK")  # a failed statement aborts a Postgres transaction
         return False
+
+
+def recorded_steps(db: sqlite_utils.Database, thread_id: str) -> int:
+    """How many graph steps of an unfinished run stepped without checkpoints have their rows stored (`steps`)."""
+    row = db.execute("SELECT steps FROM runs WHERE thread_id = ?", [thread_id]).fetchone()
+    return int(row[0] or 0) if row else 0
+
+
+def set_recorded_steps(db: sqlite_utils.Database, thread_id: str, steps: int | None) -> None:
+    """Record that a run's first `steps` graph steps have their rows stored (None: none; in the step's transaction)."""
+    db.execute("UPDATE runs SET steps = ? WHERE thread_id = ?", [steps, thread_id])
+
+
+def round_usage(db: sqlite_utils.Database, thread_id: str, round_: int, columns: tuple[str, ...]) -> dict[str, int]:
+    """The usage `columns` (e.g. prompt_tokens, llm_calls) of one round's row; empty when it has none."""
+    row = db.execute(f"SELECT {', '.join(columns)} FROM attempts WHERE thread_id = ? AND round = ?",
+                     [thread_id, round_]).fetchone()  # fmt: skip
+    return {} if row is None else {k: int(v or 0) for k, v in zip(columns, row, strict=True)}
+
+
+def forget_rounds(db: sqlite_utils.Database, thread_id: str) -> None:
+    """Delete a run's rounds and their calls, and its count of steps recorded: it runs again from the start."""
+    with transaction(db):
+        db.execute("DELETE FROM attempts WHERE thread_id = ?", [thread_id])
+        db.execute("DELETE FROM round_calls WHERE thread_id = ?", [thread_id])
+        set_recorded_steps(db, thread_id, None)
 
 
 def run_row(db: sqlite_utils.Database, thread_id: str) -> dict[str, Any] | None:

@@ -41,10 +41,14 @@ from critiquebench.store.reads import step_recorded
 from critiquebench.store.results import (
     attempts,
     ensure_schema,
+    forget_rounds,
     has_checkpoint,
     load_study,
+    recorded_steps,
+    round_usage,
     run_row,
     run_status,
+    set_recorded_steps,
     upsert_attempt,
     upsert_round_calls,
     upsert_run,
@@ -324,8 +328,7 @@ def _live_run(
     holds, so the resumed run's rows are an uninterrupted run's (a step in flight at a kill is done again, as
     from a checkpoint). Failures are recorded as `_claimed_run`'s LangGraph path records them."""
     tid = ctx.thread_id
-    found = db.execute("SELECT steps FROM runs WHERE thread_id = ?", [tid]).fetchone()
-    recorded = int(found[0] or 0) if found else 0
+    recorded = recorded_steps(db, tid)
     resumed = recorded > 0
     # what this run is made with (a resumed run: what it goes on with), in the row it writes anyway
     upsert_run(db, tid, **ident, status="running", error=None, **provenance)
@@ -334,10 +337,7 @@ def _live_run(
             _step_live(db, stepper, ctx, limit, recorded)
         except _Diverged as diverged:  # the rows recorded are not what the scheme now computes: start afresh
             log.warning("run %s: %s; running it again from the start", tid, diverged)
-            with transaction(db):
-                db.execute("DELETE FROM attempts WHERE thread_id = ?", [tid])
-                db.execute("DELETE FROM round_calls WHERE thread_id = ?", [tid])
-                db.execute("UPDATE runs SET steps = NULL WHERE thread_id = ?", [tid])
+            forget_rounds(db, tid)
             ctx.llm.take_keys()
             ctx.llm.take()
             _step_live(db, stepper, ctx, limit, 0)
@@ -386,13 +386,13 @@ def _step_live(db: sqlite_utils.Database, stepper: DirectGraph, ctx: RunContext,
                 ctx.llm.llm = live
                 if attempt and attempt.get("round"):
                     # `stream` applies the update after this: the state's attempt carries the stored usage
-                    stored_usage = _stored_usage(db, tid, attempt["round"])
+                    stored_usage = round_usage(db, tid, attempt["round"], USAGE_KEYS)
                     update["attempt"] = {**attempt, **{k: v for k, v in stored_usage.items() if k in attempt}}
                 continue
             if attempt:  # the one place where rounds are recorded: a step's rows in one commit
                 with transaction(db):
                     _record(db, tid, attempt, None, node, keys)
-                    db.execute("UPDATE runs SET steps = ? WHERE thread_id = ?", [step, tid])
+                    set_recorded_steps(db, tid, step)
     except ReplayMiss as exc:
         if ctx.llm.llm is live:
             raise
@@ -411,14 +411,6 @@ def _cache_only(llm: Any) -> Any:
     from dataclasses import replace
 
     return LLMClient(replace(llm.settings, replay=True), llm.cache, llm.budget)
-
-
-def _stored_usage(db: sqlite_utils.Database, tid: str, round_: int) -> dict[str, int]:
-    """The usage (`USAGE_KEYS`) a run's round has in its row: what its attempt held after the last step recorded
-    (each step writes the attempt's usage so far), where stepping again from the cache counts those calls as hits."""
-    row = db.execute(f"SELECT {', '.join(USAGE_KEYS)} FROM attempts WHERE thread_id = ? AND round = ?",
-                     [tid, round_]).fetchone()  # fmt: skip
-    return {} if row is None else {k: int(v or 0) for k, v in zip(USAGE_KEYS, row, strict=True)}
 
 
 def _replayed_run(
