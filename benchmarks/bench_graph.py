@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -249,8 +250,10 @@ def growth(base_url: str, tmp: Path) -> list[dict]:
     from critiquebench.llm.client import LLMClient, LLMSettings
     from critiquebench.store.cache import CallCache
     from critiquebench.store.checkpoints import checkpoint_bytes
-    from critiquebench.studies.execute import execute_run
+    from critiquebench.studies.execute import CHECKPOINTS_ENV, execute_run
 
+    # live runs are checkpointed by LangGraph only when asked (`critiquebench.studies.execute`): these are
+    os.environ[CHECKPOINTS_ENV] = "1"
     domain = get_domain("game24")
     instance = load_instances(domain, "901", DATASETS)[0]
     store = tmp / "growth.sqlite"

@@ -31,12 +31,15 @@ class PhaseTimers:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         import critiquebench.studies.execute as execute
+        from critiquebench.graphs.direct import DirectGraph
+        from critiquebench.llm import client
         from critiquebench.llm.client import LLMClient
         from critiquebench.store.cache import CallCache
 
         self._wrap(execute, "execute_run", "run set-up and finish (connections, claim, state, runs row)")
         self._wrap(LLMClient, "complete", "LLM client: critiquebench's code (key, flight, budget)")
         self._wrap(ChatOpenAI, "invoke", "ChatOpenAI.invoke (langchain-core, openai SDK, httpx)")
+        self._wrap(client, "_ask", "ChatOpenAI._generate (langchain-openai, openai SDK, httpx)")  # the client's path
         for name in ("get", "reserve", "unreserve", "answered"):
             self._wrap(CallCache, name, "store: call cache and in-flight markers")
         self._wrap(execute, "_record", "store: attempt rows")
@@ -58,6 +61,19 @@ class PhaseTimers:
                 yield item
 
         pregel.Pregel.stream = timed_stream  # type: ignore[method-assign]
+        direct_stream = DirectGraph.stream
+
+        @functools.wraps(direct_stream)
+        def timed_direct(graph: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+            steps = direct_stream(graph, *args, **kwargs)
+            while True:
+                try:
+                    item = timers._timed("steps without LangGraph (the nodes' own work)", next, steps)
+                except StopIteration:
+                    return
+                yield item
+
+        DirectGraph.stream = timed_direct  # type: ignore[method-assign]
         return self
 
     def start(self) -> None:

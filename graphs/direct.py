@@ -92,7 +92,8 @@ class DirectGraph:
     def stream(self, state: Mapping[str, Any], ctx: RunContext, limit: int) -> Iterator[tuple[str, Any]]:
         """(node, its update) for each step from `state` (a fresh run's `initial_state`) until END, applying
         each update as the graph's channels do (`past` merged by round, every other key replaced). More than
-        `limit` steps raise LangGraph's GraphRecursionError, as its loop does."""
+        `limit` steps raise LangGraph's GraphRecursionError, as its loop does. An update is applied when the next
+        step is asked for: a caller may change it first (a resumed live run puts its stored usage in)."""
         runtime = Runtime(ctx)
         current = dict(state)
         node, steps = self.entry, 0

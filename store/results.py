@@ -12,6 +12,9 @@ Tables
   the critiquebench `version` and `git_commit` that ran it (see `critiquebench.studies.provenance`).
   `study_failed` is 1 on a done run that ended where the study's own code failed on a reply (`nodes.llm_verifier`):
   scored by its answer, as the study scored that instance, and counted apart, as the study listed it.
+  `steps` (added later still) counts the graph steps of an unfinished run stepped without LangGraph whose rows are
+  stored (`critiquebench.studies.execute`): a resume steps the run again from its cached calls and writes rows
+  only after them; NULL once the run is done, and on runs stepped through LangGraph's checkpoints.
 - `attempts(thread_id, round, answer, canonical, sound_status, sound_valid, feedback, llm_verdict, llm_critique,
   stopped, prompt_tokens, completion_tokens, llm_calls, cache_hits)` keyed by (thread_id, round): one row per
   generation round. `llm_verdict` is 1/0 when an LLM verifier judged this answer (NULL otherwise), so Table 2
@@ -38,7 +41,7 @@ from typing import Any
 import sqlite_utils
 
 from critiquebench.store.claims import CLAIM_SCHEMA, live_holders
-from critiquebench.store.db import ensure_tables, is_readonly, select_rows, table_names
+from critiquebench.store.db import ensure_tables, is_readonly, select_rows, table_names, transaction
 from critiquebench.store.texts import TEXTS_SCHEMA, resolve_rows, stored
 
 SCHEMA = (
@@ -70,7 +73,8 @@ PROVENANCE = {"model": "TEXT", "endpoint": "TEXT", "temperature": "REAL", "max_t
               "unrecorded": "TEXT", "started_at": "REAL", "version": "TEXT", "git_commit": "TEXT"}  # fmt: skip
 # Columns added later still: `study_failed` (1 where the study's own code failed on a reply of the run, which then
 # ended as the study's record of that instance did; see `nodes.llm_verifier`), on the round and on the run.
-ADDED = {"runs": {**PROVENANCE, "study_failed": "INTEGER"}, "attempts": {"study_failed": "INTEGER"}}
+# `steps`: how far an unfinished run stepped without checkpoints has recorded its rows (see the module docstring).
+ADDED = {"runs": {**PROVENANCE, "study_failed": "INTEGER", "steps": "INTEGER"}, "attempts": {"study_failed": "INTEGER"}}
 # The columns that may hold a long text (stored once in `texts`, a reference in the row; see `store.texts`).
 RUN_TEXTS = ("final_answer", "error")
 ROUND_TEXTS = ("answer", "canonical", "feedback", "llm_critique")
@@ -207,6 +211,32 @@ def has_checkpoint(db: Any, thread_id: str) -> bool:
         if not isinstance(db, sqlite_utils.Database):
             db.execute("ROLLBACK")  # a failed statement aborts a Postgres transaction
         return False
+
+
+def recorded_steps(db: sqlite_utils.Database, thread_id: str) -> int:
+    """How many graph steps of an unfinished run stepped without checkpoints have their rows stored (`steps`)."""
+    row = db.execute("SELECT steps FROM runs WHERE thread_id = ?", [thread_id]).fetchone()
+    return int(row[0] or 0) if row else 0
+
+
+def set_recorded_steps(db: sqlite_utils.Database, thread_id: str, steps: int | None) -> None:
+    """Record that a run's first `steps` graph steps have their rows stored (None: none; in the step's transaction)."""
+    db.execute("UPDATE runs SET steps = ? WHERE thread_id = ?", [steps, thread_id])
+
+
+def round_usage(db: sqlite_utils.Database, thread_id: str, round_: int, columns: tuple[str, ...]) -> dict[str, int]:
+    """The usage `columns` (e.g. prompt_tokens, llm_calls) of one round's row; empty when it has none."""
+    row = db.execute(f"SELECT {', '.join(columns)} FROM attempts WHERE thread_id = ? AND round = ?",
+                     [thread_id, round_]).fetchone()  # fmt: skip
+    return {} if row is None else {k: int(v or 0) for k, v in zip(columns, row, strict=True)}
+
+
+def forget_rounds(db: sqlite_utils.Database, thread_id: str) -> None:
+    """Delete a run's rounds and their calls, and its count of steps recorded: it runs again from the start."""
+    with transaction(db):
+        db.execute("DELETE FROM attempts WHERE thread_id = ?", [thread_id])
+        db.execute("DELETE FROM round_calls WHERE thread_id = ?", [thread_id])
+        set_recorded_steps(db, thread_id, None)
 
 
 def run_row(db: sqlite_utils.Database, thread_id: str) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ from critiquebench.domains import get_domain, load_instances
 from critiquebench.store.cache import CallCache
 from critiquebench.store.db import connect
 from critiquebench.store.results import ensure_schema, save_study, upsert_run
+from critiquebench.studies.execute import CHECKPOINTS_ENV
 from tests.scripted_server import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,7 +101,10 @@ def test_an_empty_selection_is_an_error_not_everything(tmp_path: Path) -> None:
         load_instances(get_domain("game24"), " ", DATASETS)
 
 
-def test_a_failed_definition_takes_no_name_and_studies_delete_keeps_the_cache(tmp_path: Path) -> None:
+def test_a_failed_definition_takes_no_name_and_studies_delete_keeps_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CHECKPOINTS_ENV, "1")  # checkpointed runs, so deleting the study must take theirs too
     store = tmp_path / "store.sqlite"
     with ScriptedServer(reply="1 + 2 + 3 + 4") as server:
         rejected(tmp_path, *study_args("bi", store, server.base_url, "5-1"), says="bad range '5-1'")
@@ -116,7 +120,7 @@ def test_a_failed_definition_takes_no_name_and_studies_delete_keeps_the_cache(tm
 
     gone = CliRunner().invoke(app, ["studies", "delete", "bi", "--store", str(store)])
     assert gone.exit_code == 0 and "deleted study bi: 2 runs" in gone.stderr, gone.stderr
-    for table in ("runs", "attempts", "checkpoints", "writes"):
+    for table in ("runs", "attempts", "round_calls", "checkpoints", "writes"):
         rows = db.execute(f"SELECT thread_id FROM {table}").fetchall()
         assert rows and all(t.startswith("keep/") for (t,) in rows), table
     assert [n for (n,) in db.execute("SELECT name FROM studies")] == ["keep"]

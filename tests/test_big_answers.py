@@ -8,10 +8,12 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from critiquebench.cli import app
 from critiquebench.store.checkpoints import open_saver
+from critiquebench.studies.execute import CHECKPOINTS_ENV
 from tests.scripted_server import ScriptedServer
 from tests.test_scale_claims import numbers
 
@@ -25,7 +27,10 @@ def run(store: str, server: ScriptedServer) -> None:
     assert result.exit_code == 0, result.output
 
 
-def test_a_long_answer_is_stored_once_outside_the_checkpoints(tmp_path: Path, pg_store: str) -> None:
+def test_a_long_answer_is_stored_once_outside_the_checkpoints(
+    tmp_path: Path, pg_store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CHECKPOINTS_ENV, "1")  # live runs checkpointed by LangGraph, as before it was optional
     store = tmp_path / "big.sqlite"
     with ScriptedServer(reply=ANSWER) as server:
         run(str(store), server)

@@ -19,7 +19,7 @@ from critiquebench.store.cache import CallCache
 from critiquebench.store.checkpoints import open_saver
 from critiquebench.store.db import connect, connect_raw
 from critiquebench.store.results import ensure_schema
-from critiquebench.studies.execute import execute_run
+from critiquebench.studies.execute import CHECKPOINTS_ENV, execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
 from tests.test_graphs_support import ScriptedModel
@@ -182,11 +182,45 @@ KILL_POINTS = {
 }
 
 
+# Where a run stepped without checkpoints (the default) is when the process dies: a step's rows and its count of
+# steps recorded are one transaction, after the step's calls are cached.
+DIRECT_KILL_POINTS = {
+    "between a generation's calls and its rows": "BEFORE INSERT ON round_calls WHEN NEW.node = 'generator' "
+    "AND NEW.round = 2",
+    "between a critique's calls and its rows": "BEFORE INSERT ON round_calls WHEN NEW.node = 'critic' "
+    "AND NEW.round = 2",
+    "between a step's rows and its count": "BEFORE UPDATE OF steps ON runs WHEN NEW.steps = 2",
+}
+
+
 @pytest.mark.parametrize("where", list(KILL_POINTS))
-def test_a_kill_while_a_checkpoint_is_stored_resumes_to_the_uninterrupted_result(tmp_path: Path, where: str) -> None:
+def test_a_kill_while_a_checkpoint_is_stored_resumes_to_the_uninterrupted_result(
+    tmp_path: Path, where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A SIGKILL can land anywhere in the checkpointer's work; the resumed run must end as an uninterrupted one.
     (Partial writes of a step once resumed as a finished step without `attempt`, and a step whose writes were
     stored without its checkpoint was taken for an old graph's dead end: KeyError 'attempt' / 'answer'.)"""
+    monkeypatch.setenv(CHECKPOINTS_ENV, "1")  # every run here, the killed driver's too, through LangGraph
+    kill_and_resume(tmp_path, KILL_POINTS[where])
+
+
+@pytest.mark.parametrize("where", list(DIRECT_KILL_POINTS))
+def test_a_kill_in_a_step_of_a_run_without_checkpoints_resumes_to_the_uninterrupted_result(
+    tmp_path: Path, where: str
+) -> None:
+    """A run stepped without checkpoints resumes by stepping again from its cached calls: the rows of the steps
+    recorded stay, the step the kill cut short is done again (its call a cache hit), and the round in progress
+    keeps the usage it had, so the one cache hit counted is that step's."""
+    store = kill_and_resume(tmp_path, DIRECT_KILL_POINTS[where])
+    db = connect(store)
+    assert db.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0] == 0
+    hits = db.execute("SELECT SUM(cache_hits), (SELECT cache_hits FROM runs) FROM attempts").fetchone()
+    assert hits == (1, 1)
+
+
+def kill_and_resume(tmp_path: Path, trigger_sql: str) -> Path:
+    """Run the study's one llm-llm run in a driver SIGKILLed where `trigger_sql` fires, resume it here, and
+    check it ends as an uninterrupted run; the killed store."""
     domain = get_domain("game24")
     instance = load_instances(domain, "901", DATASETS)[0]
     clean_store, store = tmp_path / "clean.sqlite", tmp_path / "killed.sqlite"
@@ -198,7 +232,7 @@ def test_a_kill_while_a_checkpoint_is_stored_resumes_to_the_uninterrupted_result
         pass
     ensure_schema(connect(store))  # and the run's own
     trigger = connect_raw(store)
-    trigger.execute(f"CREATE TRIGGER kill {KILL_POINTS[where]} BEGIN SELECT kill_here(); END")
+    trigger.execute(f"CREATE TRIGGER kill {trigger_sql} BEGIN SELECT kill_here(); END")
     script = tmp_path / "driver.py"
     script.write_text(KILL_IN_STORE)
     with ScriptedServer(ScriptedModel([(domain, instance)], plan=[0, 1, "c"])) as server:
@@ -214,6 +248,7 @@ def test_a_kill_while_a_checkpoint_is_stored_resumes_to_the_uninterrupted_result
     assert [r for r in rows if "step" not in r] == [r for r in clean_rows if "step" not in r]
     steps, clean_steps = [r["step"] for r in rows if "step" in r], [r["step"] for r in clean_rows if "step" in r]
     assert steps == clean_steps, [(a, b) for a, b in zip(steps, clean_steps, strict=False) if a != b]
+    return store
 
 
 def results(store: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

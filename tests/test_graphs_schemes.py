@@ -15,7 +15,7 @@ from critiquebench.llm.client import LLMClient
 from critiquebench.store.checkpoints import checkpoint_bytes
 from critiquebench.store.db import connect
 from critiquebench.store.results import attempts
-from critiquebench.studies.execute import RunOutcome, execute_run
+from critiquebench.studies.execute import CHECKPOINTS_ENV, RunOutcome, execute_run
 from tests.conftest import DATASETS
 from tests.scripted_server import ScriptedServer
 from tests.test_graphs_support import ScriptedModel, always_no, always_yes, truthful
@@ -199,9 +199,36 @@ def test_llm_failure_is_recorded_and_resumable(
     assert column(rows, "round") == [1, 2, 3]
 
 
-def test_full_fifteen_rounds_fit_the_step_limit_and_checkpoints_grow_linearly(
-    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient
+def test_a_resume_whose_recorded_calls_left_the_cache_runs_again_from_the_start(
+    tmp_path: Path, scripted_server: ScriptedServer, make_llm: Callable[..., LLMClient]
 ) -> None:
+    """A run without checkpoints resumes by stepping again from its cached calls. When a call of its recorded
+    steps is no longer there (the cache cleared, or the scheme's prompts changed since), nothing is paid again
+    for those steps' sake: the run is done again from the start, its rows written anew as a fresh run's."""
+    domain, instances = setup("game24")
+    bench = Bench(tmp_path, scripted_server, make_llm(max_retries=0), domain, instances[0])
+    bench.script(plan=[0, 1, "c"])
+    bench.run("standard")  # caches round 1's generation, so llm-llm first meets the fault in its critic
+    scripted_server.queue_fault("500")
+    failed, rows = bench.run("llm-llm")
+    assert failed.status == "failed" and column(rows, "round") == [1]
+    db = connect(bench.store)
+    sql = "SELECT calls FROM round_calls WHERE thread_id = ? AND round = 1 AND node = 'generator'"
+    generation = db.execute(sql, [failed.thread_id]).fetchone()[0]
+    db.execute("DELETE FROM llm_calls WHERE key IN (SELECT value FROM json_each(?))", [generation])
+    asked = scripted_server.requests
+    resumed, rows = bench.run("llm-llm")
+    assert resumed.status == "done" and resumed.correct is True and column(rows, "round") == [1, 2, 3]
+    # the run's calls asked again from the start: each not counted a cache hit was asked of the endpoint, round
+    # 1's generation among them
+    calls, hits = sum(column(rows, "llm_calls")), sum(column(rows, "cache_hits"))
+    assert scripted_server.requests - asked == calls - hits and rows[0]["cache_hits"] == 0
+
+
+def test_full_fifteen_rounds_fit_the_step_limit_and_checkpoints_grow_linearly(
+    tmp_path: Path, scripted_server: ScriptedServer, scripted_llm: LLMClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CHECKPOINTS_ENV, "1")  # live runs checkpointed by LangGraph (off by default)
     domain, instances = setup("game24")
     bench = Bench(tmp_path, scripted_server, scripted_llm, domain, instances[0])
     bench.script(plan=list(range(15)), critic=always_no)

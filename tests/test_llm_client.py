@@ -20,6 +20,7 @@ from critiquebench.llm.client import (
     LLMClient,
     LLMSettings,
     ReplayMiss,
+    chat_model,
     endpoint_identity,
 )
 from critiquebench.llm.embedded import embedded_endpoint_id
@@ -284,3 +285,20 @@ def test_a_global_langchain_cache_does_not_collapse_sample_indices(
         set_llm_cache(previous)
     assert texts == ["draw 0", "draw 1", "draw 2"]
     assert scripted_server.requests == 3
+
+
+def test_the_request_carries_the_messages_as_given_whichever_path_the_sdk_takes(
+    scripted_server: ScriptedServer, scripted_llm: LLMClient
+) -> None:
+    """Text messages skip the SDK's per-message transform (sent in `extra_body`, `client._chat_openai`): the
+    endpoint gets the same body, the messages once, in order; a message that is not plain text (a list of
+    parts) keeps the SDK's own path and arrives as the SDK sends it."""
+    turns = [{"role": "system", "content": "s"}, {"role": "user", "content": "é\u2028\\"},
+             {"role": "assistant", "content": ""}, {"role": "user", "content": "go"}]  # fmt: skip
+    scripted_llm.complete(turns, temperature=0.5)
+    messages, params = scripted_server.calls[-1]
+    assert messages == turns and "extra_body" not in params and params["temperature"] == 0.5
+    chat = chat_model(scripted_llm.settings, scripted_server.base_url)
+    parts = [{"role": "user", "content": [{"type": "text", "text": "in parts"}]}]
+    chat._generate(parts)
+    assert scripted_server.calls[-1][0] == [{"role": "user", "content": [{"type": "text", "text": "in parts"}]}]

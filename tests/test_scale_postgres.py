@@ -7,7 +7,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from critiquebench.store.db import connect
+from critiquebench.studies.execute import CHECKPOINTS_ENV
 from tests.pg_server import fresh_database
 from tests.scripted_server import ScriptedServer
 from tests.test_scale_claims import numbers
@@ -22,7 +25,7 @@ def with_password(url: str) -> str:
 
 
 def test_a_study_runs_on_postgres_and_round_trips_through_store_copy(
-    postgres_server: str, pg_store: str, tmp_path: Path
+    postgres_server: str, pg_store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = with_password(pg_store)
     with ScriptedServer(reply=game24_reply) as server:
@@ -32,8 +35,10 @@ def test_a_study_runs_on_postgres_and_round_trips_through_store_copy(
         assert "s3cret-pw" not in done.stdout + done.stderr
         on_postgres = server.answered
         assert on_postgres > 0
-        # the same study on SQLite gives the same report
+        # the same study on SQLite gives the same report; its runs checkpointed by LangGraph (the Postgres one's
+        # are not, the default), so the copies below carry checkpoints too
         local = tmp_path / "local.sqlite"
+        monkeypatch.setenv(CHECKPOINTS_ENV, "1")
         invoke(*run_args("p", local, server, "901-904", SCHEMES))
         assert numbers(url, "p") == numbers(local, "p")  # type: ignore[arg-type]
 

@@ -1,13 +1,19 @@
 """Run or resume ONE graph thread: one (study, domain, scheme spec, instance, trial).
 
-The scheme graph (compiled once per configuration) gets a SQLite checkpointer on the store file here, and the
-run's domain, instance and LLM as its runtime context. Nodes only compute: this module records each node's
-update as the round's `attempts` row, and nothing else writes them. A thread that
-exists and is unfinished continues from its last checkpoint (its LLM calls so far are cache hits); a finished
-one is not run again. A run is claimed first (see `store.claims`): one that another process is executing is
-left to it and reported with status "claimed". The `runs` row goes running -> done (totals summed from the
-`attempts` rows) or failed (with the error; the thread stays resumable), or back to pending when the token
-budget stops it.
+A built-in scheme's run is stepped without LangGraph (`graphs.direct`), its rows written step by step, with no
+checkpoint: every call a step makes is in the call cache before the step's rows are, so an unfinished run resumes
+by stepping again from the start, each call so far a cache hit, writing rows only after the steps whose rows
+are stored (the run row's `steps`). LangGraph's per-step checkpoints cost about 8 ms of CPU per LLM call of a
+32-run study (benchmarks/bench_scale.py) for what the cache already holds. Other graphs (a plug-in's own
+StateGraph, the intrinsic scheme's), runs that have a checkpoint (started by an older version, or live with
+`$CRITIQUEBENCH_CHECKPOINTS=1`) and, while that variable is set, every live run go through LangGraph: the scheme
+graph (compiled once per configuration) gets a SQLite checkpointer on the store file here, and the run's domain,
+instance and LLM as its runtime context; an unfinished thread continues from its last checkpoint.
+Nodes only compute: this module records each node's update as the round's `attempts` row, and nothing else
+writes them. A finished run is not run again. A run is claimed first (see `store.claims`): one that another
+process is executing is left to it and reported with status "claimed". The `runs` row goes running -> done
+(totals summed from the `attempts` rows) or failed (with the error; the run stays resumable), or back to pending
+when the token budget stops it.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from critiquebench.domains.contract import Domain, Instance
 from critiquebench.graphs import Spec, compiled, direct, parse_spec
 from critiquebench.graphs.direct import DirectGraph
 from critiquebench.graphs.state import initial_state, recursion_limit
-from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMError
+from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMError, ReplayMiss
 from critiquebench.nodes.context import PAST_KEYS, USAGE_KEYS, ChatLLM, RunContext
 from critiquebench.store.claims import Leases, holder, leases_for
 from critiquebench.store.db import connect, full_store, transaction
@@ -35,10 +41,14 @@ from critiquebench.store.reads import step_recorded
 from critiquebench.store.results import (
     attempts,
     ensure_schema,
+    forget_rounds,
     has_checkpoint,
     load_study,
+    recorded_steps,
+    round_usage,
     run_row,
     run_status,
+    set_recorded_steps,
     upsert_attempt,
     upsert_round_calls,
     upsert_run,
@@ -61,6 +71,13 @@ def _planning_error() -> type[Exception]:
     return strips.PlanningError if strips is not None else _NotLoaded
 
 DURABILITY = "sync"  # a checkpoint is on disk before the next node starts, so a kill loses at most one node
+CHECKPOINTS_ENV = "CRITIQUEBENCH_CHECKPOINTS"  # "1": live runs keep LangGraph's per-step checkpoints
+
+
+def checkpointing() -> bool:
+    """Whether live runs are checkpointed by LangGraph at every step (`$CRITIQUEBENCH_CHECKPOINTS=1`), where a
+    run could resume from its cached calls instead (see the module docstring)."""
+    return os.environ.get(CHECKPOINTS_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -180,13 +197,18 @@ def _claimed_run(
     if reuse and not replaying(llm) and copy_finished(db, reuse, tid, dict(study=study, domain=domain.name,
             scheme=label, params=parsed.params, instance_id=instance.id, trial=trial)):  # fmt: skip
         return _outcome(db, tid)
-    # a run started live resumes from its checkpoint, through LangGraph
-    if replaying(llm) and (stepper := direct(label)) is not None and not has_checkpoint(db, tid):
-        # its provenance rides on the one row written at its end (no "running" row: nothing is written before)
+    # a run started with checkpoints resumes from its checkpoint, through LangGraph
+    stepper = direct(label) if replaying(llm) or not checkpointing() else None
+    if stepper is not None and not has_checkpoint(db, tid):
         ident = dict(study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
-                     trial=trial, **run_provenance(llm, defined))  # fmt: skip
+                     trial=trial)  # fmt: skip
         ctx = RunContext.create(domain, instance, llm, tid)
-        return _replayed_run(db, stepper, ctx, ident, recursion_limit(parsed.max_rounds), reuse, leases, retried)
+        limit = recursion_limit(parsed.max_rounds)
+        if not replaying(llm):
+            return _live_run(db, stepper, ctx, ident, run_provenance(llm, defined), limit, reuse, retried)
+        # its provenance rides on the one row written at its end (no "running" row: nothing is written before)
+        ident.update(run_provenance(llm, defined))
+        return _replayed_run(db, stepper, ctx, ident, limit, reuse, leases, retried)
     # One background thread per run: every scheme's steps hold one node, so LangGraph's per-run pool only writes
     # checkpoints (in order, each waited for); its default of up to cpu+4 threads started and joined per run
     # cost about 0.3 ms of CPU per LLM call in a 32-run study (benchmarks/bench_scale.py).
@@ -287,6 +309,108 @@ def replaying(llm: Any) -> bool:
     """Whether every call of `llm` must come from the cache (no endpoint can be asked): a run is then redone
     from the start at no cost, and needs no checkpoints."""
     return bool(getattr(getattr(llm, "settings", None), "replay", False))
+
+
+def _live_run(
+    db: sqlite_utils.Database,
+    stepper: DirectGraph,
+    ctx: RunContext,
+    ident: dict[str, Any],
+    provenance: dict[str, Any],
+    limit: int,
+    reuse: str | None,
+    retried: bool = False,
+) -> RunOutcome:
+    """A live run stepped without LangGraph or checkpoints (`graphs.direct`): each step's rows in one commit with
+    the count of steps recorded (the run row's `steps`). An unfinished run (killed, failed, stopped by the budget)
+    is stepped again from the start: its calls so far are cache hits (a call is cached before its step's rows are
+    written), the steps already recorded write nothing, and the round in progress goes on with the usage its row
+    holds, so the resumed run's rows are an uninterrupted run's (a step in flight at a kill is done again, as
+    from a checkpoint). Failures are recorded as `_claimed_run`'s LangGraph path records them."""
+    tid = ctx.thread_id
+    recorded = recorded_steps(db, tid)
+    resumed = recorded > 0
+    # what this run is made with (a resumed run: what it goes on with), in the row it writes anyway
+    upsert_run(db, tid, **ident, status="running", error=None, **provenance)
+    try:
+        try:
+            _step_live(db, stepper, ctx, limit, recorded)
+        except _Diverged as diverged:  # the rows recorded are not what the scheme now computes: start afresh
+            log.warning("run %s: %s; running it again from the start", tid, diverged)
+            forget_rounds(db, tid)
+            ctx.llm.take_keys()
+            ctx.llm.take()
+            _step_live(db, stepper, ctx, limit, 0)
+    except EndpointUnreachable as exc:  # the caller stops the study; this run resumes later
+        _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
+        raise
+    except BudgetExceeded as exc:  # not a failure: the run continues from here once the budget is raised
+        return _fail(db, tid, ident, str(exc), resumed, status="pending")
+    except LLMError as exc:
+        return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
+    except _planning_error() as exc:  # the domain's input cannot be used (its message says why): no traceback
+        log.warning("run %s failed: %s", tid, exc)
+        return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
+    except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
+        if full_store(exc) is not None:  # no run can be recorded: the caller stops the study
+            raise
+        _process_fault(exc, retried)
+        _log_failure(tid, exc)
+        return _fail(db, tid, ident, _error_text(exc), resumed)
+    outcome = _finish(db, tid, ident, resumed=resumed)
+    if reuse:
+        remember(db, reuse, tid)
+    return outcome
+
+
+class _Diverged(Exception):
+    """Stepping a resumed run again asked for a call its recorded steps did not make (not in the cache)."""
+
+
+def _step_live(db: sqlite_utils.Database, stepper: DirectGraph, ctx: RunContext, limit: int, recorded: int) -> None:
+    """Step a live run from the start, writing each step's rows (with the step count) after the `recorded` steps
+    whose rows are stored. Those steps are stepped again with calls from the cache only (a cache-only client of
+    the same endpoint): a call missing there (the scheme's prompts changed since, or the cache was cleared) raises
+    `_Diverged` before anything is asked of the endpoint, where it would be paid again."""
+    tid = ctx.thread_id
+    live = ctx.llm.llm
+    if recorded:
+        ctx.llm.llm = _cache_only(live)
+    try:
+        for step, (node, update) in enumerate(stepper.stream(initial_state(ctx.instance.id), ctx, limit), 1):
+            keys = ctx.llm.take_keys()
+            attempt = update.get("attempt") if isinstance(update, dict) else None
+            if step < recorded:
+                continue
+            if step == recorded:  # the last step whose rows are stored: its round goes on from its row
+                ctx.llm.llm = live
+                if attempt and attempt.get("round"):
+                    # `stream` applies the update after this: the state's attempt carries the stored usage
+                    stored_usage = round_usage(db, tid, attempt["round"], USAGE_KEYS)
+                    update["attempt"] = {**attempt, **{k: v for k, v in stored_usage.items() if k in attempt}}
+                continue
+            if attempt:  # the one place where rounds are recorded: a step's rows in one commit
+                with transaction(db):
+                    _record(db, tid, attempt, None, node, keys)
+                    set_recorded_steps(db, tid, step)
+    except ReplayMiss as exc:
+        if ctx.llm.llm is live:
+            raise
+        raise _Diverged("a call of its recorded steps is not in the call cache") from exc
+    finally:
+        ctx.llm.llm = live
+
+
+def _cache_only(llm: Any) -> Any:
+    """A client answering `llm`'s calls from its cache only (`ReplayMiss` otherwise), or `llm` itself when it is
+    not an `LLMClient` (a test's stand-in)."""
+    from critiquebench.llm.client import LLMClient
+
+    if not isinstance(llm, LLMClient):
+        return llm
+    from dataclasses import replace
+
+    return LLMClient(replace(llm.settings, replay=True), llm.cache, llm.budget)
 
 
 def _replayed_run(
@@ -417,6 +541,7 @@ def _finish(db: sqlite_utils.Database, tid: str, ident: dict[str, Any], resumed:
         final_answer=final["answer"] if final else None,
         correct=final["sound_valid"] if final else None,
         study_failed=final.get("study_failed") if final else None,
+        steps=None,  # a finished run is never stepped again
         **totals,
     )
     return _outcome(db, tid, resumed=resumed)
