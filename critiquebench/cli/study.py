@@ -159,7 +159,7 @@ def _session(store: Path | str, config: "StudyConfig", progress: bool, replay: b
             session = run_session(store, config, replay=replay, execution=execution, stop=stop,
                                   on_progress=on_progress, confirmed=confirmed)  # fmt: skip
     except KeyboardInterrupt:
-        err.print(f"aborted; runs in flight stay at their last checkpoint: critiquebench resume {config.name}")
+        err.print(f"aborted; runs in flight stay at their last recorded step: critiquebench resume {config.name}")
         sys.stdout.flush()
         os._exit(EXIT_INTERRUPTED)  # worker threads may still wait on a stopped endpoint; do not join them
     except StudyError as exc:
@@ -393,7 +393,7 @@ def register(app: typer.Typer) -> None:
         ray_address: RayAddressOpt = None,
         yes: YesOpt = False,
     ) -> None:
-        """Continue a stored study: finished runs stay, unfinished ones continue from their checkpoints."""
+        """Continue a stored study: finished runs stay, unfinished ones continue from their last recorded step."""
         from critiquebench.api import resumable
         from critiquebench.studies.session import StudyError
 
