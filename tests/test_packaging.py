@@ -29,7 +29,7 @@ def floors() -> dict[str, tuple[int, ...]]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     found = {}
     for requirement in project["dependencies"]:
-        match = re.fullmatch(r"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?>=([0-9.]+)", requirement.replace(" ", ""))
+        match = re.fullmatch(r"([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?>=([0-9.]+)(?:,<[0-9.]+)?", requirement.replace(" ", ""))
         if match:
             found[match[1].lower()] = tuple(int(p) for p in match[2].split("."))
     return found
