@@ -70,6 +70,7 @@ def _planning_error() -> type[Exception]:
     strips = sys.modules.get("critiquebench.domains.planning.strips")
     return strips.PlanningError if strips is not None else _NotLoaded
 
+
 DURABILITY = "sync"  # a checkpoint is on disk before the next node starts, so a kill loses at most one node
 CHECKPOINTS_ENV = "CRITIQUEBENCH_CHECKPOINTS"  # "1": live runs keep LangGraph's per-step checkpoints
 
@@ -253,26 +254,35 @@ def _claimed_run(
                         for node, update, keys in made:
                             if isinstance(update, dict):
                                 _record(db, tid, update.get("attempt"), None, node, keys)
-        except EndpointUnreachable as exc:  # the caller stops the study; this run resumes later
-            _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
-            raise
-        except BudgetExceeded as exc:  # not a failure: the run continues from here once the budget is raised
-            return _fail(db, tid, ident, str(exc), resumed, status="pending")
-        except LLMError as exc:
-            return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
-        except _planning_error() as exc:  # the domain's input cannot be used (its message says why): no traceback
-            log.warning("run %s failed: %s", tid, exc)
-            return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
-        except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
-            if full_store(exc) is not None:  # no run can be recorded: the caller stops the study
-                raise
-            _process_fault(exc, retried)
-            _log_failure(tid, exc)
-            return _fail(db, tid, ident, _error_text(exc), resumed)
+        except Exception as exc:  # `_run_error` sorts what stops the study from what fails this run
+            return _run_error(db, tid, ident, exc, resumed, retried)
     outcome = _finish(db, tid, ident, resumed=resumed)
     if reuse:
         remember(db, reuse, tid)
     return outcome
+
+
+def _run_error(
+    db: sqlite_utils.Database, tid: str, ident: dict[str, Any], exc: Exception, resumed: bool, retried: bool
+) -> RunOutcome:
+    """A run's error, recorded (LangGraph's path and the direct one alike): the run's outcome, or the error raised
+    again where it stops the study."""
+    if isinstance(exc, EndpointUnreachable):  # the caller stops the study; this run resumes later
+        _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
+        raise exc
+    if isinstance(exc, BudgetExceeded):  # not a failure: the run continues from here once the budget is raised
+        return _fail(db, tid, ident, str(exc), resumed, status="pending")
+    if isinstance(exc, LLMError):
+        return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
+    if isinstance(exc, _planning_error()):  # the domain's input cannot be used (its message says why): no traceback
+        log.warning("run %s failed: %s", tid, exc)
+        return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
+    # a domain or plug-in bug fails this run, not the whole study
+    if full_store(exc) is not None:  # no run can be recorded: the caller stops the study
+        raise exc
+    _process_fault(exc, retried)
+    _log_failure(tid, exc)
+    return _fail(db, tid, ident, _error_text(exc), resumed)
 
 
 # Errors of the interpreter itself (python/cpython#106905's `SystemError` from the AST constructor under thread
@@ -341,22 +351,8 @@ def _live_run(
             ctx.llm.take_keys()
             ctx.llm.take()
             _step_live(db, stepper, ctx, limit, 0)
-    except EndpointUnreachable as exc:  # the caller stops the study; this run resumes later
-        _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
-        raise
-    except BudgetExceeded as exc:  # not a failure: the run continues from here once the budget is raised
-        return _fail(db, tid, ident, str(exc), resumed, status="pending")
-    except LLMError as exc:
-        return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
-    except _planning_error() as exc:  # the domain's input cannot be used (its message says why): no traceback
-        log.warning("run %s failed: %s", tid, exc)
-        return _fail(db, tid, ident, f"{type(exc).__name__}: {exc}", resumed)
-    except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
-        if full_store(exc) is not None:  # no run can be recorded: the caller stops the study
-            raise
-        _process_fault(exc, retried)
-        _log_failure(tid, exc)
-        return _fail(db, tid, ident, _error_text(exc), resumed)
+    except Exception as exc:  # `_run_error` sorts what stops the study from what fails this run
+        return _run_error(db, tid, ident, exc, resumed, retried)
     outcome = _finish(db, tid, ident, resumed=resumed)
     if reuse:
         remember(db, reuse, tid)
