@@ -256,6 +256,13 @@ def _claimed_run(
                                 _record(db, tid, update.get("attempt"), None, node, keys)
         except Exception as exc:  # `_run_error` sorts what stops the study from what fails this run
             return _run_error(db, tid, ident, exc, resumed, retried)
+    return _finished(db, tid, ident, resumed, reuse)
+
+
+def _finished(
+    db: sqlite_utils.Database, tid: str, ident: dict[str, Any], resumed: bool, reuse: str | None
+) -> RunOutcome:
+    """A run that ended without an error, recorded (and remembered for reuse by identical runs)."""
     outcome = _finish(db, tid, ident, resumed=resumed)
     if reuse:
         remember(db, reuse, tid)
@@ -353,10 +360,7 @@ def _live_run(
             _step_live(db, stepper, ctx, limit, 0)
     except Exception as exc:  # `_run_error` sorts what stops the study from what fails this run
         return _run_error(db, tid, ident, exc, resumed, retried)
-    outcome = _finish(db, tid, ident, resumed=resumed)
-    if reuse:
-        remember(db, reuse, tid)
-    return outcome
+    return _finished(db, tid, ident, resumed, reuse)
 
 
 class _Diverged(Exception):
