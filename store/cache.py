@@ -177,6 +177,7 @@ class CallCache:
         self._locator = store if self._owned and not readonly and not is_postgres(store) else None
         self._idle: list[Any] = []  # pooled connections not in use
         self._closed = False
+        self._held = threading.local()  # a thread's events kept for its caller to write (`holding_events`)
         with self._lock:
             ensure_tables(self.db, (*_SCHEMA, *CLAIM_SCHEMA))
 
@@ -325,8 +326,27 @@ class CallCache:
     ) -> None:
         if kind not in ("call", "hit", "failed"):
             raise ValueError(f"unknown event kind {kind!r}")
+        event = [time.time(), key, model, kind, error, prompt_tokens, completion_tokens]
+        held: list[list[Any]] | None = getattr(self._held, "events", None)
+        if held is not None:
+            held.append(event)
+            return
         with self._connection() as db:
-            db.execute(_INSERT_EVENT, [time.time(), key, model, kind, error, prompt_tokens, completion_tokens])
+            db.execute(_INSERT_EVENT, event)
+
+    @contextmanager
+    def holding_events(self) -> Iterator[list[list[Any]]]:
+        """Within the block, this thread's events (`log_event`: hits, failures) go into the list it yields
+        instead of a commit each, for the caller to write with its own rows (`write_events`): a replayed run
+        writes its hits in the one transaction that records it, so a run killed midway leaves no events of
+        calls it will make again when resumed."""
+        outer = getattr(self._held, "events", None)
+        held: list[list[Any]] = []
+        self._held.events = held
+        try:
+            yield held
+        finally:
+            self._held.events = outer
 
     def recorded(self, model: str, endpoint: str) -> list[CallRecord]:
         """Every answered call for one model at one endpoint (used to explain replay misses)."""
@@ -414,6 +434,12 @@ class CallCache:
             else:
                 present += 1
         return added, present
+
+
+def write_events(db: Any, events: Iterable[Sequence[Any]]) -> None:
+    """Write events kept by `CallCache.holding_events`, on `db` (inside the caller's transaction)."""
+    for event in events:
+        db.execute(_INSERT_EVENT, list(event))
 
 
 def has_call(db: Any, key: str) -> bool:

@@ -136,6 +136,16 @@ def holder(db: Any, table: str, ident: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def held_elsewhere(db: Any, table: str, ident: str) -> str | None:
+    """The owner of a live lease on `ident` held by another process that still exists, else None (no lease, an
+    expired one, this process's own, or one whose owner is gone): what `take_lease` would refuse, without
+    taking it."""
+    current = holder(db, table, ident)
+    if current is None or current == process_owner() or _dead_here(current):
+        return None
+    return current
+
+
 def live_holders(db: Any, table: str, prefix: str) -> list[str]:
     """The owners holding live leases on idents that start with `prefix` (a study's runs: "NAME/"), leaving
     out owners of this host that have exited (their leases are stale, not live)."""

@@ -22,6 +22,7 @@ import logging
 import os
 import sys
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +34,8 @@ from critiquebench.graphs.direct import DirectGraph
 from critiquebench.graphs.state import initial_state, recursion_limit
 from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMError, ReplayMiss
 from critiquebench.nodes.context import PAST_KEYS, USAGE_KEYS, ChatLLM, RunContext
-from critiquebench.store.claims import Leases, holder, leases_for
+from critiquebench.store.cache import CallCache, write_events
+from critiquebench.store.claims import held_elsewhere, holder, leases_for
 from critiquebench.store.db import connect, full_store, transaction
 from critiquebench.store.memo import remember
 from critiquebench.store.postgres import is_postgres
@@ -106,9 +108,11 @@ def execute_run(
     trial: int,
     llm: ChatLLM,
     identity: str | None = None,
+    defined: dict[str, Any] | None = None,
 ) -> RunOutcome:
     """Run the thread to its end (fresh, resumed, or not at all when already done) and record its `runs` row.
-    `identity`: the run's `studies.reuse.run_key` when the caller has it (the runner, from `reuse_pending`).
+    `identity`: the run's `studies.reuse.run_key` when the caller has it (the runner, from `reuse_pending`);
+    `defined`: the study's stored definition when the caller has read it (the runner, once for all its runs).
 
     Raises ValueError for a bad scheme spec, and EndpointUnreachable (after recording it) when the endpoint
     refused its first calls; other LLM failures (LLMCallError, ReplayMiss) and other errors inside the graph are
@@ -129,23 +133,56 @@ def execute_run(
             ensure_schema(db)
         if run_status(db, tid) == "done":
             return _outcome(db, tid, skipped=True)
+        stepper = direct(label) if replaying(llm) else None
+        if stepper is not None and not has_checkpoint(db, tid):  # stepped without a claim (`_replayed_run`)
+            return _replay(db, stepper, study, domain, instance, parsed, tid, trial, llm, identity, defined)
         leases = leases_for(str(store_path), lambda: connect(store_path))
         if not leases.claim(db, tid):
             owner = holder(db, "run_claims", tid) or "another process"
             return RunOutcome(tid, status="claimed", skipped=True, error=f"claimed by {owner}")
         try:
             try:
-                return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, leases,
-                                    identity)  # fmt: skip
+                return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, identity,
+                                    defined)  # fmt: skip
             except _ProcessFault as fault:  # not the answer's doing: once more, from the last checkpoint
                 log.warning("run %s: %s; running it again", tid, fault)
-                return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, leases,
-                                    identity, retried=True)  # fmt: skip
+                return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, identity,
+                                    defined, retried=True)  # fmt: skip
         finally:
             leases.release(db, tid)
     finally:
         if kept is None:
             db.conn.close()
+
+
+def _replay(
+    db: sqlite_utils.Database,
+    stepper: DirectGraph,
+    study: str,
+    domain: Domain,
+    instance: Instance,
+    parsed: Spec,
+    tid: str,
+    trial: int,
+    llm: ChatLLM,
+    identity: str | None,
+    defined: dict[str, Any] | None,
+) -> RunOutcome:
+    """`_replayed_run` of a run with what it records besides its steps (`execute_run`'s arguments), once more
+    after an error of the process itself."""
+    label = parsed.label
+    defined = load_study(db, study) if defined is None else defined
+    reuse = identity or run_key(defined, domain, instance, label, trial, llm)
+    # its provenance rides on the one row written at its end (no "running" row: nothing is written before)
+    ident = dict(study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
+                 trial=trial, **run_provenance(llm, defined))  # fmt: skip
+    limit = recursion_limit(parsed.max_rounds)
+    try:
+        return _replayed_run(db, stepper, RunContext.create(domain, instance, llm, tid), ident, limit, reuse)
+    except _ProcessFault as fault:  # not the answer's doing: once more, from the start
+        log.warning("run %s: %s; running it again", tid, fault)
+        return _replayed_run(db, stepper, RunContext.create(domain, instance, llm, tid), ident, limit, reuse,
+                             retried=True)  # fmt: skip
 
 
 _kept = threading.local()
@@ -181,16 +218,16 @@ def _claimed_run(
     tid: str,
     trial: int,
     llm: ChatLLM,
-    leases: Leases,
     identity: str | None,
+    defined: dict[str, Any] | None,
     retried: bool = False,
 ) -> RunOutcome:
-    """The body of `execute_run` once this process holds the run's claim (in `leases`); raises `_ProcessFault`
-    for an error of the process itself unless `retried` (the second time it is recorded as the process's)."""
+    """The body of `execute_run` once this process holds the run's claim; raises `_ProcessFault` for an error of
+    the process itself unless `retried` (the second time it is recorded as the process's)."""
     label = parsed.label
     if run_status(db, tid) == "done":  # finished by the previous holder just before we claimed it
         return _outcome(db, tid, skipped=True)
-    defined = load_study(db, study)
+    defined = load_study(db, study) if defined is None else defined
     reuse = identity or run_key(defined, domain, instance, label, trial, llm)
     # An identical run finished before gives its rows, no graph steps. A replay does not look again per run: the
     # runner copied every such run just before it started (`reuse_pending`), and a run it missed is replayed from
@@ -198,18 +235,15 @@ def _claimed_run(
     if reuse and not replaying(llm) and copy_finished(db, reuse, tid, dict(study=study, domain=domain.name,
             scheme=label, params=parsed.params, instance_id=instance.id, trial=trial)):  # fmt: skip
         return _outcome(db, tid)
-    # a run started with checkpoints resumes from its checkpoint, through LangGraph
-    stepper = direct(label) if replaying(llm) or not checkpointing() else None
+    # a run started with checkpoints resumes from its checkpoint, through LangGraph (a replay's other runs are
+    # stepped by `execute_run` without a claim)
+    stepper = direct(label) if not replaying(llm) and not checkpointing() else None
     if stepper is not None and not has_checkpoint(db, tid):
         ident = dict(study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
                      trial=trial)  # fmt: skip
         ctx = RunContext.create(domain, instance, llm, tid)
         limit = recursion_limit(parsed.max_rounds)
-        if not replaying(llm):
-            return _live_run(db, stepper, ctx, ident, run_provenance(llm, defined), limit, reuse, retried)
-        # its provenance rides on the one row written at its end (no "running" row: nothing is written before)
-        ident.update(run_provenance(llm, defined))
-        return _replayed_run(db, stepper, ctx, ident, limit, reuse, leases, retried)
+        return _live_run(db, stepper, ctx, ident, run_provenance(llm, defined), limit, reuse, retried)
     # One background thread per run: every scheme's steps hold one node, so LangGraph's per-run pool only writes
     # checkpoints (in order, each waited for); its default of up to cpu+4 threads started and joined per run
     # cost about 0.3 ms of CPU per LLM call in a 32-run study (benchmarks/bench_scale.py).
@@ -420,35 +454,46 @@ def _replayed_run(
     ident: dict[str, Any],
     limit: int,
     reuse: str | None,
-    leases: Leases,
     retried: bool = False,
 ) -> RunOutcome:
     """A run whose every call comes from the cache, stepped without LangGraph or checkpoints (`graphs.direct`),
-    its rows written in one transaction at its end: a replay interrupted midway has stored nothing of the
-    runs it was stepping, which the next resume steps again from the cache, and everything of those it
-    finished. A run that fails (a call missing from the cache, bad input) is recorded failed with the rounds
-    it made, as through LangGraph (`limit`: its step limit). The same transaction records a finished run's
-    identity (`reuse`) and gives up its claim, two commits of their own before."""
+    its rows, and its calls' cache-hit events, written in one transaction at its end: a replay interrupted
+    midway has stored nothing of the runs it was stepping, which the next resume steps again from the cache,
+    and everything of those it finished. A run that fails (a call missing from the cache, bad input) is
+    recorded failed with the rounds it made, as through LangGraph (`limit`: its step limit). The same
+    transaction records a finished run's identity (`reuse`).
+
+    It takes no claim: stepping it costs no call, so the claim's two commits of their own (take, give up) and
+    its renewing thread bought nothing. The transaction itself decides, as a claim would have: a run another
+    process finished meanwhile, or is running now (its live claim), gets none of these rows."""
     tid = ctx.thread_id
+    cache = getattr(ctx.llm.llm, "cache", None)
     steps: list[tuple[str, Any, list[str]]] = []
     error: str | None = None
     status = "failed"
-    try:
-        for node, update in stepper.stream(initial_state(ctx.instance.id), ctx, limit):
-            steps.append((node, update, ctx.llm.take_keys()))
-    except EndpointUnreachable:  # cannot happen in a replay (no endpoint); kept for the caller's contract
-        raise
-    except BudgetExceeded as exc:
-        error, status = str(exc), "pending"
-    except (LLMError, _planning_error()) as exc:
-        if not isinstance(exc, LLMError):
-            log.warning("run %s failed: %s", tid, exc)
-        error = f"{type(exc).__name__}: {exc}"
-    except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
-        _process_fault(exc, retried)
-        _log_failure(tid, exc)
-        error = _error_text(exc)
+    with cache.holding_events() if isinstance(cache, CallCache) else nullcontext([]) as events:
+        try:
+            for node, update in stepper.stream(initial_state(ctx.instance.id), ctx, limit):
+                steps.append((node, update, ctx.llm.take_keys()))
+        except EndpointUnreachable:  # cannot happen in a replay (no endpoint); kept for the caller's contract
+            raise
+        except BudgetExceeded as exc:
+            error, status = str(exc), "pending"
+        except (LLMError, _planning_error()) as exc:
+            if not isinstance(exc, LLMError):
+                log.warning("run %s failed: %s", tid, exc)
+            error = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # a domain or plug-in bug fails this run, not the whole study
+            _process_fault(exc, retried)
+            _log_failure(tid, exc)
+            error = _error_text(exc)
     with transaction(db):
+        write_events(db, events)  # the calls were answered, whoever records the run
+        if run_status(db, tid) == "done":  # finished by another process while this one stepped it
+            return _outcome(db, tid, skipped=True)
+        owner = held_elsewhere(db, "run_claims", tid)
+        if owner is not None:  # another process runs it now: it records the run
+            return RunOutcome(tid, status="claimed", skipped=True, error=f"claimed by {owner}")
         _record_steps(db, tid, steps)
         if error is None:
             outcome = _finish(db, tid, ident, resumed=False)
@@ -456,7 +501,6 @@ def _replayed_run(
                 remember(db, reuse, tid)
         else:
             outcome = _fail(db, tid, ident, error, False, status=status)
-        leases.release(db, tid)
     return outcome
 
 

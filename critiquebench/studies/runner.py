@@ -33,7 +33,7 @@ from critiquebench.domains.contract import Domain, Instance
 from critiquebench.llm.errors import EndpointUnreachable
 from critiquebench.store.db import connect, full_store, store_name
 from critiquebench.store.reads import study_runs
-from critiquebench.store.results import ensure_schema, run_row, upsert_run
+from critiquebench.store.results import ensure_schema, load_study, run_row, upsert_run
 from critiquebench.studies.config import StudyConfig
 from critiquebench.studies.threads import spec_of
 
@@ -212,6 +212,11 @@ def _finished(store_path: Path, study: str) -> dict[tuple[str, str, str, int], t
                 for r in study_runs(db, study, answers=False)}  # fmt: skip
 
 
+def _definition(store_path: Path, study: str) -> dict[str, Any] | None:
+    with _store(store_path) as db:
+        return load_study(db, study)
+
+
 def _row_by_id(store_path: Path, thread_id: str) -> dict[str, Any] | None:
     with _store(store_path) as db:
         return run_row(db, thread_id)
@@ -254,6 +259,8 @@ def run_study(
         else:
             pending.append(task)
     identities: dict[Any, str] = {}  # task key -> its run's identity, found while looking for identical runs
+    # the study's stored definition (saved by the session just before), read once for every run rather than by each
+    defined = _definition(store_path, config.name) if reuse else None
     if reuse and llm is not None:  # runs identical to finished ones (a study defined again): copied at once
         from critiquebench.studies.reuse import reuse_pending
 
@@ -276,7 +283,9 @@ def run_study(
 
     def work(task: Task) -> None:
         try:
-            known = {"identity": identities[task.key]} if task.key in identities else {}
+            known: dict[str, Any] = {"defined": defined} if defined is not None else {}
+            if task.key in identities:
+                known["identity"] = identities[task.key]
             outcome = execute(store_path, config.name, task.domain, task.instance, task.spec, task.trial, llm,
                               **known)  # fmt: skip
             if getattr(outcome, "status", None) == "claimed":
