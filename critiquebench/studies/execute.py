@@ -188,11 +188,23 @@ def _replay(
 _kept = threading.local()
 
 
-def keep_connections() -> None:
+def keep_connections(kept: list[dict[str, Any]] | None = None) -> None:
     """Let this thread keep its connection to a SQLite store from one replayed run to the next: opening one and
     checking the schema cost about 1 ms a run, as much as a replayed one-shot run's own work. The runner's pool
-    threads call it as they start; their connections close with them, when the study's runs end."""
+    threads call it as they start, each adding its connections to `kept`, which the runner closes
+    (`close_connections`) once they have ended: left to the garbage collector (a connection is in a reference
+    cycle with its statement cache), one could stay open to the process's end and keep the store's -wal file."""
     _kept.held = {}
+    if kept is not None:
+        kept.append(_kept.held)
+
+
+def close_connections(kept: list[dict[str, Any]]) -> None:
+    """Close the connections of threads that kept them in `kept` (`keep_connections`), all of which have ended."""
+    for held in kept:
+        for db in held.values():
+            db.close()
+        held.clear()
 
 
 def _kept_connection(store_path: str | os.PathLike[str]) -> sqlite_utils.Database | None:

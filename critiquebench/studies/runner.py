@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -237,8 +238,8 @@ def run_study(
     reuse = execute is None  # a stand-in executor (tests) sees every run
     cpu_only = False
     if execute is None:
+        from critiquebench.studies.execute import close_connections, keep_connections, replaying
         from critiquebench.studies.execute import execute_run as execute
-        from critiquebench.studies.execute import keep_connections, replaying
 
         cpu_only = llm is not None and replaying(llm)
     stop = stop or threading.Event()
@@ -323,8 +324,9 @@ def run_study(
     # CPU only, and a second thread only contends for the GIL and the store's write lock (GPT-4's 500 one-shot
     # answers: 10-20% more CPU at concurrency 2 than at 1, and no sooner done)
     width = 1 if cpu_only else config.concurrency
+    kept: list[dict[str, Any]] = []  # the pool threads' connections (`keep_connections`), closed when they end
     pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="run",
-                              initializer=keep_connections if reuse else None)  # fmt: skip
+                              initializer=partial(keep_connections, kept) if reuse else None)  # fmt: skip
     running: set[Future[None]] = set()
     try:
         while True:
@@ -352,6 +354,8 @@ def run_study(
         pool.shutdown(wait=False, cancel_futures=True)  # an abort must not wait for running graphs
         raise
     pool.shutdown(wait=True)
+    if reuse:
+        close_connections(kept)
     summary.not_started = sum(1 for _ in queue) + len(deferred)
     summary.interrupted = stop.is_set() and summary.not_started > 0  # a late Ctrl-C that missed nothing is no stop
     if on_progress:
