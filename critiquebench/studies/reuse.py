@@ -45,17 +45,31 @@ def code_fingerprint() -> str:
     digest = hashlib.sha256()
     for package in (critiquebench, critiquebench.domains, critiquebench.graphs, critiquebench.nodes,
                     critiquebench.store):  # fmt: skip
-        root = Path(package.__file__).parent
-        for path in sorted(root.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                digest.update(str(path.relative_to(root)).encode())
-                digest.update(path.read_bytes())
+        root = os.path.dirname(package.__file__)
+        for parts in _files(root):
+            path = os.path.join(root, *parts)
+            if os.path.isfile(path):
+                digest.update(os.path.join(*parts).encode())
+                with open(path, "rb") as file:
+                    digest.update(file.read())
     installed = metadata.entry_points()  # one scan of the installed distributions for both groups, not one each
     for group in ("critiquebench.critics", "critiquebench.schemes"):
         for entry in sorted(installed.select(group=group), key=lambda e: e.name):
             version = entry.dist.version if entry.dist is not None else "?"
             digest.update(f"{group}:{entry.name}={entry.value}@{version}".encode())
     return digest.hexdigest()
+
+
+def _files(root: str) -> list[tuple[str, ...]]:
+    """The path parts of every file under `root` but in `__pycache__` folders, in `sorted(Path.rglob)`'s order:
+    the walk leaves those folders out rather than listing (and stat-ing) their compiled files to drop them."""
+    found: list[tuple[str, ...]] = []
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [name for name in subfolders if name != "__pycache__"]
+        where = os.path.relpath(folder, root)
+        parts = () if where == os.curdir else tuple(where.split(os.sep))
+        found += [(*parts, name) for name in files]
+    return sorted(found)
 
 
 def run_key(
