@@ -34,6 +34,10 @@ fi
 
 .venv/bin/python -m pip install -q -e '.[embedded,dev,confidence,scale,analysis,docs,interop,val]'
 
+# The wheels of the declared dependencies, which the packaging tests install into fresh venvs offline: fetched
+# here once per machine (and again when pyproject.toml's dependencies change), never at test time.
+.venv/bin/python scripts/dependency_wheels.py >/dev/null
+
 # Bytecode of the project's own modules: pip compiled the dependencies', but an editable install's modules compile
 # at their first import, and where PYTHONDONTWRITEBYTECODE is set (it is on some shared machines) every command and
 # every test's subprocess compiled again each module it imported (0.2-0.4 s of CPU a command; all 300 take 1 s).

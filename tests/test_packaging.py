@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from scripts import dependency_wheels
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import game24_reply
 
@@ -79,24 +80,35 @@ def test_the_wheel_holds_every_module_of_the_source_tree(wheel: tuple[Path, str]
                 assert installed in names, installed
 
 
-@pytest.fixture(scope="module")
-def fresh_venv(wheel: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A new venv with nothing but the wheel and the dependencies it declares (from the configured index; no
-    byte-compiling, and this venv's pip drives the install, so it takes seconds of CPU)."""
-    venv = tmp_path_factory.mktemp("fresh") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+def pip_install(venv: Path, requirement: str) -> None:
+    """`pip install REQUIREMENT` into `venv`, resolving the wheel's declared dependencies offline from the folder
+    of their wheels that scripts/setup.sh filled (scripts/dependency_wheels.py); no byte-compiling, and this
+    venv's pip drives the install, so it takes seconds of CPU."""
+    stamp = dependency_wheels.stamp()
+    assert stamp.exists(), f"no dependency wheels for this pyproject.toml in {stamp.parent}: run scripts/setup.sh"
     install = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", "--no-compile",
-         str(wheel[0])],
+         "--no-index", "--find-links", str(stamp.parent), requirement],
         capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert install.returncode == 0, install.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(wheel: tuple[Path, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A new venv with nothing but the wheel and the dependencies it declares."""
+    venv = tmp_path_factory.mktemp("fresh") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    pip_install(venv, str(wheel[0]))
     yield venv
 
 
 def in_venv(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """A command of the fresh venv, run outside the source tree so nothing can be imported from it."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OPENAI_BASE_URL", "OPENAI_API_KEY")}
+    """A command of the fresh venv, run outside the source tree so nothing can be imported from it. Its modules'
+    bytecode is written (into the throw-away venv, which pip filled `--no-compile`): with PYTHONDONTWRITEBYTECODE
+    set, as on some machines, each of the eight commands compiled langchain, pandas & co. again (~9 s of CPU)."""
+    drop = ("PYTHONPATH", "OPENAI_BASE_URL", "OPENAI_API_KEY", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -158,12 +170,7 @@ def analysis_venv(fresh_venv: Path, wheel: tuple[Path, str]) -> Iterator[Path]:
     `pip install .` (`pip install '.[analysis]'`): pip resolves every declared dependency again and installs only
     what the extra adds, instead of a second venv installing all of them (~40 s of CPU). The plain-install tests
     above check that pyarrow is absent, so were this run before them they would fail, not pass unknowingly."""
-    install = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(fresh_venv / "bin" / "python"), "install", "-q", "--no-compile",
-         f"{wheel[0]}[analysis]"],
-        capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-    assert install.returncode == 0, install.stderr[-3000:]
+    pip_install(fresh_venv, f"{wheel[0]}[analysis]")
     yield fresh_venv
 
 
