@@ -46,13 +46,24 @@ PRELOAD = (
 )  # fmt: skip
 
 
-def preload() -> None:
-    """Import PRELOAD and every module of the project's packages (but their `__main__`, which would run)."""
+PRELOAD_ENV = "CRITIQUEBENCH_TEST_FORK_PRELOAD"  # the server's own environment only: "all" or modules, comma-separated
+LIGHT = ("critiquebench.cli",)  # what the console script imports
+# for commands that fail early or read a store: the CLI and what its reading commands import, no LLM client
+MEDIUM = (*LIGHT, "critiquebench.reports.tables", "critiquebench.reports.export", "critiquebench.store.db",
+          "critiquebench.domains", "critiquebench.studies.config", "sqlite_utils", "typer._adapters",
+          "rich.console")  # fmt: skip
+
+
+def preload(names: tuple[str, ...] | None = None) -> None:
+    """Import `names`, else PRELOAD and every module of the project's packages (but their `__main__`, which
+    would run)."""
     import importlib
     import pkgutil
 
-    for name in PRELOAD:
+    for name in PRELOAD if names is None else names:
         importlib.import_module(name)
+    if names is not None:
+        return
     for package in PACKAGES:
         for found in pkgutil.walk_packages(importlib.import_module(package).__path__, package + "."):
             if not found.name.endswith(".__main__"):
@@ -157,7 +168,8 @@ def _handle(conn: socket.socket) -> None:
 
 def serve() -> None:
     """The server's main loop (`python -c "from tests.forked_cli import serve; serve()"`)."""
-    preload()
+    wanted = os.environ.pop(PRELOAD_ENV, "all")
+    preload(None if wanted == "all" else tuple(n for n in wanted.split(",") if n))
     server_pid = os.getpid()
     # The preloaded objects never die: kept out of the collector's sight, a command's collections neither walk
     # them nor write their headers, which would copy every page of the shared heap into each command.
@@ -204,9 +216,11 @@ def serve() -> None:
 
 
 @contextmanager
-def forked_cli(folder: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
+def forked_cli(folder: Path, env: dict[str, str], preload: tuple[str, ...] | None = None) -> Iterator[dict[str, str]]:
     """Start the server with `env`; yield `env` with `folder` (holding the `critiquebench` script) first on PATH
-    and the server's socket named. The server and any command still running are stopped at the end."""
+    and the server's socket named. The server and any command still running are stopped at the end. The server
+    imports `preload` (e.g. `LIGHT`), else everything a study uses (~8 s of CPU, worth it for many studies);
+    each command imports the rest it needs, as the installed command does."""
     folder.mkdir(parents=True, exist_ok=True)
     sock = folder / "cli.sock"
     for name in ("critiquebench", "forked-python"):
@@ -216,8 +230,9 @@ def forked_cli(folder: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
     env = {**env, SOCKET_ENV: str(sock), "PATH": f"{folder}{os.pathsep}{env.get('PATH', '')}"}
     log = folder / "server.log"
     with open(log, "wb") as out:
-        server = subprocess.Popen([sys.executable, "-c", "from tests.forked_cli import serve; serve()"], env=env,
-                                  cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+        wanted = {PRELOAD_ENV: "all" if preload is None else ",".join(preload)}
+        server = subprocess.Popen([sys.executable, "-c", "from tests.forked_cli import serve; serve()"],
+                                  env={**env, **wanted}, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                   start_new_session=True)  # fmt: skip
     try:
         deadline = time.monotonic() + 300

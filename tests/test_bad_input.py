@@ -1,12 +1,16 @@
 """Every bad input a user can hand the CLI ends in one `error:` line (exit 2), leaves the disk as it was, and
-never shows a traceback. Each case runs the installed command in its own process, as a user would."""
+never shows a traceback. Each case runs the command in its own process, as a user would: forked from a server
+that imported the console script's module once (tests/forked_cli.py), with the process's own pipes, exit status,
+logging and warnings; the read-only media test runs the installed command itself inside its mount namespace."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -19,6 +23,7 @@ from critiquebench.store.cache import CallCache
 from critiquebench.store.db import connect
 from critiquebench.store.results import ensure_schema, save_study, upsert_run
 from critiquebench.studies.execute import CHECKPOINTS_ENV
+from tests.forked_cli import MEDIUM, forked_cli
 from tests.scripted_server import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,8 +31,23 @@ CLI = ROOT / ".venv" / "bin" / "critiquebench"
 DATASETS = ROOT.parent / "shared" / "datasets"
 
 
+_FORKED: dict[str, str] = {}  # the forked command's environment (the module's fixture below)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _forked_command(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """~30 commands: each a process forked from one that imported the CLI, not an interpreter importing it anew
+    (0.6 s of CPU each)."""
+    with forked_cli(tmp_path_factory.mktemp("cli"), dict(os.environ), preload=MEDIUM) as env:
+        _FORKED.update(env)
+        yield
+    _FORKED.clear()
+
+
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=120, cwd=ROOT, input=stdin)
+    assert _FORKED, "the module's fork server is not running"
+    return subprocess.run(["critiquebench", *args], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          input=stdin, env=_FORKED)  # fmt: skip
 
 
 def snapshot(folder: Path) -> dict[str, str]:

@@ -11,7 +11,7 @@ import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 
 Fact = tuple[str, ...]
 State = frozenset[Fact]
@@ -96,7 +96,7 @@ class DomainModel:
                 todo.extend(self.type_parents.get(kind, ()))
         return frozenset(seen)
 
-    @property
+    @cached_property  # a parsed domain never changes; the plan reader asks for every line it reads
     def static_predicates(self) -> frozenset[str]:
         changed = {atom[0] for s in self.schemas.values() for atom in (*s.add, *s.delete)}
         return frozenset(self.predicates) - changed

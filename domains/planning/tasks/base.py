@@ -156,11 +156,9 @@ class TextIndex:
                 text = cfg.fact_text((pred, *args))
                 if text:
                     self.facts.setdefault(text, (pred, *args))
-        self._fact_re = (
-            re.compile("|".join(re.escape(t) for t in sorted(self.facts, key=len, reverse=True)))
-            if self.facts
-            else None
-        )
+        # compiled on first use: only the tasks that read fact lists back (goals, replanning) need it, and one
+        # pattern of every fact was a quarter of what building the index cost (docs/generate.py's t2-t8 table)
+        self._fact_re: re.Pattern[str] | None = None
 
     def plan(self, block: str) -> list[Step] | None:
         """The steps of a plan block's lines; None when a line is not an action's exact English."""
@@ -176,8 +174,10 @@ class TextIndex:
 
     def fact_list(self, text: str) -> list[Fact]:
         """The facts of a PlanBench fact list ("a, b and c"), in order; unknown pieces are skipped."""
-        if self._fact_re is None:
+        if not self.facts:
             return []
+        if self._fact_re is None:
+            self._fact_re = re.compile("|".join(re.escape(t) for t in sorted(self.facts, key=len, reverse=True)))
         return [self.facts[m.group(0)] for m in self._fact_re.finditer(text)]
 
 
