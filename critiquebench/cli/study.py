@@ -215,7 +215,7 @@ def execute_main_job(
 ) -> None:
     """Replay every recorded file (0 calls), run the live study, print one summary of both (see main_job)."""
     from critiquebench.reports.findings import combined_curve, summary_grids
-    from critiquebench.reports.tables import rich_text
+    from critiquebench.reports.tables import command_text, rich_text, wrapped
     from critiquebench.store.db import default_store_path, opened, store_name
     from critiquebench.studies.main_job import run_main_job
     from critiquebench.studies.session import exit_code
@@ -239,8 +239,9 @@ def execute_main_job(
             err.print(f"Figure 2 written to {path}")
     names = " ".join([live.name, *job.replayed])
     where = "" if store == default_store_path() else f" --store {store_name(store)}"
-    typer.echo(f"See the runs round by round: critiquebench view {names}{where}  (a local page; --output DIR "
-               "writes it as files)\nEvery table per study: critiquebench report NAME [--table 2|figure]")
+    typer.echo(wrapped("See the runs round by round (a local page; --output DIR writes it as files):"))
+    typer.echo(command_text(f"critiquebench view {names}{where}"))
+    typer.echo(wrapped("Every table per study: critiquebench report NAME [--table 2|figure]"))
     if code := exit_code(job.sessions):
         raise typer.Exit(code)
 
