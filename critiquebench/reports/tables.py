@@ -409,7 +409,8 @@ def _parts(grid: Grid, width: int) -> tuple[list[int], list[tuple[list[int], set
     def chunked(key: list[int]) -> list[list[int]]:
         chunks: list[list[int]] = [[]]
         for i in (i for i in everything if i not in key):
-            if chunks[-1] and 1 + sum(_whole(grid, c) for c in [*key, *chunks[-1], i]) > width:
+            alone = 1 + sum(_whole(grid, c) for c in [*key, i]) <= width  # (else it wraps wherever it is drawn)
+            if chunks[-1] and alone and 1 + sum(_whole(grid, c) for c in [*key, *chunks[-1], i]) > width:
                 chunks.append([])
             chunks[-1].append(i)
         return chunks
