@@ -108,6 +108,32 @@ def study_answer(text: str, end: str = "[ANSWER END]") -> str:
     return (text.split(end)[0] if end else text).strip()
 
 
+class StudyForm:
+    """The self-verification study's two forms of a call, shared by its domains (Game of 24, colouring): "chat"
+    (turns as they are) or "transcript" (every call as the study's code sent it, `study_transcript`). A domain
+    sets `form` and `texts` (its prompt set, with the study's system message) and says how its trace joins an
+    answer (`transcript_joins`)."""
+
+    form: str
+    texts: PromptSet
+
+    def transcript_joins(self) -> tuple[str, str]:
+        """`study_transcript`'s `end` and `before_answer` for this domain's trace."""
+        raise NotImplementedError
+
+    def _chat(self, message: dict[str, str]) -> list[dict[str, str]]:
+        """A prompt's messages: with the study's system message in the transcript form."""
+        system = [{"role": "system", "content": self.texts.text("system")}] if self.form == "transcript" else []
+        return [*system, message]
+
+    def conversation(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
+        """What goes out for a generation with history: chat turns, or the study's one-message transcript."""
+        if self.form != "transcript":
+            return messages
+        end, before_answer = self.transcript_joins()
+        return study_transcript(messages, self.texts.text("system"), end, before_answer=before_answer)
+
+
 def study_transcript(messages: list[dict[str, str]], system: str, end: str = "[ANSWER END]",
                      before_answer: str = "") -> list[dict[str, str]]:  # fmt: skip
     """A conversation as the self-verification study's code sent every call (kstechly/gpt-and-i

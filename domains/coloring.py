@@ -25,10 +25,10 @@ from typing import Any
 from critiquebench.domains.backprompt import (
     FORMS,
     Backprompt,
+    StudyForm,
     only_sentences,
     sentence_pattern,
     study_answer,
-    study_transcript,
 )
 from critiquebench.domains.base import leveled_feedback
 from critiquebench.domains.coloring_graphs import (
@@ -149,7 +149,7 @@ def graph_text(instance: Instance, texts: PromptSet | None = None) -> str:
     return "".join(edge.render(u=u, v=v) for u, v in instance.data["edges"])
 
 
-class Coloring:
+class Coloring(StudyForm):
     """The graph coloring domain (see module docstring)."""
 
     name = "coloring"
@@ -201,18 +201,10 @@ class Coloring:
     def generate(self, n: int, seed: int) -> list[Instance]:
         return generate_planar(n, seed, self.vertices)
 
-    def _chat(self, message: dict[str, str]) -> list[dict[str, str]]:
-        """A prompt's messages: with the study's system message in the transcript form."""
-        system = [{"role": "system", "content": self.texts.text("system")}] if self.form == "transcript" else []
-        return [*system, message]
-
-    def conversation(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
-        """What goes out for a generation with history: chat turns, or the study's one-message transcript."""
-        if self.form != "transcript":
-            return messages
+    def transcript_joins(self) -> tuple[str, str]:
         # the study's colouring trace puts the answer on a line of its own (graph_coloring.py@b583c3c9:124); in
         # 2023, "\n".join of the trace's values (response_generation.py@ada66fc6:132)
-        return study_transcript(messages, self.texts.text("system"), self.answer_end, before_answer="\n")
+        return self.answer_end, "\n"
 
     def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> Messages:
         content = self.texts.render(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.domains import arith
-from critiquebench.domains.backprompt import FORMS, Backprompt, study_answer, study_transcript
+from critiquebench.domains.backprompt import FORMS, Backprompt, StudyForm, study_answer
 from critiquebench.domains.base import leveled_feedback
 from critiquebench.domains.contract import (
     PURPOSES,
@@ -150,7 +150,7 @@ def read_puzzles(path: Path) -> dict[str, Instance]:
     return puzzles
 
 
-class Game24:
+class Game24(StudyForm):
     """The Game of 24 domain (see module docstring). `reader`: "study" (default) reads an answer as the study
     did (`study_check`), "lenient" finds the expression it commits to anywhere (`arith.extract_expression`).
     `verdict`: "lenient" (default, ours: `parse_json_verdict`) or "study" (the study's code: `study_verdicts`)
@@ -205,18 +205,10 @@ class Game24:
                 out.append(Instance(self.name, f"gen-{seed}-{len(out) + 1}", {"numbers": numbers}))
         return out
 
-    def _chat(self, message: dict[str, str]) -> list[dict[str, str]]:
-        """A prompt's messages: with the study's system message in the transcript form."""
-        system = [{"role": "system", "content": self.texts.text("system")}] if self.form == "transcript" else []
-        return [*system, message]
-
-    def conversation(self, messages: list[dict[str, str]]) -> list[dict[str, str]]:
-        """What goes out for a generation with history: chat turns, or the study's one-message transcript."""
-        if self.form != "transcript":
-            return messages
+    def transcript_joins(self) -> tuple[str, str]:
         if self.protocol == "2023":  # "\n".join(response_trace.values()), c9a5d349:132
-            return study_transcript(messages, self.texts.text("system"), "", before_answer="\n")
-        return study_transcript(messages, self.texts.text("system"), END_TAG)
+            return "", "\n"
+        return END_TAG, ""
 
     def prompt(self, instance: Instance, style: str | None = None, shots: int | None = None) -> Messages:
         key = "game24.2023.generate" if self.protocol == "2023" else "game24.generate"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from critiquebench.reports.differences import FINDINGS, findings, mismatches, missing_tests, named_tests
 from critiquebench.reports.published import PublishedRow
 
@@ -42,9 +44,10 @@ def test_the_prompt_pieces_re_count_walks_all_36_each_with_its_test() -> None:
     assert all(p.verdict == "exact" or p.verdict.startswith("ours, because ") for p in PIECES)
 
 
-def test_published_lists_every_pair_with_its_explanation_in_every_format() -> None:
+def test_published_lists_every_pair_with_its_explanation_in_every_format(monkeypatch: pytest.MonkeyPatch) -> None:
     """`report --published`: each recorded-vs-published pair, with why it agrees or not, in json, csv, md and the
     terminal table (whose wrapped cells are read back column by column)."""
+    monkeypatch.setenv("CRITIQUEBENCH_COLUMNS", "160")  # one table (at 80 it is drawn in parts: test_narrow_output)
     import csv
     import io
     import json

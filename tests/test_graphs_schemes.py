@@ -184,15 +184,24 @@ def test_finished_run_is_not_rerun(bench: Bench) -> None:
     assert bench.server.answered == answered
 
 
-def test_llm_failure_is_recorded_and_resumable(
+def llm_llm_failed_in_its_critic(
     tmp_path: Path, scripted_server: ScriptedServer, make_llm: Callable[..., LLMClient]
-) -> None:
+) -> tuple[Bench, RunOutcome, list[dict[str, Any]]]:
+    """A game24 llm-llm run whose round 1 critic call met a server error (no retries): the bench, the failed
+    run and its rows."""
     domain, instances = setup("game24")
     bench = Bench(tmp_path, scripted_server, make_llm(max_retries=0), domain, instances[0])
     bench.script(plan=[0, 1, "c"])
     bench.run("standard")  # caches round 1's generation, so llm-llm first meets the fault in its critic
     scripted_server.queue_fault("500")
     failed, rows = bench.run("llm-llm")
+    return bench, failed, rows
+
+
+def test_llm_failure_is_recorded_and_resumable(
+    tmp_path: Path, scripted_server: ScriptedServer, make_llm: Callable[..., LLMClient]
+) -> None:
+    bench, failed, rows = llm_llm_failed_in_its_critic(tmp_path, scripted_server, make_llm)
     assert failed.status == "failed" and "LLMCallError" in (failed.error or "") and rows  # round 1 recorded
     resumed, rows = bench.run("llm-llm")
     assert resumed.status == "done" and resumed.resumed and resumed.correct is True
@@ -205,12 +214,7 @@ def test_a_resume_whose_recorded_calls_left_the_cache_runs_again_from_the_start(
     """A run without checkpoints resumes by stepping again from its cached calls. When a call of its recorded
     steps is no longer there (the cache cleared, or the scheme's prompts changed since), nothing is paid again
     for those steps' sake: the run is done again from the start, its rows written anew as a fresh run's."""
-    domain, instances = setup("game24")
-    bench = Bench(tmp_path, scripted_server, make_llm(max_retries=0), domain, instances[0])
-    bench.script(plan=[0, 1, "c"])
-    bench.run("standard")  # caches round 1's generation, so llm-llm first meets the fault in its critic
-    scripted_server.queue_fault("500")
-    failed, rows = bench.run("llm-llm")
+    bench, failed, rows = llm_llm_failed_in_its_critic(tmp_path, scripted_server, make_llm)
     assert failed.status == "failed" and column(rows, "round") == [1]
     db = connect(bench.store)
     sql = "SELECT calls FROM round_calls WHERE thread_id = ? AND round = 1 AND node = 'generator'"

@@ -40,8 +40,8 @@ def job_toml(folder: Path, base_url: str, dataset: Path, recorded: dict[str, Pat
 
 
 def run_job(toml: Path, store: Path, name: str = "main") -> subprocess.CompletedProcess[str]:
-    # a wide terminal: the summary's cells are asserted whole, and at the piped default (160 columns) the colouring
-    # rows' long scheme specs make rich wrap the live column's cells onto two lines
+    # a wide terminal: the summary's cells are asserted beside their neighbours on one line, and at the piped
+    # default (80 columns) the findings table is drawn in parts (tests/test_narrow_output.py)
     env = {**os.environ, "CRITIQUEBENCH_COLUMNS": "400"}
     return subprocess.run([*CLI, "run", name, "--config", str(toml), "--store", str(store), "--no-progress"],
                           capture_output=True, text=True, timeout=600, env=env)  # fmt: skip

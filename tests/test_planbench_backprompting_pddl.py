@@ -35,10 +35,23 @@ def invoke(*args: str) -> Any:
     return CliRunner().invoke(app, list(args))
 
 
-def imported(tmp_path: Path, fixture: str) -> tuple[Path, str]:
+def import_file(source: Path, store: Path) -> Any:
+    """`critiquebench import planbench SOURCE` as study "s" into `store`: click's result."""
+    return invoke("import", "planbench", str(source), "--planbench", str(CHECKOUT), "--study", "s", "--store",
+                  str(store))  # fmt: skip
+
+
+def edited(tmp_path: Path, data: dict[str, Any]) -> Path:
+    """A results file changed from a fixture, written to `tmp_path`."""
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def imported(tmp_path: Path, fixture: str | dict[str, Any]) -> tuple[Path, str]:
+    """A fixture (its name, or its data as a test changed it) imported into a new store; the store and output."""
     store = tmp_path / "s.sqlite"
-    result = invoke("import", "planbench", str(FIXTURES / fixture), "--planbench", str(CHECKOUT), "--study", "s",
-                    "--store", str(store))
+    result = import_file(FIXTURES / fixture if isinstance(fixture, str) else edited(tmp_path, fixture), store)
     assert result.exit_code == 0, result.output
     return store, result.output
 
@@ -128,19 +141,12 @@ def test_a_conversation_sent_otherwise_than_the_window_is_left_out_and_named(tmp
     import. A file where every conversation breaks it is refused in one line, nothing stored."""
     data = json.loads((FIXTURES / O1).read_text())
     data["instances"][0]["step_wise_dict"]["1"]["sent_messages"] = data["instances"][0]["messages"][:1]
-    changed = tmp_path / "changed.json"
-    changed.write_text(json.dumps(data))
-    store = tmp_path / "s.sqlite"
-    result = invoke("import", "planbench", str(changed), "--planbench", str(CHECKOUT), "--study", "s",
-                    "--store", str(store))
-    assert result.exit_code == 0, result.output
-    assert "left out instance 57: step 1: the recorded sent_messages are not" in result.output
+    store, output = imported(tmp_path, data)
+    assert "left out instance 57: step 1: the recorded sent_messages are not" in output
     assert set(replay_rows(store)) == {"68", "1"}
     data["instances"] = data["instances"][:1]
-    changed.write_text(json.dumps(data))
     store = tmp_path / "refused.sqlite"
-    result = invoke("import", "planbench", str(changed), "--planbench", str(CHECKOUT), "--study", "s",
-                    "--store", str(store))
+    result = import_file(edited(tmp_path, data), store)
     assert result.exit_code == 2
     [line] = result.output.strip().splitlines()
     assert "instance 57 step 1" in line and "window of one" in line
@@ -175,12 +181,7 @@ def test_failing_conversations_stopped_at_different_counts_each_end_at_their_las
     first = next(k for k, m in enumerate(inst["messages"]) if m["role"] == "assistant")
     inst["messages"] = inst["messages"][: first + 2]
     inst["step_wise_dict"] = {"0": inst["step_wise_dict"]["0"]}
-    cut = tmp_path / "cut.json"
-    cut.write_text(json.dumps(data))
-    store = tmp_path / "s.sqlite"
-    result = invoke("import", "planbench", str(cut), "--planbench", str(CHECKOUT), "--study", "s",
-                    "--store", str(store))
-    assert result.exit_code == 0, result.output
+    store, _ = imported(tmp_path, data)
     rows = replay_rows(store)  # every run done, every call from the cache
     assert [r["round"] for r in rows["1"]] == [1] and [r["round"] for r in rows["2"]] == [1, 2]
     assert not rows["1"][-1]["sound_valid"]

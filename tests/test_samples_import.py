@@ -165,7 +165,9 @@ def test_majority_ties_go_to_the_earliest_answer_as_the_study_vote(tmp_path: Pat
     assert texts == {k: table1[f"self-consistency:k={k},vote=text"] for k in texts} == maj
 
 
-def test_the_labels_table_lists_the_planted_disagreement(imported: tuple[Path, list[Any]]) -> None:
+def test_the_labels_table_lists_the_planted_disagreement(imported: tuple[Path, list[Any]],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setenv("CRITIQUEBENCH_COLUMNS", "160")  # the reason whole on one line (80: tests/test_narrow_output)
     tmp_path, rows = imported
     labels = _report(tmp_path, "log", "labels")
     (summary,) = [r for r in labels if r["kind"] == "summary"]

@@ -206,7 +206,7 @@ def test_the_token_budget_is_the_studys_reserved_and_stops_runs_unfinished(tmp_p
         assert (row["failed"], row["unfinished"], row["total"]) == (0, 16 - row["total"], row["total"])
         assert row["total"] == first  # every finished run made one call; the others wait, unfinished
         assert row["planned"] == 16  # the report of an unfinished study says how far each cell got
-        text = invoke("report", "b", "--store", str(store)).stdout
+        text = " ".join(invoke("report", "b", "--store", str(store)).stdout.split())  # (the note folds at 80)
         assert f"unfinished study: finished runs of those planned per cell: standard on game24 {first}/16" in text
         for fmt in ("md", "csv"):  # every format of the report reads an unfinished study
             assert "16" in invoke("report", "b", "--format", fmt, "--store", str(store)).stdout

@@ -34,8 +34,7 @@ def stats(
     store: StoreOption = None, as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False
 ) -> None:
     """Calls made, cache hits, failures and tokens spent, per model and in total."""
-    from rich.console import Console
-    from rich.table import Table
+    from critiquebench.reports.tables import Grid, rich_text
 
     with _open(store) as cache:
         result = cache.stats()
@@ -44,14 +43,10 @@ def stats(
         typer.echo(json_text({**result["total"], "by_model": result["by_model"]}, indent=2, sort_keys=True))
         return
     columns = ("recorded", "calls", "hits", "failed", "prompt_tokens", "completion_tokens")
-    table = Table(title="LLM call cache")
-    table.add_column("model")
-    for column in columns:
-        table.add_column(column.replace("_", " "), justify="right")
-    for model, counts in result["by_model"].items():
-        table.add_row(model, *(str(counts[c]) for c in columns))
-    table.add_row("total", *(str(result["total"][c]) for c in columns), style="bold")
-    Console().print(table)
+    rows = [[model, *(str(counts[c]) for c in columns)] for model, counts in result["by_model"].items()]
+    rows.append(["total", *(str(result["total"][c]) for c in columns)])
+    headers = ["model", *(column.replace("_", " ") for column in columns)]
+    typer.echo(rich_text([Grid("LLM call cache", headers, rows)]).rstrip("\n"))
 
 
 @cache_app.command("export")

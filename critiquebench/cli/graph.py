@@ -20,25 +20,28 @@ def schemes(
     """List the schemes and their parameters (type, default, allowed values); set them as NAME:KEY=VALUE,..."""
     from critiquebench.graphs import PLUGIN_ERRORS, available_schemes
     from critiquebench.graphs.params import text
+    from critiquebench.reports.tables import wrapped
 
     described = [scheme.describe() for scheme in available_schemes()]
     broken = [{"name": name, "source": source, "error": error} for name, (source, error) in PLUGIN_ERRORS.items()]
     if as_json:
         typer.echo(json.dumps(described + broken, indent=2))
         return
-    for scheme in described:
+    for scheme in described:  # folded to the terminal's width (80 columns into a file or pipe)
         plugin = "" if scheme["source"] == "built-in" else f" [plug-in: {scheme['source']}]"
-        typer.echo(f"{scheme['name']}{plugin}: {scheme['doc'].partition(': ')[2] or scheme['doc']}")
+        doc = scheme["doc"].partition(": ")[2] or scheme["doc"]
+        typer.echo(wrapped(f"{scheme['name']}{plugin}: {doc}", indent="    "))
         for p in scheme["params"]:
             kind = p["type"]
             if p["choices"]:
                 kind += ", one of " + "|".join(map(text, p["choices"])) + ("|none" if p["nullable"] else "")
             if p["minimum"] is not None:
                 kind += f", {text(p['minimum'])}..{text(p['maximum'])}"
-            typer.echo(f"    {p['name'] + '=' + text(p['default']):<22} {kind}: {p['help']}")
+            typer.echo(wrapped(f"    {p['name'] + '=' + text(p['default']):<22} {kind}: {p['help']}", indent=" " * 8))
     for scheme in broken:  # listed, so a user sees why a scheme they installed is missing
-        typer.echo(f"{scheme['name']} [plug-in: {scheme['source']}]: cannot be used: {scheme['error']}")
-    typer.echo("Set parameters as NAME:KEY=VALUE,... (e.g. sampling:k=25); critics: `critiquebench critics`.")
+        typer.echo(wrapped(f"{scheme['name']} [plug-in: {scheme['source']}]: cannot be used: {scheme['error']}",
+                           indent="    "))  # fmt: skip
+    typer.echo(wrapped("Set parameters as NAME:KEY=VALUE,... (e.g. sampling:k=25); critics: `critiquebench critics`."))
 
 
 def graph(
@@ -75,18 +78,13 @@ def critics(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON list instead of a table.")] = False,
 ) -> None:
     """List the critics a scheme can use (critic=NAME): built-in ones and installed plug-ins."""
-    from rich.console import Console
-    from rich.table import Table
-
     from critiquebench.nodes.critics import ENTRY_POINT_GROUP, available_critics
+    from critiquebench.reports.tables import Grid, rich_text
 
     infos = available_critics()
     if as_json:
         typer.echo(json.dumps([{"name": i.name, "source": i.source, "doc": i.doc} for i in infos], indent=2))
         return
-    table = Table(title=f"critics (plug-ins: entry-point group {ENTRY_POINT_GROUP})")
-    for column in ("name", "source", "description"):
-        table.add_column(column)
-    for info in infos:
-        table.add_row(info.name, info.source, info.doc)
-    Console().print(table)
+    rows = [[info.name, info.source, info.doc] for info in infos]
+    title = f"critics (plug-ins: entry-point group {ENTRY_POINT_GROUP})"
+    typer.echo(rich_text([Grid(title, ["name", "source", "description"], rows)]).rstrip("\n"))

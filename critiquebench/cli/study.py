@@ -1,8 +1,12 @@
 """`critiquebench run | resume | report | studies | export`: studies from definition to tables."""
 
+import functools
+import inspect
 import os
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack, nullcontext
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -105,6 +109,43 @@ RayAddressOpt = Annotated[
     str | None,
     typer.Option("--ray-address", help="A Ray cluster to run on (default: $RAY_ADDRESS, else a local one)."),
 ]
+@dataclass(frozen=True)
+class SessionOptions:
+    """The options `run` and `resume` share: the token budget, the figure, where the study is stored, how its
+    session runs (replay, progress, executor, workers, Ray cluster) and the big-study confirmation."""
+
+    budget_tokens: int | None = None
+    figure: Path | None = None
+    replay: bool = False
+    progress: bool = True
+    store: str | None = None
+    executor: str = "local"
+    workers: int = 2
+    ray_address: str | None = None
+    yes: bool = False
+
+
+_SESSION_OPTIONS = {"budget_tokens": BudgetOpt, "figure": FigureOpt, "replay": ReplayOpt, "progress": ProgressOpt,
+                    "store": StoreOpt, "executor": ExecutorOpt, "workers": WorkersOpt, "ray_address": RayAddressOpt,
+                    "yes": YesOpt}  # fmt: skip
+
+
+def session_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`command` with the `SessionOptions` as options of its own, after its others (Typer reads the signature),
+    handed to it as one `session` argument."""
+    shared = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                annotation=_SESSION_OPTIONS[f.name]) for f in fields(SessionOptions)]  # fmt: skip
+    own = [p for p in inspect.signature(command).parameters.values() if p.name != "session"]
+
+    @functools.wraps(command)
+    def with_options(**options: Any) -> None:
+        session = SessionOptions(**{name: options.pop(name) for name in _SESSION_OPTIONS})
+        command(session=session, **options)
+
+    with_options.__signature__ = inspect.Signature([*own, *shared])  # type: ignore[attr-defined]
+    return with_options
+
+
 def _store(path: str | None) -> Path | str:
     from critiquebench.store.db import resolve_store
 
@@ -215,7 +256,7 @@ def execute_main_job(
 ) -> None:
     """Replay every recorded file (0 calls), run the live study, print one summary of both (see main_job)."""
     from critiquebench.reports.findings import combined_curve, summary_grids
-    from critiquebench.reports.tables import rich_text
+    from critiquebench.reports.tables import command_text, rich_text, wrapped
     from critiquebench.store.db import default_store_path, opened, store_name
     from critiquebench.studies.main_job import run_main_job
     from critiquebench.studies.session import exit_code
@@ -239,8 +280,9 @@ def execute_main_job(
             err.print(f"Figure 2 written to {path}")
     names = " ".join([live.name, *job.replayed])
     where = "" if store == default_store_path() else f" --store {store_name(store)}"
-    typer.echo(f"See the runs round by round: critiquebench view {names}{where}  (a local page; --output DIR "
-               "writes it as files)\nEvery table per study: critiquebench report NAME [--table 2|figure]")
+    typer.echo(wrapped("See the runs round by round (a local page; --output DIR writes it as files):"))
+    typer.echo(command_text(f"critiquebench view {names}{where}"))
+    typer.echo(wrapped("Every table per study: critiquebench report NAME [--table 2|figure]"))
     if code := exit_code(job.sessions):
         raise typer.Exit(code)
 
@@ -294,6 +336,7 @@ def _check_distinct(study: "StudyConfig") -> None:
 
 def register(app: typer.Typer) -> None:
     @app.command("run")
+    @session_options
     def run_cmd(
         name: Annotated[str, typer.Argument(help="Study name (letters, digits, _ - .).")],
         config: Annotated[
@@ -320,24 +363,16 @@ def register(app: typer.Typer) -> None:
         prompts: Annotated[
             str | None, typer.Option(help="Prompt files (TOML/YAML) over the built-in sets, comma-separated.")
         ] = None,
-        budget_tokens: BudgetOpt = None,
-        figure: FigureOpt = None,
-        replay: ReplayOpt = False,
-        progress: ProgressOpt = True,
-        store: StoreOpt = None,
         dry_run: DryRunOpt = False,
         price_in: PriceInOpt = None,
         price_out: PriceOutOpt = None,
         stop_rate: StopRateOpt = None,
-        executor: ExecutorOpt = "local",
-        workers: WorkersOpt = 2,
-        ray_address: RayAddressOpt = None,
-        yes: YesOpt = False,
         domain_option: DomainOptionOpt = None,
         check_distinct: Annotated[
             bool, typer.Option("--check-distinct", help="Check every gen:N:SEED set holds N distinct problems, none in "
                                "its shot pool (one line each); stop if one does not.")
         ] = False,
+        session: SessionOptions = SessionOptions(),  # noqa: B008 (the options after these: session_options)
     ) -> None:
         """Run a study; running it again with the same definition resumes it."""
         from critiquebench.store.db import StoreError, store_exists
@@ -345,12 +380,13 @@ def register(app: typer.Typer) -> None:
         from critiquebench.studies.define import reading, study_for_run
         from critiquebench.studies.guards import temperature_warnings
 
-        execution = _execution(executor, workers, ray_address)
-        path = _store(store)
+        execution = _execution(session.executor, session.workers, session.ray_address)
+        path = _store(session.store)
         flags = dict(domains=domains, instances=instances, schemes=schemes, model=model, base_url=base_url,
                      dataset=str(dataset) if dataset else None, trials=trials, temperature=temperature,
                      max_tokens=max_tokens, concurrency=concurrency, timeout=timeout,
-                     budget_tokens=budget_tokens, prompts=prompts, domain_option=domain_option or None)  # fmt: skip
+                     budget_tokens=session.budget_tokens, prompts=prompts,
+                     domain_option=domain_option or None)  # fmt: skip
         try:  # nothing is written until the definition and its data are known to be good (_execute)
             with reading(path) if store_exists(path) else nullcontext() as db:
                 request = study_for_run(db, name, config, flags)
@@ -368,14 +404,16 @@ def register(app: typer.Typer) -> None:
             raise
         except (ConfigError, StoreError, OSError, ValueError, RuntimeError) as exc:  # RunnerError: bad data
             raise _fail(str(exc)) from exc
-        figure = figure or request.figure
+        figure = session.figure or request.figure
         _check_outputs(path, None, figure)
         if request.recorded:
-            execute_main_job(path, request.study, request.recorded, progress, replay, figure, execution, yes)
+            execute_main_job(path, request.study, request.recorded, session.progress, session.replay, figure,
+                             execution, session.yes)  # fmt: skip
         else:
-            execute_study(path, request.study, progress, replay, figure, execution, yes)
+            execute_study(path, request.study, session.progress, session.replay, figure, execution, session.yes)
 
     @app.command("resume")
+    @session_options
     def resume_cmd(
         name: Annotated[str, typer.Argument(help="A stored study.")],
         base_url: Annotated[
@@ -383,28 +421,21 @@ def register(app: typer.Typer) -> None:
             typer.Option(help="Move the study to this endpoint (a mistyped URL, a new port); its runs are kept."),
         ] = None,
         concurrency: ConcurrencyOpt = None,
-        budget_tokens: BudgetOpt = None,
-        figure: FigureOpt = None,
-        replay: ReplayOpt = False,
-        progress: ProgressOpt = True,
-        store: StoreOpt = None,
-        executor: ExecutorOpt = "local",
-        workers: WorkersOpt = 2,
-        ray_address: RayAddressOpt = None,
-        yes: YesOpt = False,
+        session: SessionOptions = SessionOptions(),  # noqa: B008 (the options after these: session_options)
     ) -> None:
         """Continue a stored study: finished runs stay, unfinished ones continue from their last recorded step."""
         from critiquebench.api import resumable
         from critiquebench.studies.session import StudyError
 
-        execution = _execution(executor, workers, ray_address)
-        path = _store(store)
-        _check_outputs(path, None, figure)
+        execution = _execution(session.executor, session.workers, session.ray_address)
+        path = _store(session.store)
+        _check_outputs(path, None, session.figure)
         try:
-            study = resumable(path, name, base_url=base_url, concurrency=concurrency, budget_tokens=budget_tokens)
+            study = resumable(path, name, base_url=base_url, concurrency=concurrency,
+                              budget_tokens=session.budget_tokens)  # fmt: skip
         except StudyError as exc:
             raise _fail(str(exc)) from exc
-        execute_study(path, study, progress, replay, figure, execution, yes)
+        execute_study(path, study, session.progress, session.replay, session.figure, execution, session.yes)
 
     @app.command("report")
     def report_cmd(

@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from critiquebench.reports.records import Column
+from critiquebench.reports.records import row_columns
 from critiquebench.reports.stats import ALPHA, RESAMPLES, SEED, holm, mcnemar_exact, paired_bootstrap
 from critiquebench.reports.tables import GRIDS, Grid, pct
 from critiquebench.studies.define import ReportError
@@ -220,29 +220,29 @@ def compare_grids(rows: list[PairRow]) -> list[Grid]:
 
 
 GRIDS[PairRow] = compare_grids
-COLUMNS: tuple[Column, ...] = (
-    Column("study_a", "str", "the study of scheme A"),
-    Column("study_b", "str", "the study of scheme B (the same study, unless --compare OTHER)"),
-    Column("domain", "str", "domain name"),
-    Column("scheme_a", "str", "scheme A's spec"),
-    Column("scheme_b", "str", "scheme B's spec"),
-    Column("n", "int", "units (instance, trial) both cells finished; empty when a cell is unfinished"),
-    Column("a_correct", "int", "units A got right (its final answer sound-valid)"),
-    Column("b_correct", "int", "units B got right"),
-    Column("a_only", "int", "units only A got right: A's wins"),
-    Column("b_only", "int", "units only B got right: A's losses"),
-    Column("ties", "int", "units both got right or both wrong"),
-    Column("accuracy_a", "float", "a_correct / n"),
-    Column("accuracy_b", "float", "b_correct / n"),
-    Column("difference", "float", "accuracy_a - accuracy_b"),
-    Column("ci_low", "float", "95% paired bootstrap percentile interval of the difference, low end"),
-    Column("ci_high", "float", "its high end"),
-    Column("mcnemar_p", "float", "McNemar's exact two-sided p-value on the a_only + b_only discordant units"),
-    Column("holm_p", "float", "mcnemar_p, Holm-adjusted over every compared pair of the table"),
-    Column("significant", "bool", f"holm_p < {ALPHA}"),
-    Column("unpaired", "int", "units finished in one cell but not the other, left out"),
-    Column("unfinished", "str", "why the pair is not compared: the cell that has not finished and how far it got"),
-    Column("seed", "int", "the bootstrap's seed"),
-    Column("resamples", "int", "the bootstrap's resamples B"),
-    Column("table", "str", '"compare"'),
-)
+COLUMNS = row_columns(PairRow, {  # the fields of PairRow, in order: its JSON/CSV columns
+    "study_a": "the study of scheme A",
+    "study_b": "the study of scheme B (the same study, unless --compare OTHER)",
+    "domain": "domain name",
+    "scheme_a": "scheme A's spec",
+    "scheme_b": "scheme B's spec",
+    "n": "units (instance, trial) both cells finished; empty when a cell is unfinished",
+    "a_correct": "units A got right (its final answer sound-valid)",
+    "b_correct": "units B got right",
+    "a_only": "units only A got right: A's wins",
+    "b_only": "units only B got right: A's losses",
+    "ties": "units both got right or both wrong",
+    "accuracy_a": "a_correct / n",
+    "accuracy_b": "b_correct / n",
+    "difference": "accuracy_a - accuracy_b",
+    "ci_low": "95% paired bootstrap percentile interval of the difference, low end",
+    "ci_high": "its high end",
+    "mcnemar_p": "McNemar's exact two-sided p-value on the a_only + b_only discordant units",
+    "holm_p": "mcnemar_p, Holm-adjusted over every compared pair of the table",
+    "significant": f"holm_p < {ALPHA}",
+    "unpaired": "units finished in one cell but not the other, left out",
+    "unfinished": "why the pair is not compared: the cell that has not finished and how far it got",
+    "seed": "the bootstrap's seed",
+    "resamples": "the bootstrap's resamples B",
+    "table": '"compare"',
+})

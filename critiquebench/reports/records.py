@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -38,6 +38,18 @@ class Column:
     name: str
     type: str  # "str", "int", "float" or "bool" (every column may be empty)
     doc: str
+
+
+def row_columns(row: type, docs: Mapping[str, str]) -> tuple[Column, ...]:
+    """The columns of a report's rows (a dataclass whose fields are its JSON/CSV columns, in order): each field's
+    name and type (`int | None` is "int"; a mapping, JSON text in CSV, "str") with its meaning from `docs`, which
+    must document every field and nothing else."""
+    names = [f.name for f in fields(row)]
+    if set(docs) != set(names):
+        raise ValueError(f"{row.__name__} columns: undocumented {sorted(set(names) - set(docs))}, "
+                         f"not fields {sorted(set(docs) - set(names))}")  # fmt: skip
+    kinds = {f.name: str(f.type).split(" | ")[0] for f in fields(row)}
+    return tuple(Column(n, kinds[n] if kinds[n] in ("int", "float", "bool") else "str", docs[n]) for n in names)
 
 
 _IDENTITY = (

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from critiquebench.reports.records import Column
+from critiquebench.reports.records import row_columns
 from critiquebench.reports.tables import GRIDS, Grid, pct
 
 CLASSES = ("accepted_correct", "accepted_wrong", "exhausted_correct", "exhausted_wrong")
@@ -191,28 +191,28 @@ def stop_grids(rows: Sequence[StopRow]) -> list[Grid]:
 
 
 GRIDS[StopRow] = stop_grids
-COLUMNS: tuple[Column, ...] = (
-    Column("study", "str", "study name"),
-    Column("domain", "str", "domain name"),
-    Column("scheme", "str", "scheme spec (iterative schemes only: those Figure 2 shows)"),
-    Column("runs", "int", "finished runs (status done); the four classes sum to it"),
-    Column("accepted_correct", "int", "the deciding verifier accepted the final answer, and it is sound-valid"),
-    Column("accepted_wrong", "int", "the deciding verifier accepted the final answer, and it is not: a "
-                                    "false-positive stop"),
-    Column("exhausted_correct", "int", "ended without that acceptance (out of rounds, or early), final answer "
-                                       "sound-valid"),
-    Column("exhausted_wrong", "int", "ended without that acceptance, final answer wrong"),
-    Column("ever_correct", "int", "runs that generated a sound-valid answer at some round"),
-    Column("lost", "int", "runs ever correct whose final answer is wrong"),
-    Column("lost_at", "str", "per round, the lost runs whose last correct answer was generated then (JSON "
-                             "object round -> runs)"),
-    Column("ended_early", "int", "exhausted runs that took fewer rounds than the scheme's budget"),
-    Column("rejected_correct", "int", "rounds an LLM verifier called a sound-valid answer invalid (Table 2's "
-                                      "false negatives); empty when no LLM verifier judged"),
-    Column("decided_by", "str", "llm when an LLM verifier judged the rounds the runs stopped on, else sound"),
-    Column("failed", "int", "failed runs (in no class)"),
-    Column("unfinished", "int", "pending or running runs (in no class)"),
-    Column("study_failed", "int", "finished runs that ended where the study's own code failed on a reply (its loop "
-                                  "marked the instance failed, or crashed); also in their class"),
-    Column("table", "str", '"stops"'),
-)  # fmt: skip
+COLUMNS = row_columns(StopRow, {  # the fields of StopRow, in order: its JSON/CSV columns
+    "study": "study name",
+    "domain": "domain name",
+    "scheme": "scheme spec (iterative schemes only: those Figure 2 shows)",
+    "runs": "finished runs (status done); the four classes sum to it",
+    "accepted_correct": "the deciding verifier accepted the final answer, and it is sound-valid",
+    "accepted_wrong": "the deciding verifier accepted the final answer, and it is not: a "
+        "false-positive stop",
+    "exhausted_correct": "ended without that acceptance (out of rounds, or early), final answer "
+        "sound-valid",
+    "exhausted_wrong": "ended without that acceptance, final answer wrong",
+    "ever_correct": "runs that generated a sound-valid answer at some round",
+    "lost": "runs ever correct whose final answer is wrong",
+    "lost_at": "per round, the lost runs whose last correct answer was generated then (JSON "
+        "object round -> runs)",
+    "ended_early": "exhausted runs that took fewer rounds than the scheme's budget",
+    "rejected_correct": "rounds an LLM verifier called a sound-valid answer invalid (Table 2's "
+        "false negatives); empty when no LLM verifier judged",
+    "decided_by": "llm when an LLM verifier judged the rounds the runs stopped on, else sound",
+    "failed": "failed runs (in no class)",
+    "unfinished": "pending or running runs (in no class)",
+    "study_failed": "finished runs that ended where the study's own code failed on a reply (its loop "
+        "marked the instance failed, or crashed); also in their class",
+    "table": '"stops"',
+})  # fmt: skip

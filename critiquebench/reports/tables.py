@@ -258,10 +258,24 @@ def _csv(dicts: list[dict[str, Any]]) -> str:
 def _md(grid: Grid) -> str:
     lines = [f"### {_md_text(grid.title)}", ""]
     if grid.note:
-        lines += [grid.note, ""]
+        lines += [_md_note(grid.note), ""]
     lines += [_md_row(grid.headers), "|" + "|".join("---" for _ in grid.headers) + "|"]
     lines += [_md_row(row) for row in grid.rows]
     return "\n".join(lines) + "\n"
+
+
+MD_WIDTH = 80  # a Markdown note's lines; its table rows and heading are one line each, however long (docs/reports.md)
+
+
+def _md_note(note: str) -> str:
+    """A note as Markdown paragraph lines of at most `MD_WIDTH` columns; a line that would start with a block
+    marker (a list item's "- " or "1. ", a heading's "#", a quote's ">") has it escaped, so it stays text."""
+    import re
+
+    lines = wrapped(note, MD_WIDTH).splitlines()
+    marker = re.compile(r"^(\d*)([-+*#>.)])(\s)")  # "- ", "# ", "1. ", "2) " (a lone digit+space is text)
+    return "\n".join(marker.sub(lambda m: f"{m[1]}\\{m[2]}{m[3]}" if m[1] == "" or m[2] in ".)" else m[0], line)
+                     if i else line for i, line in enumerate(lines))  # fmt: skip
 
 
 def _md_text(text: str) -> str:
@@ -278,7 +292,8 @@ def _numeric(cells: list[str]) -> bool:
     return bool(cells) and all(c == "" or c[0].isdigit() or c[0] in "-[" for c in cells)
 
 
-PIPED_WIDTH = 160  # output that is not a terminal: one fixed width, so it can be compared and diffed
+PIPED_WIDTH = 80  # output that is not a terminal: one fixed width, so it can be compared and diffed; 80 columns,
+# the width the project's text output promises to fit (tests/test_narrow_output.py)
 
 
 def output_width() -> int:
@@ -292,51 +307,157 @@ def output_width() -> int:
     return int(columns) if columns.isdigit() and 40 <= int(columns) <= 10_000 else PIPED_WIDTH
 
 
+def wrapped(text: str, width: int | None = None, indent: str = "") -> str:
+    """Plain text (a note, a help line) folded between words, or after a `|` of a list of choices, to `width`
+    columns (default `output_width()`); continuation lines start with `indent`; a word longer than a line is cut."""
+    import re
+    import textwrap
+
+    class Wrapper(textwrap.TextWrapper):
+        wordsep_simple_re = re.compile(r"(\s+|(?<=\|))")
+
+    wrapper = Wrapper(width or output_width(), subsequent_indent=indent, break_on_hyphens=False)
+    return "\n".join(wrapper.fill(line) if line else "" for line in text.splitlines())
+
+
+def command_text(command: str, width: int | None = None) -> str:
+    """A shell command for the user to copy, folded between words to `width` columns (default `output_width()`)
+    with the shell's line continuations, so it still runs pasted whole; a word (a path) is never cut."""
+    import textwrap
+
+    lines = textwrap.wrap(command, (width or output_width()) - 2, subsequent_indent="    ", break_long_words=False,
+                          break_on_hyphens=False)  # fmt: skip
+    return " \\\n".join(lines)
+
+
 def rich_text(grids: list[Grid], width: int | None = None) -> str:
     """Grids as rich tables (plain text, no colour codes, so output can be piped and compared), `width` columns
-    wide (default `output_width()`): rich lays the columns out, wrapping headers and cells between words; the
-    leading label columns (domain, scheme, ...) never wrap, so a scheme spec stays whole on its row."""
+    wide (default `output_width()`), no line longer. A table that fits is drawn whole: rich lays the columns out,
+    wrapping headers and cells between words; the leading label columns (domain, scheme, ...) never wrap, so a
+    scheme spec stays whole on its row. A wider one is drawn in parts (`_parts`), each repeating the row's key
+    columns, so no column is left out at any width."""
     width = width or output_width()
     console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
     for grid in grids:
-        # columns are in priority order: while the table cannot fit without cutting a word, the last one goes
-        shown = len(grid.headers)
-        while shown > 1 and _narrowest(grid, shown) > width:
-            shown -= 1
-        console.print(_table(grid, shown))
+        key, parts = _parts(grid, width)
+        for number, (columns, labels, whole) in enumerate(parts, 1):
+            title = grid.title if len(parts) == 1 else f"{grid.title} (part {number} of {len(parts)})"
+            # the title is a line of its own: as the table's title it would wrap at the table's width, however narrow
+            console.print(title, soft_wrap=False, markup=False, highlight=False)
+            console.print(_table(grid, columns, labels, width if whole else None))
         note = grid.note
-        if shown < len(grid.headers):
-            left = ", ".join(grid.headers[shown:])
-            note = f"{note}\n" if note else ""
-            note += f"Left out at this width ({width} columns): {left}; widen the terminal or use --format md or csv."
+        if len(parts) > 1:
+            keys = ", ".join("# (the row number)" if i == ROW else grid.headers[i] for i in key)
+            note = (f"{note}\n" if note else "") + (
+                f"Drawn in {len(parts)} parts to fit {width} columns, each with the rows in the same order"
+                + (f" and repeating {keys}" if keys else "")
+                + " (a wider terminal or $CRITIQUEBENCH_COLUMNS draws it whole; --format md or csv has every "
+                "column on one line)."
+            )
         if note:
             console.print(note, soft_wrap=False, width=min(width, 110))
         console.print()
     return console.file.getvalue()  # type: ignore[attr-defined]
 
 
-def _narrowest(grid: Grid, columns: int) -> int:
-    """The width of the first `columns` columns of `grid` drawn with no word cut: each label column as wide as its
-    longest cell, each other column as its longest word, plus the box's borders and padding."""
-    total, labels = 1, True
-    for i, header in enumerate(grid.headers[:columns]):
-        cells = [row[i] for row in grid.rows]
-        labels = labels and not _numeric(cells)
-        texts = [header, *cells]
-        words = texts if labels else [w for t in texts for w in t.split()]
+ROW = -1  # the index of the row-number column a table drawn in parts gets when its key columns repeat
+
+
+def _header(grid: Grid, column: int) -> str:
+    return "#" if column == ROW else grid.headers[column]
+
+
+def _cell(grid: Grid, row: int, column: int) -> str:
+    return str(row + 1) if column == ROW else grid.rows[row][column]
+
+
+def _labels(grid: Grid) -> list[int]:
+    """The leading label columns (domain, scheme, ...): those before the first numeric one."""
+    labels = []
+    for i in range(len(grid.headers)):
+        if _numeric([row[i] for row in grid.rows]):
+            break
+        labels.append(i)
+    return labels
+
+
+def _whole(grid: Grid, column: int) -> int:
+    """The width of `column` drawn with no cell wrapped (its header may wrap between words), plus its border and
+    padding."""
+    cells = [cell_len(_cell(grid, r, column)) for r in range(len(grid.rows))]
+    words = [cell_len(w) for w in _header(grid, column).split()]
+    return max([*cells, *words, 1]) + 3
+
+
+def _parts(grid: Grid, width: int) -> tuple[list[int], list[tuple[list[int], set[int], bool]]]:
+    """The key columns every part repeats, and the tables `grid` is drawn as at `width`: (columns, the label
+    columns among them, whether each column is as wide as its widest cell) of each. One, the grid whole, when its
+    columns fit with no cell wrapped but between words (`_narrowest`); else parts that each fit with every cell
+    whole where a column can: the key (the leading label columns that take at most half the width; if those do
+    not tell the rows apart, the fewest that do, up to two thirds of it and if they make no more parts, else the
+    row number before them), then as many of the other columns as fit, in order."""
+    everything = list(range(len(grid.headers)))
+    labels = set(_labels(grid))
+    if _narrowest(grid, everything, labels) <= width:
+        return [], [(everything, labels, False)]
+    def unique(key: list[int]) -> bool:
+        return len({tuple(row[k] for k in key) for row in grid.rows}) == len(grid.rows)
+
+    def within(key: list[int], share: float) -> bool:
+        return 1 + sum(_whole(grid, k) for k in key) <= width * share
+
+    def chunked(key: list[int]) -> list[list[int]]:
+        chunks: list[list[int]] = [[]]
+        for i in (i for i in everything if i not in key):
+            alone = 1 + sum(_whole(grid, c) for c in [*key, i]) <= width  # (else it wraps wherever it is drawn)
+            if chunks[-1] and alone and 1 + sum(_whole(grid, c) for c in [*key, *chunks[-1], i]) > width:
+                chunks.append([])
+            chunks[-1].append(i)
+        return chunks
+
+    ordered = sorted(labels)
+    key = [i for n, i in enumerate(ordered) if within(ordered[: n + 1], 1 / 2)]
+    if not unique(key):  # the labels that tell the rows apart if they leave room (and make no more parts), else
+        numbered = [ROW, *key]  # the row number
+        fewest = next((ordered[:n] for n in range(1, len(ordered) + 1) if unique(ordered[:n])), None)
+        good = fewest is not None and within(fewest, 2 / 3) and len(chunked(fewest)) <= len(chunked(numbered))
+        key = fewest if good and fewest is not None else numbered
+    parts = []
+    for chunk in chunked(key):
+        columns = [*key, *chunk]
+        # a part wider than the width even so (one column alone too wide): every column folds, labels too
+        fits = 1 + sum(_whole(grid, c) for c in columns) <= width
+        parts.append((columns, (set(key) | (labels & set(chunk))) if fits else set(), fits))
+    return key, parts
+
+
+def _narrowest(grid: Grid, columns: list[int], labels: set[int]) -> int:
+    """The width of `columns` of `grid` drawn with no word cut: each label column as wide as its longest cell,
+    each other column as its longest word, plus the box's borders and padding."""
+    total = 1
+    for i in columns:
+        texts = [_header(grid, i), *(_cell(grid, r, i) for r in range(len(grid.rows)))]
+        words = texts if i in labels else [w for t in texts for w in t.split()]
         total += max((cell_len(w) for w in words), default=0) + 3
     return total
 
 
-def _table(grid: Grid, columns: int) -> Table:
-    """The first `columns` columns of `grid` as a rich table; the leading label columns (domain, scheme, ...)
-    never wrap, the others wrap between words."""
-    table = Table(title=grid.title, title_justify="left")
-    labels = True
-    for i, header in enumerate(grid.headers[:columns]):
-        numeric = _numeric([row[i] for row in grid.rows])
-        labels = labels and not numeric
-        table.add_column(header, justify="right" if numeric else "left", overflow="fold", no_wrap=labels)
-    for row in grid.rows:
-        table.add_row(*row[:columns])
+def _table(grid: Grid, columns: list[int], labels: set[int], whole: int | None) -> Table:
+    """`columns` of `grid` as a rich table; the `labels` columns never wrap, the others wrap between words (and
+    fold a word longer than the column). `whole`: the width the columns fit in with every cell whole: each
+    column is then as wide as its widest cell, widened in turn while room is left for its header to stand on one
+    line (else rich would narrow a column with a long header and wrap its cells)."""
+    table = Table()
+    room = 0 if whole is None else whole - 1 - sum(_whole(grid, i) for i in columns)
+    for i in columns:
+        numeric = i == ROW or _numeric([_cell(grid, r, i) for r in range(len(grid.rows))])
+        wide = None
+        if whole is not None:
+            wide = _whole(grid, i) - 3
+            more = min(room, max(0, cell_len(_header(grid, i)) - wide))
+            wide, room = wide + more, room - more
+        table.add_column(_header(grid, i), justify="right" if numeric else "left", overflow="fold",
+                         no_wrap=i in labels, width=wide)  # fmt: skip
+    for r in range(len(grid.rows)):
+        table.add_row(*(_cell(grid, r, i) for i in columns))
     return table
