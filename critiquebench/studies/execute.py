@@ -122,7 +122,7 @@ def execute_run(
     parsed = parse_spec(spec)  # once per run (and cached per spec string)
     label = parsed.label
     tid = thread_id_for(study, domain.name, label, instance.id, trial)
-    kept = _kept_connection(store_path) if replaying(llm) else None
+    kept = _kept_connection(store_path)
     db = kept or connect(store_path)
     try:
         if kept is None:
@@ -151,11 +151,21 @@ def execute_run(
 _kept = threading.local()
 
 
-def keep_connections() -> None:
-    """Let this thread keep its connection to a SQLite store from one replayed run to the next: opening one and
-    checking the schema cost about 1 ms a run, as much as a replayed one-shot run's own work. The runner's pool
-    threads call it as they start; their connections close with them, when the study's runs end."""
+def keep_connections(kept: list[dict[str, Any]]) -> None:
+    """Let this thread keep its connection to a SQLite store from one run to the next: opening one, checking the
+    schema and closing it cost about 1 ms a run, as much as a replayed one-shot run's own work. The runner's pool
+    threads call it as they start, each adding its connections to `kept`, which `close_kept` closes once the
+    study's runs end (the threads are gone then: nothing else would close them before a garbage collection)."""
     _kept.held = {}
+    kept.append(_kept.held)
+
+
+def close_kept(kept: list[dict[str, Any]]) -> None:
+    """Close the connections that threads kept (`keep_connections`), once no thread uses them."""
+    for held in kept:
+        for db in held.values():
+            db.conn.close()
+        held.clear()
 
 
 def _kept_connection(store_path: str | os.PathLike[str]) -> sqlite_utils.Database | None:
@@ -206,7 +216,7 @@ def _claimed_run(
         ctx = RunContext.create(domain, instance, llm, tid)
         limit = recursion_limit(parsed.max_rounds)
         if not replaying(llm):
-            return _live_run(db, stepper, ctx, ident, run_provenance(llm, defined), limit, reuse, retried)
+            return _live_run(db, stepper, ctx, ident, run_provenance(llm, defined), limit, reuse, leases, retried)
         # its provenance rides on the one row written at its end (no "running" row: nothing is written before)
         ident.update(run_provenance(llm, defined))
         return _replayed_run(db, stepper, ctx, ident, limit, reuse, leases, retried)
@@ -336,6 +346,7 @@ def _live_run(
     provenance: dict[str, Any],
     limit: int,
     reuse: str | None,
+    leases: Leases,
     retried: bool = False,
 ) -> RunOutcome:
     """A live run stepped without LangGraph or checkpoints (`graphs.direct`): each step's rows in one commit with
@@ -360,7 +371,12 @@ def _live_run(
             _step_live(db, stepper, ctx, limit, 0)
     except Exception as exc:  # `_run_error` sorts what stops the study from what fails this run
         return _run_error(db, tid, ident, exc, resumed, retried)
-    return _finished(db, tid, ident, resumed, reuse)
+    if not isinstance(db, sqlite_utils.Database):  # Postgres: `remember` may take the schema's lock (DDL)
+        return _finished(db, tid, ident, resumed, reuse)
+    with transaction(db):  # its end, its identity and giving up its claim: one commit, not three
+        outcome = _finished(db, tid, ident, resumed, reuse)
+        leases.release(db, tid)
+    return outcome
 
 
 class _Diverged(Exception):
