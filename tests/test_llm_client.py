@@ -302,3 +302,32 @@ def test_the_request_carries_the_messages_as_given_whichever_path_the_sdk_takes(
     parts = [{"role": "user", "content": [{"type": "text", "text": "in parts"}]}]
     chat._generate(parts)
     assert scripted_server.calls[-1][0] == [{"role": "user", "content": [{"type": "text", "text": "in parts"}]}]
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [{}, {"temperature": 0.7}, {"stop": ["\n"]}, {"max_tokens": 64, "extra_body": {"max_tokens": 64}}],
+    ids=["settings", "temperature", "stop", "cap"],
+)
+def test_the_body_and_the_reply_are_langchain_openais_own(
+    scripted_server: ScriptedServer, scripted_llm: LLMClient, overrides: dict[str, object]
+) -> None:
+    """The chat model's request fields, worked out once per set of overrides and sent in `extra_body`, and its
+    reply read as a dict (`client._chat_openai`, `_DictReplies`): the endpoint gets the body langchain-openai's
+    own payload makes through the SDK, and the reply is the message langchain-openai's own parsing makes."""
+    import openai
+    from langchain_openai import ChatOpenAI
+
+    scripted_server.usage = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}
+    turns = [{"role": "system", "content": "s"}, {"role": "user", "content": "go\nnow"}]
+    chat = chat_model(scripted_llm.settings, scripted_server.base_url)
+    ours = chat._generate(turns, **overrides).generations[0].message
+    sent = scripted_server.calls[-1]
+    payload = ChatOpenAI._get_request_payload(chat, turns, **overrides)  # langchain-openai's own, through the SDK
+    reply = chat.root_client.chat.completions.with_raw_response.create(**payload).parse()
+    assert isinstance(reply, openai.BaseModel)
+    theirs = ChatOpenAI._create_chat_result(chat, reply).generations[0].message
+    assert scripted_server.calls[-1] == sent and sent[0] == turns
+    assert ours.text == theirs.text == "OK"
+    assert ours.usage_metadata == theirs.usage_metadata and ours.usage_metadata["input_tokens"] == 11
+    assert ours.response_metadata == theirs.response_metadata

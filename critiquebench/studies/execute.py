@@ -35,7 +35,7 @@ from critiquebench.graphs.state import initial_state, recursion_limit
 from critiquebench.llm.errors import BudgetExceeded, EndpointUnreachable, LLMError, ReplayMiss
 from critiquebench.nodes.context import PAST_KEYS, USAGE_KEYS, ChatLLM, RunContext
 from critiquebench.store.cache import CallCache, write_events
-from critiquebench.store.claims import held_elsewhere, holder, leases_for
+from critiquebench.store.claims import Leases, held_elsewhere, holder, leases_for
 from critiquebench.store.db import connect, full_store, transaction
 from critiquebench.store.memo import remember
 from critiquebench.store.postgres import is_postgres
@@ -126,7 +126,7 @@ def execute_run(
     parsed = parse_spec(spec)  # once per run (and cached per spec string)
     label = parsed.label
     tid = thread_id_for(study, domain.name, label, instance.id, trial)
-    kept = _kept_connection(store_path) if replaying(llm) else None
+    kept = _kept_connection(store_path)
     db = kept or connect(store_path)
     try:
         if kept is None:
@@ -142,12 +142,12 @@ def execute_run(
             return RunOutcome(tid, status="claimed", skipped=True, error=f"claimed by {owner}")
         try:
             try:
-                return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, identity,
-                                    defined)  # fmt: skip
+                return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, leases,
+                                    identity, defined)  # fmt: skip
             except _ProcessFault as fault:  # not the answer's doing: once more, from the last checkpoint
                 log.warning("run %s: %s; running it again", tid, fault)
-                return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, identity,
-                                    defined, retried=True)  # fmt: skip
+                return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, leases,
+                                    identity, defined, retried=True)  # fmt: skip
         finally:
             leases.release(db, tid)
     finally:
@@ -230,12 +230,13 @@ def _claimed_run(
     tid: str,
     trial: int,
     llm: ChatLLM,
+    leases: Leases,
     identity: str | None,
     defined: dict[str, Any] | None,
     retried: bool = False,
 ) -> RunOutcome:
-    """The body of `execute_run` once this process holds the run's claim; raises `_ProcessFault` for an error of
-    the process itself unless `retried` (the second time it is recorded as the process's)."""
+    """The body of `execute_run` once this process holds the run's claim (in `leases`); raises `_ProcessFault`
+    for an error of the process itself unless `retried` (the second time it is recorded as the process's)."""
     label = parsed.label
     if run_status(db, tid) == "done":  # finished by the previous holder just before we claimed it
         return _outcome(db, tid, skipped=True)
@@ -255,7 +256,7 @@ def _claimed_run(
                      trial=trial)  # fmt: skip
         ctx = RunContext.create(domain, instance, llm, tid)
         limit = recursion_limit(parsed.max_rounds)
-        return _live_run(db, stepper, ctx, ident, run_provenance(llm, defined), limit, reuse, retried)
+        return _live_run(db, stepper, ctx, ident, run_provenance(llm, defined), limit, reuse, leases, retried)
     # One background thread per run: every scheme's steps hold one node, so LangGraph's per-run pool only writes
     # checkpoints (in order, each waited for); its default of up to cpu+4 threads started and joined per run
     # cost about 0.3 ms of CPU per LLM call in a 32-run study (benchmarks/bench_scale.py).
@@ -382,6 +383,7 @@ def _live_run(
     provenance: dict[str, Any],
     limit: int,
     reuse: str | None,
+    leases: Leases,
     retried: bool = False,
 ) -> RunOutcome:
     """A live run stepped without LangGraph or checkpoints (`graphs.direct`): each step's rows in one commit with
@@ -406,7 +408,12 @@ def _live_run(
             _step_live(db, stepper, ctx, limit, 0)
     except Exception as exc:  # `_run_error` sorts what stops the study from what fails this run
         return _run_error(db, tid, ident, exc, resumed, retried)
-    return _finished(db, tid, ident, resumed, reuse)
+    if not isinstance(db, sqlite_utils.Database):  # Postgres: `remember` may take the schema's lock (DDL)
+        return _finished(db, tid, ident, resumed, reuse)
+    with transaction(db):  # its end, its identity and giving up its claim: one commit, not three
+        outcome = _finished(db, tid, ident, resumed, reuse)
+        leases.release(db, tid)
+    return outcome
 
 
 class _Diverged(Exception):
