@@ -188,7 +188,9 @@ def with_stated_problems(path: Path, folder: Path, queries: Mapping[int, str], i
     cfg, model = getattr(domain, "cfg", None), getattr(domain, "model", None)
     if cfg is None or model is None or not cfg.encoded_objects:
         return None
-    universe = Task(model, "stated", {o: frozenset() for o in cfg.encoded_objects}, frozenset(), frozenset())
+    statements = [found[-1] for q in queries.values() if (found := list(_STATEMENT.finditer(q)))]
+    objects = _named_objects(cfg.encoded_objects, [m.group(0) for m in statements])
+    universe = Task(model, "stated", {o: frozenset() for o in objects}, frozenset(), frozenset())
     reader = StateReader(cfg, universe)
     files: dict[str, str | bytes] = {
         str(p.relative_to(folder)): p.read_bytes()
@@ -209,3 +211,17 @@ def with_stated_problems(path: Path, folder: Path, queries: Mapping[int, str], i
         files[f"instances/instance-{ident}.pddl"] = "\n".join(lines) + "\n"
     name = folder.name.rsplit("-", 1)[0]
     return write_folder(f"{name}-stated", files, into, {"problems_from": str(path), "rest": str(folder)})
+
+
+def _named_objects(encoded: Mapping[str, str], texts: list[str]) -> list[str]:
+    """The objects a config's `encoded_objects` can name in `texts`: each whole-name key ("a" -> "red block"),
+    and for a numbered template ("o" -> "object_{}", PlanBench's obfuscated configs, `obfuscator.py:111`) every
+    number the texts give it, as PlanBench wrote it (`pddl_to_text.py:18`: "o1" -> "object_1")."""
+    found: set[str] = set()
+    for key, template in encoded.items():
+        if "{}" not in template:
+            found.add(key)
+            continue
+        pattern = re.compile(r"(?<!\w)" + r"(\d+)".join(map(re.escape, template.split("{}"))) + r"(?!\w)")
+        found.update(key + "".join(m.groups()) for text in texts for m in pattern.finditer(text))
+    return sorted(found)
