@@ -190,3 +190,44 @@ def test_a_prompt_stating_a_fact_twice_is_left_out_and_named(tmp_path: Path) -> 
     store, result = imported(tmp_path, fixture)
     assert "left out instance 39: its prompt states 'the red block is on top of the blue block' twice" in result.output
     assert final_verdicts(store) == {k: i["llm_correct"] for k, i in data.items() if k != "39"}
+
+
+def _lifted(model: Any) -> dict[str, tuple[frozenset[tuple[str, ...]], ...]]:
+    """Each action's preconditions, add and delete effects with its parameters as their positions."""
+    out = {}
+    for name, s in model.schemas.items():
+        at = {p: str(i) for i, p in enumerate(s.params)}
+        out[name] = tuple(frozenset((f[0], *(at.get(a, a) for a in f[1:])) for f in part)
+                          for part in (s.pre, s.add, s.delete))  # fmt: skip
+    return out
+
+
+def test_obfuscated_english_prompts_give_their_domain_templates_and_problems(tmp_path: Path) -> None:
+    """o1-preview's obfuscated Blocksworld English zero-shot run: no commit holds its config (English templates of
+    the random names) or its problems. The intro was written by PlanBench's obfuscator from the domain
+    (`obfuscator.py@b008bc4:117-202`, every action's preconditions and effects), so the domain and the templates
+    are read back from it (rendered again, it must be the recorded intro) and each problem from its statement;
+    every rebuilt prompt is the recorded one and every verdict its label (read from the stored translations)."""
+    fixture = "zero_shot_nl_obfuscated_o1-preview.json"
+    data = recorded(fixture)
+    assert "J4gv801gnu2it0yj object_0 object_1." in data["1"]["query"]
+    store, result = imported(tmp_path, fixture)
+    assert "PlanBench's nl_zero_shot prompt, reading planbench-translation" in result.output
+    assert final_verdicts(store) == {k: i["llm_correct"] for k, i in data.items()} == {
+        "1": True, "2": True, "161": True, "3": False}  # fmt: skip
+    from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_problem_text
+    from critiquebench.importers.planbench.recorded import _problem_files, _split
+
+    [folder] = (tmp_path / "planbench-domains").glob("obfuscated_randomized_blocksworld-intro-stated-*")
+    ours = parse_domain_text((folder / "domain.pddl").read_text(), "ours")
+    # the same domain as the one the checkout holds under another set's name (its unsolvable obfuscated set)
+    theirs = CHECKOUT / "llm_planning_analysis/instances/unsolvable_obfuscated_randomized_blocksworld"
+    assert _lifted(ours) == _lifted(parse_domain_text((theirs / "generated_domain.pddl").read_text(), "theirs"))
+    # and the problems are those the same run's PDDL prompts sent for the same instances (1, 2, 161)
+    for ident, sent in recorded(BLOCKS).items():
+        if ident in data:
+            stated = parse_problem_text((folder / f"instances/instance-{ident}.pddl").read_text(), ours, ident)
+            split = _split(sent["query"])
+            assert split is not None
+            shown = parse_problem_text(_problem_files(split[1])[0], ours, ident)  # the file PlanBench re-wrapped
+            assert (stated.init, stated.goal) == (shown.init, shown.goal)
