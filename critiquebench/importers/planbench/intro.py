@@ -40,7 +40,7 @@ class Action:
 
 
 def _facts(text: str) -> tuple[tuple[str, ...], ...]:
-    """" a, b, and c" (or "a", " a") as facts; the split is exact because names are single words."""
+    """Facts written " a, b, and c" (or "a", " a"); the split is exact because names are single words."""
     parts = [p.strip() for p in re.split(r",(?: and)? ", text.strip()) if p.strip()]
     return tuple(tuple(p.split()) for p in parts)
 
@@ -88,7 +88,8 @@ def read_intro(intro: str) -> list[Action] | None:
         pre_head = f"To perform {name} action, the following facts need to be true:"
         add_head = f"Once {name} is performed the following facts will be true:"
         del_head = f"Once {name} is performed the following facts will be false:"
-        if len(block) < 3 or not all(b.startswith(h) for b, h in zip(block, (pre_head, add_head, del_head), strict=True)):
+        heads_of = (pre_head, add_head, del_head)
+        if len(block) < 3 or not all(b.startswith(h) for b, h in zip(block, heads_of, strict=True)):
             return None
         pre_text = block[0][len(pre_head) :]
         single = not pre_text.startswith(" ")
