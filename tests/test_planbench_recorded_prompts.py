@@ -178,18 +178,37 @@ def test_an_unsolvable_sets_pddl_answers_are_judged_on_the_plan_planbench_extrac
     assert final_verdicts(ours) == {"1": False, "23": True, "85": True}
 
 
-def test_a_prompt_stating_a_fact_twice_is_left_out_and_named(tmp_path: Path) -> None:
+def test_a_goal_stating_a_fact_twice_is_kept_for_the_prompt_and_judged_as_a_set(tmp_path: Path) -> None:
     """gpt-4o-mini's unsolvable Blocksworld English run: instance 39's goal states "the red block is on top of the
-    blue block" twice (PlanBench wrote it from a problem file listing that fact twice; 6 of the run's 100). Our
-    problems are sets of facts, so that prompt cannot be rebuilt: the instance is left out and named, and the
-    others import, read back from their statements, and replay with their labels."""
+    blue block" twice (PlanBench wrote it from a problem file listing that fact twice, `(and (on a b) (on a b)
+    ...)`, legal PDDL; 6 of the run's 100). The problem read back keeps the repetition, so the rebuilt prompt is the
+    recorded one byte for byte, and the verdict judges the goal as a set: every instance replays with its label."""
     fixture = "zero_shot_nl_stated_twice_unsolvable_gpt-4o-mini.json"
     data = recorded(fixture)
     goal = data["39"]["query"].split("My goal is to have that ")[1]
     assert goal.count("the red block is on top of the blue block") == 2
     store, result = imported(tmp_path, fixture)
-    assert "left out instance 39: its prompt states 'the red block is on top of the blue block' twice" in result.output
-    assert final_verdicts(store) == {k: i["llm_correct"] for k, i in data.items() if k != "39"}
+    assert "left out" not in result.output
+    assert final_verdicts(store) == {k: i["llm_correct"] for k, i in data.items()}
+    [folder] = (tmp_path / "planbench-domains").glob("unsolvable_blocksworld-stated-*")
+    assert (folder / "instances" / "instance-39.pddl").read_text().count("(on a b)") == 2
+
+
+def test_a_goal_stated_twice_renders_twice_and_is_reached_as_a_set() -> None:
+    """`Task.stated_goal` keeps the problem's repetition for the statement; `goal_reached` reads the set."""
+    from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_problem_text
+    from critiquebench.domains.planning.templates import load_config
+
+    root = CHECKOUT / "llm_planning_analysis"
+    model = parse_domain_text((root / "instances/unsolvable_blocksworld/generated_domain.pddl").read_text(), "d")
+    problem = ("(define (problem p) (:domain blocksworld-4ops) (:objects a b) (:init (handempty) (ontable a) "
+               "(ontable b) (clear a) (clear b)) (:goal (and (on a b) (on a b))))")  # fmt: skip
+    task = parse_problem_text(problem, model, "p")
+    assert task.goal == {("on", "a", "b")} and task.stated_goal == (("on", "a", "b"), ("on", "a", "b"))
+    cfg = load_config(root / "configs/unsolvable_blocksworld.yaml", "unsolvable_blocksworld")
+    assert cfg.prompt_facts(task.stated_goal) == "the red block is on top of the blue block and the red block is " \
+        "on top of the blue block"  # fmt: skip
+    assert task.goal_reached(frozenset({("on", "a", "b")}))
 
 
 def _lifted(model: Any) -> dict[str, tuple[frozenset[tuple[str, ...]], ...]]:
