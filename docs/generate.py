@@ -729,8 +729,11 @@ def planbench_breadth_agreement(_: str | None = None) -> str:
             why = "; ".join(f"{k}: {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
         rows.append((f["n"], f"`{_short(f['file'])}`", f["task"], f["reading"] if f["imported"] else "",
                      share(f["agree"], f["labelled"]), why))  # fmt: skip
-    out += f"\nThe {len(below)} files below 99% (or not replayed), and why:\n\n"
-    out += table(("#", "file", "task", "reading", "agreement", "why (instances)"), rows)
+    if below:
+        out += f"\nThe {len(below)} files below 99% (or not replayed), and why:\n\n"
+        out += table(("#", "file", "task", "reading", "agreement", "why (instances)"), rows)
+    else:
+        out += f"\nEach of the {len(files)} files imports, replays offline and agrees on >= 99% of its instances.\n"
     parted = [(f, d) for f in files for d in f["disagreements"]]
     out += f"\nEvery instance whose replayed verdict parts from PlanBench's label ({len(parted)}):\n\n"
     return out + table(

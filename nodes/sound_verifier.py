@@ -84,8 +84,11 @@ def make_sound_verifier(
         ctx = runtime.context
         round_, attempt = state["round"], state["attempt"]
         fields, final = judge(ctx, attempt["answer"], level if policy == "stop_on_valid" else None, reader)
+        # a recorded run may have ended at a round its answers cannot mark (`ReplayedPlanning.recorded_end`)
+        end = getattr(ctx.domain, "recorded_end", None)
+        last = min(rounds, end(ctx.instance) or rounds) if end is not None else rounds
         # `final` ends a feedback loop; sampling (no feedback) draws on, as the studies' samplers did
-        if policy == "stop_on_valid" and (fields["sound_valid"] or round_ >= rounds or (final and level is not None)):
+        if policy == "stop_on_valid" and (fields["sound_valid"] or round_ >= last or (final and level is not None)):
             return finish(round_, attempt, **fields)
         merged = {**attempt, **fields, "round": round_}
         nxt = collector if policy == "collect" and round_ >= rounds else "generator"

@@ -185,3 +185,22 @@ def test_failing_conversations_stopped_at_different_counts_each_end_at_their_las
     rows = replay_rows(store)  # every run done, every call from the cache
     assert [r["round"] for r in rows["1"]] == [1] and [r["round"] for r in rows["2"]] == [1, 2]
     assert not rows["1"][-1]["sound_valid"]
+
+
+def test_a_conversation_ending_at_an_answer_it_gave_before_ends_at_its_recorded_round(tmp_path: Path) -> None:
+    """o1-preview's mystery_new run, instances 74 and 80: the last of their four answers is one they gave before
+    (74: "No plan possible." twice; 80: answer 2 again), and that earlier turn was sent feedback, so the answer
+    cannot mark where PlanBench's run ended; the run's conversations stopped after different counts (56: three), so
+    no one round limit does either. Each ends at its recorded count of answers: every recorded call replays, none
+    beyond (before: a second sample of the last window was asked for, not recorded, and the run failed)."""
+    fixture = "backprompting_pddl_window_answer_again_o1-preview.json"
+    data = recorded(fixture)
+    for ident in ("74", "80"):
+        answers = [m["content"] for m in data[ident]["messages"] if m["role"] == "assistant"]
+        assert len(answers) == 4 and answers.count(answers[-1]) == 2
+    store, _ = imported(tmp_path, fixture)
+    rows = replay_rows(store)  # every run done, every call from the cache
+    for ident, inst in data.items():
+        answers = [m["content"] for m in inst["messages"] if m["role"] == "assistant"]
+        assert [r["answer"] for r in rows[ident]] == answers
+        assert bool(rows[ident][-1]["sound_valid"]) == bool(inst["act_correct"]) is False

@@ -178,15 +178,75 @@ def test_an_unsolvable_sets_pddl_answers_are_judged_on_the_plan_planbench_extrac
     assert final_verdicts(ours) == {"1": False, "23": True, "85": True}
 
 
-def test_a_prompt_stating_a_fact_twice_is_left_out_and_named(tmp_path: Path) -> None:
+def test_a_goal_stating_a_fact_twice_is_kept_for_the_prompt_and_judged_as_a_set(tmp_path: Path) -> None:
     """gpt-4o-mini's unsolvable Blocksworld English run: instance 39's goal states "the red block is on top of the
-    blue block" twice (PlanBench wrote it from a problem file listing that fact twice; 6 of the run's 100). Our
-    problems are sets of facts, so that prompt cannot be rebuilt: the instance is left out and named, and the
-    others import, read back from their statements, and replay with their labels."""
+    blue block" twice (PlanBench wrote it from a problem file listing that fact twice, `(and (on a b) (on a b)
+    ...)`, legal PDDL; 6 of the run's 100). The problem read back keeps the repetition, so the rebuilt prompt is the
+    recorded one byte for byte, and the verdict judges the goal as a set: every instance replays with its label."""
     fixture = "zero_shot_nl_stated_twice_unsolvable_gpt-4o-mini.json"
     data = recorded(fixture)
     goal = data["39"]["query"].split("My goal is to have that ")[1]
     assert goal.count("the red block is on top of the blue block") == 2
     store, result = imported(tmp_path, fixture)
-    assert "left out instance 39: its prompt states 'the red block is on top of the blue block' twice" in result.output
-    assert final_verdicts(store) == {k: i["llm_correct"] for k, i in data.items() if k != "39"}
+    assert "left out" not in result.output
+    assert final_verdicts(store) == {k: i["llm_correct"] for k, i in data.items()}
+    [folder] = (tmp_path / "planbench-domains").glob("unsolvable_blocksworld-stated-*")
+    assert (folder / "instances" / "instance-39.pddl").read_text().count("(on a b)") == 2
+
+
+def test_a_goal_stated_twice_renders_twice_and_is_reached_as_a_set() -> None:
+    """`Task.stated_goal` keeps the problem's repetition for the statement; `goal_reached` reads the set."""
+    from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_problem_text
+    from critiquebench.domains.planning.templates import load_config
+
+    root = CHECKOUT / "llm_planning_analysis"
+    model = parse_domain_text((root / "instances/unsolvable_blocksworld/generated_domain.pddl").read_text(), "d")
+    problem = ("(define (problem p) (:domain blocksworld-4ops) (:objects a b) (:init (handempty) (ontable a) "
+               "(ontable b) (clear a) (clear b)) (:goal (and (on a b) (on a b))))")  # fmt: skip
+    task = parse_problem_text(problem, model, "p")
+    assert task.goal == {("on", "a", "b")} and task.stated_goal == (("on", "a", "b"), ("on", "a", "b"))
+    cfg = load_config(root / "configs/unsolvable_blocksworld.yaml", "unsolvable_blocksworld")
+    assert cfg.prompt_facts(task.stated_goal) == "the red block is on top of the blue block and the red block is " \
+        "on top of the blue block"  # fmt: skip
+    assert task.goal_reached(frozenset({("on", "a", "b")}))
+
+
+def _lifted(model: Any) -> dict[str, tuple[frozenset[tuple[str, ...]], ...]]:
+    """Each action's preconditions, add and delete effects with its parameters as their positions."""
+    out = {}
+    for name, s in model.schemas.items():
+        at = {p: str(i) for i, p in enumerate(s.params)}
+        out[name] = tuple(frozenset((f[0], *(at.get(a, a) for a in f[1:])) for f in part)
+                          for part in (s.pre, s.add, s.delete))  # fmt: skip
+    return out
+
+
+def test_obfuscated_english_prompts_give_their_domain_templates_and_problems(tmp_path: Path) -> None:
+    """o1-preview's obfuscated Blocksworld English zero-shot run: no commit holds its config (English templates of
+    the random names) or its problems. The intro was written by PlanBench's obfuscator from the domain
+    (`obfuscator.py@b008bc4:117-202`, every action's preconditions and effects), so the domain and the templates
+    are read back from it (rendered again, it must be the recorded intro) and each problem from its statement;
+    every rebuilt prompt is the recorded one and every verdict its label (read from the stored translations)."""
+    fixture = "zero_shot_nl_obfuscated_o1-preview.json"
+    data = recorded(fixture)
+    assert "J4gv801gnu2it0yj object_0 object_1." in data["1"]["query"]
+    store, result = imported(tmp_path, fixture)
+    assert "PlanBench's nl_zero_shot prompt, reading planbench-translation" in result.output
+    assert final_verdicts(store) == {k: i["llm_correct"] for k, i in data.items()} == {
+        "1": True, "2": True, "161": True, "3": False}  # fmt: skip
+    from critiquebench.domains.planning.pddl_io import parse_domain_text, parse_problem_text
+    from critiquebench.importers.planbench.recorded import _problem_files, _split
+
+    [folder] = (tmp_path / "planbench-domains").glob("obfuscated_randomized_blocksworld-intro-stated-*")
+    ours = parse_domain_text((folder / "domain.pddl").read_text(), "ours")
+    # the same domain as the one the checkout holds under another set's name (its unsolvable obfuscated set)
+    theirs = CHECKOUT / "llm_planning_analysis/instances/unsolvable_obfuscated_randomized_blocksworld"
+    assert _lifted(ours) == _lifted(parse_domain_text((theirs / "generated_domain.pddl").read_text(), "theirs"))
+    # and the problems are those the same run's PDDL prompts sent for the same instances (1, 2, 161)
+    for ident, sent in recorded(BLOCKS).items():
+        if ident in data:
+            stated = parse_problem_text((folder / f"instances/instance-{ident}.pddl").read_text(), ours, ident)
+            split = _split(sent["query"])
+            assert split is not None
+            shown = parse_problem_text(_problem_files(split[1])[0], ours, ident)  # the file PlanBench re-wrapped
+            assert (stated.init, stated.goal) == (shown.init, shown.goal)

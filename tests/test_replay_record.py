@@ -28,7 +28,7 @@ def stored_config(store: Path) -> dict:
 def test_every_field_of_the_record_survives_the_study_definition() -> None:
     record = Replay(example_plans={"1": ["(a)"]}, newline=True, translations={"d": ["(b)"]}, reading="planbench",
                     recorded_feedback={"1": {"d": "fix it", "e": None}}, system=False, domain_names={"1": "abc"},
-                    example="4")  # fmt: skip
+                    example="4", ends={"1": 4})  # fmt: skip
     assert {*record.to_options()} == set(REPLAY_OPTIONS)
     assert Replay.parse(json.loads(json.dumps(record.to_options()))) == record
     assert Replay().to_options() == {}
@@ -43,6 +43,7 @@ def test_every_field_of_the_record_survives_the_study_definition() -> None:
         ({"newline": "yes"}, r"replay option newline: true or false expected, not 'yes'"),
         ({"example_plans": {"1": "(a)"}}, r"replay option example_plans: a table of id -> PDDL lines expected"),
         ({"recorded_feedback": {"1": ["x"]}}, r"replay option recorded_feedback: a table of id -> digest -> text"),
+        ({"ends": {"74": 0}}, r"replay option ends: a table of id -> count expected"),
     ],
 )
 def test_a_stored_value_the_record_cannot_read_is_one_line_naming_the_option(stored: object, message: str) -> None:

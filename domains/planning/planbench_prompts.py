@@ -50,7 +50,7 @@ def _blocksworld_text(cfg: NLConfig, text: str) -> str:
 def zero_shot_nl(cfg: NLConfig, task: Task, intro: str, newline: bool = False, texts: PromptSet = _TEXTS) -> str:
     instruction = texts.text("generate.zero-shot-instruction")
     statement = texts.render("generate.zero-shot-statement", init=cfg.prompt_facts(task.init).strip(),
-                             goal=cfg.prompt_facts(task.goal), instruction=instruction)  # fmt: skip
+                             goal=cfg.prompt_facts(task.stated_goal), instruction=instruction)  # fmt: skip
     return intro + _blocksworld_text(cfg, statement) + ("\n" if newline else "")
 
 

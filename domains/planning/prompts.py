@@ -70,7 +70,7 @@ def statement(cfg: NLConfig, task: Task, plan: Sequence[Step] | None, tail: str 
     """PlanBench's `fill_template` for one problem: with its plan (an example), or open after `[PLAN]`."""
     texts = prompts[PLANBENCH]
     body = texts.render("plan-block", steps=plan_text(cfg, plan)) if plan is not None else tail
-    return fill_template(cfg, cfg.prompt_facts(task.init), cfg.prompt_facts(task.goal), body, texts)
+    return fill_template(cfg, cfg.prompt_facts(task.init), cfg.prompt_facts(task.stated_goal), body, texts)
 
 
 def fill_template(cfg: NLConfig, init: str, goal: str, plan: str, texts: PromptSet | None = None) -> str:

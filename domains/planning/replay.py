@@ -90,6 +90,12 @@ class Replay:
     recorded_feedback: Mapping[str, Mapping[str, str | None]] | None = _schema(
         None, _table(_table(lambda v: v is None or isinstance(v, str))), "a table of id -> digest -> text or null"
     )
+    # A PDDL backprompting run's conversations that ended at an answer they had given before, after which the
+    # same answer had been sent feedback (instance id -> its count of answers): the digest cannot say where such a
+    # run ended (o1-preview's mystery_new run, 74 and 80), so it ends after that many rounds (`recorded_end`).
+    ends: Mapping[str, int] | None = _schema(
+        None, _table(lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1), "a table of id -> count"
+    )
     # PlanBench's system message before its prompts; its o1 and DeepSeek-R1 backprompting runs sent none.
     system: bool = _schema(True, lambda v: isinstance(v, bool), "true or false")
     # The domain name each PDDL prompt showed, where it is not domain.pddl's (instance id -> name): PlanBench's
@@ -299,6 +305,11 @@ class ReplayedPlanning(Wrapper):
     def assess_val(self, instance: Instance, text: str) -> tuple[Verdict, str | None]:
         """A recorded run is judged by its own reading and feedback, whatever scheme replays it."""
         return self.assess(instance, text)
+
+    def recorded_end(self, instance: Instance) -> int | None:
+        """The round at which the recorded run of `instance` ended where its answers cannot say so (`Replay.ends`:
+        its last answer was given, and answered, before); None: where its answers say (`_recorded`)."""
+        return (self.replay.ends or {}).get(str(instance.id))
 
     def _recorded(self, instance: Instance, text: str, verdict: Verdict) -> Verdict:
         """`verdict` (ours) with the feedback PlanBench's recorded run sent after this answer; where that run

@@ -118,6 +118,14 @@ class Task:
         default_factory=dict, compare=False, repr=False, hash=False
     )
 
+    @property
+    def stated_goal(self) -> frozenset[Fact] | tuple[Fact, ...]:
+        """The goal's facts as the problem states them, for rendering: a fact the problem states twice kept twice
+        (`(and (on a b) (on a b))` is legal PDDL, and PlanBench's statements render every conjunct of the goal,
+        `pddl_to_text.py:43`); the set itself where nothing is repeated. Judging uses `goal`, a set."""
+        stated = tuple(f for f in self.goal_order if f in self.goal)
+        return stated if len(stated) > len(self.goal) else self.goal
+
     def goal_reached(self, state: State) -> bool:
         return self.goal <= state and not (self.neg_goal & state)
 

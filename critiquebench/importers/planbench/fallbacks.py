@@ -11,6 +11,7 @@ from critiquebench.importers.planbench.checkout import (
     planbench_name,
 )
 from critiquebench.importers.planbench.file import ImportError_
+from critiquebench.importers.planbench.intro import stated_domain
 from critiquebench.importers.planbench.kinds import PlanBenchRun
 from critiquebench.importers.planbench.readers import plan_generation_options
 from critiquebench.importers.planbench.recorded import (
@@ -75,6 +76,19 @@ def _stated_problems(
     return None if folder is None else (folder, Replay())
 
 
+def _stated_domain(
+    run: PlanBenchRun, path: Path, queries: Mapping[int, str], laid_out: Path | None, into: Path
+) -> tuple[Path, Replay] | None:
+    """The domain, its templates and the problems read back from English prompts no checkout config has
+    templates for (the obfuscated Blocksworld English runs: `intro.stated_domain`)."""
+    if laid_out is not None or recorded_domain(queries):
+        return None
+    assert run.source is not None
+    folder = stated_domain(path, planbench_name(run.source.domain), queries, into)
+    stated = with_stated_problems(path, folder, queries, into) if folder is not None else None
+    return None if stated is None else (stated, Replay())
+
+
 def _pddl_problems(
     run: PlanBenchRun, path: Path, queries: Mapping[int, str], laid_out: Path | None, into: Path
 ) -> tuple[Path, Replay] | None:
@@ -87,4 +101,4 @@ def _pddl_problems(
 
 
 # Where a t1 file's problems come from when the checkout cannot rebuild its prompts, in the order tried.
-FALLBACKS: tuple[Fallback, ...] = (_shown_domain, _stated_problems, _pddl_problems)
+FALLBACKS: tuple[Fallback, ...] = (_shown_domain, _stated_problems, _stated_domain, _pddl_problems)

@@ -183,7 +183,8 @@ def import_file(
     if shown is not None:
         if run.windowed is not None:
             sent = {k: dict(v) for k, v in run.windowed.sent.items()}
-            shown = shown.with_replay(recorded_feedback=sent, system=run.windowed.system)
+            ends = dict(run.windowed.ends) or None
+            shown = shown.with_replay(recorded_feedback=sent, system=run.windowed.system, ends=ends)
         options = shown.options()
     else:
         folder = Path(instances) if instances else Path(dataset) / TASKS[run.task].folder

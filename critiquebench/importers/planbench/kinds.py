@@ -117,6 +117,8 @@ class RecordedFeedback:
     rounds: int
     # instances whose recorded windows are not PlanBench's protocol (id -> why): left out and named, not the file
     broken: Mapping[int, str] = field(default_factory=dict)
+    # failing conversations that ended at an answer given (and answered) before in them: id -> their answers
+    ends: Mapping[str, int] = field(default_factory=dict)
 
 
 def _window_calls(
@@ -131,6 +133,7 @@ def _window_calls(
     systems: set[bool] = set()
     ended_wrong: set[int] = set()
     last_answers: dict[str, str] = {}  # failing conversations: id -> their last answer
+    ends: dict[str, int] = {}
     broken: dict[int, str] = {}
     for recorded in instances:
         found = _window_instance(recorded, calls, sent, systems)
@@ -145,11 +148,15 @@ def _window_calls(
             answers = [m["content"] for m in recorded.messages if m["role"] == "assistant"]
             if answers and answers.count(answers[-1]) == 1:
                 last_answers[str(recorded.ident)] = answers[-1]
+            elif answers:  # its digest has the feedback an earlier turn was sent: the count marks the end
+                ends[str(recorded.ident)] = found
     if len(ended_wrong) > 1:
         # failing conversations stopped after several counts of answers (o1-preview's mystery_new run: 2 to 15,
         # its steps counted otherwise where a call failed): each ends at its recorded last answer, as PlanBench's
         for ident, answer in last_answers.items():
             sent[ident][answer_digest(answer)] = None
+    else:
+        ends.clear()  # the one count of rounds ends them all
     if len(broken) == len(instances):
         raise ImportError_(f"{path}: instance {next(iter(broken))} {next(iter(broken.values()))}")
     if len(systems) > 1:
@@ -157,7 +164,7 @@ def _window_calls(
     # PlanBench stopped a failing run after `iterations` answers: where every failure stopped at one count, that
     # was it; else its default
     rounds = ended_wrong.pop() if len(ended_wrong) == 1 else PLANBENCH_ITERATIONS
-    return calls, RecordedFeedback(sent, systems == {True}, rounds, broken)
+    return calls, RecordedFeedback(sent, systems == {True}, rounds, broken, ends)
 
 
 def _window_mismatch(

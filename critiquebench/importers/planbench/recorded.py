@@ -150,25 +150,23 @@ _STATEMENT = re.compile(
 
 
 def stated_twice(queries: Mapping[int, str]) -> dict[int, str]:
-    """The English zero-shot prompts whose statement names one fact twice (instance id -> why): PlanBench wrote
-    the statement from a problem file whose goal (or initial state) lists that fact twice; our problems are sets
-    of facts and state it once, so that prompt cannot be rebuilt (gpt-4o-mini's unsolvable Blocksworld run,
-    instance 39: "the red block is on top of the blue block" twice in its goal)."""
+    """The English zero-shot prompts whose initial conditions name one fact twice (instance id -> why), which no
+    problem renders: a state is a set (PlanBench's come from tarski's `init.as_atoms()`, `pddl_to_text.py:42`),
+    so such a prompt cannot be rebuilt. A goal may state a fact twice (a formula: gpt-4o-mini's unsolvable
+    Blocksworld run, instance 39, "the red block is on top of the blue block" twice): its problem keeps it so
+    (`Task.stated_goal`)."""
     found: dict[int, str] = {}
     for ident, query in queries.items():
         statement = list(_STATEMENT.finditer(query))
         if not statement:
             continue
-        for part in ("init", "goal"):
-            clauses = [c.strip() for c in re.split(r", | and ", statement[-1].group(part)) if c.strip()]
-            twice = next((c for k, c in enumerate(clauses) if c in clauses[:k]), None)
-            if twice is not None:
-                where = "goal" if part == "goal" else "initial conditions"
-                found[ident] = (
-                    f"its prompt states {twice!r} twice in its {where} (a problem file listing that fact twice); "
-                    "a problem of ours, a set of facts, states it once, so the prompt cannot be rebuilt"
-                )
-                break
+        clauses = [c.strip() for c in re.split(r", | and ", statement[-1].group("init")) if c.strip()]
+        twice = next((c for k, c in enumerate(clauses) if c in clauses[:k]), None)
+        if twice is not None:
+            found[ident] = (
+                f"its prompt states {twice!r} twice in its initial conditions, which a state (a set of facts) "
+                "cannot, so the prompt cannot be rebuilt"
+            )
     return found
 
 
@@ -188,7 +186,9 @@ def with_stated_problems(path: Path, folder: Path, queries: Mapping[int, str], i
     cfg, model = getattr(domain, "cfg", None), getattr(domain, "model", None)
     if cfg is None or model is None or not cfg.encoded_objects:
         return None
-    universe = Task(model, "stated", {o: frozenset() for o in cfg.encoded_objects}, frozenset(), frozenset())
+    statements = [found[-1] for q in queries.values() if (found := list(_STATEMENT.finditer(q)))]
+    objects = _named_objects(cfg.encoded_objects, [m.group(0) for m in statements])
+    universe = Task(model, "stated", {o: frozenset() for o in objects}, frozenset(), frozenset())
     reader = StateReader(cfg, universe)
     files: dict[str, str | bytes] = {
         str(p.relative_to(folder)): p.read_bytes()
@@ -199,7 +199,8 @@ def with_stated_problems(path: Path, folder: Path, queries: Mapping[int, str], i
         found = list(_STATEMENT.finditer(query))
         if not found:
             return None
-        init, goal = reader.read(found[-1].group("init")), reader.read(found[-1].group("goal"))
+        # a goal stating a fact twice is kept so (its PDDL listed it twice): rendered twice, judged as a set
+        init, goal = reader.read(found[-1].group("init")), reader.read(found[-1].group("goal"), repeated=True)
         if not init or not goal:
             return None
         objects = sorted({o for fact in (*init, *goal) for o in fact[1:]})
@@ -209,3 +210,17 @@ def with_stated_problems(path: Path, folder: Path, queries: Mapping[int, str], i
         files[f"instances/instance-{ident}.pddl"] = "\n".join(lines) + "\n"
     name = folder.name.rsplit("-", 1)[0]
     return write_folder(f"{name}-stated", files, into, {"problems_from": str(path), "rest": str(folder)})
+
+
+def _named_objects(encoded: Mapping[str, str], texts: list[str]) -> list[str]:
+    """The objects a config's `encoded_objects` can name in `texts`: each whole-name key ("a" -> "red block"),
+    and for a numbered template ("o" -> "object_{}", PlanBench's obfuscated configs, `obfuscator.py:111`) every
+    number the texts give it, as PlanBench wrote it (`pddl_to_text.py:18`: "o1" -> "object_1")."""
+    found: set[str] = set()
+    for key, template in encoded.items():
+        if "{}" not in template:
+            found.add(key)
+            continue
+        pattern = re.compile(r"(?<!\w)" + r"(\d+)".join(map(re.escape, template.split("{}"))) + r"(?!\w)")
+        found.update(key + "".join(m.groups()) for text in texts for m in pattern.finditer(text))
+    return sorted(found)

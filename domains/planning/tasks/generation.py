@@ -51,10 +51,10 @@ class Generation(PlanTask):
         for ident in params["examples"]:
             task = dom.problem(ident).task
             shown = plan_block(cfg, plan_for(dom, params, ident), texts)
-            text += fill_template(cfg, cfg.prompt_facts(task.init), cfg.prompt_facts(task.goal), shown, texts)
+            text += fill_template(cfg, cfg.prompt_facts(task.init), cfg.prompt_facts(task.stated_goal), shown, texts)
         task = dom.base.task(inst)
         tail = "\n" if legacy else ""
-        return text + fill_template(cfg, cfg.prompt_facts(task.init), cfg.prompt_facts(task.goal), tail, texts)
+        return text + fill_template(cfg, cfg.prompt_facts(task.init), cfg.prompt_facts(task.stated_goal), tail, texts)
 
     def evaluate(self, dom: TaskDomain, inst: Instance, params: Params, text: str) -> Verdict:
         return plan_verdict(dom, inst, text)

@@ -51,14 +51,16 @@ class StateReader:
         ordered = sorted(names, key=len, reverse=True)
         self._obj_re = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, ordered)) + r")(?!\w)") if ordered else None
 
-    def read(self, text: str) -> list[Fact]:
+    def read(self, text: str, repeated: bool = False) -> list[Fact]:
+        """The facts `text` states, in its order; a fact stated twice read once unless `repeated` (a problem's
+        goal read back from a statement that repeats it, as its PDDL did)."""
         facts: list[Fact] = []
         for raw in _SPLIT.split(text.lower().replace("*", "").replace("`", "")):
             clause = _norm(raw)
             if not clause or any(neg in f" {clause} " for neg in _NEGATIONS):
                 continue
             fact = self.exact.get(clause) or self._lenient(clause)
-            if fact is not None and fact not in facts:
+            if fact is not None and (repeated or fact not in facts):
                 facts.append(fact)
         return facts
 
