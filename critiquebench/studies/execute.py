@@ -189,8 +189,8 @@ _kept = threading.local()
 
 
 def keep_connections(kept: list[dict[str, Any]] | None = None) -> None:
-    """Let this thread keep its connection to a SQLite store from one replayed run to the next: opening one and
-    checking the schema cost about 1 ms a run, as much as a replayed one-shot run's own work. The runner's pool
+    """Let this thread keep its connection to a SQLite store from one run to the next (live or replayed): opening
+    one and checking the schema cost about 1 ms a run, as much as a replayed one-shot run's own work. The runner's pool
     threads call it as they start, each adding its connections to `kept`, which the runner closes
     (`close_connections`) once they have ended: left to the garbage collector (a connection is in a reference
     cycle with its statement cache), one could stay open to the process's end and keep the store's -wal file."""
