@@ -99,6 +99,33 @@ class RunOutcome:
     row: dict[str, Any] | None = field(default=None, compare=False, repr=False)  # its `runs` row as stored
 
 
+@dataclass
+class _Run:
+    """One run's arguments as `execute_run` received them, for the paths that step it (`_replay`, `_claimed_run`)."""
+
+    study: str
+    domain: Domain
+    instance: Instance
+    parsed: Spec
+    tid: str
+    trial: int
+    llm: ChatLLM
+    identity: str | None  # its `studies.reuse.run_key`, when the caller had it
+    defined: dict[str, Any] | None  # the study's stored definition, when the caller had read it
+
+    def ident(self) -> dict[str, Any]:
+        """The run's identity columns, so its row is complete whether a write creates it or updates it."""
+        return dict(study=self.study, domain=self.domain.name, scheme=self.parsed.label, params=self.parsed.params,
+                    instance_id=self.instance.id, trial=self.trial)  # fmt: skip
+
+    def reuse_key(self, db: sqlite_utils.Database) -> str | None:
+        """Its `run_key` (reading the study's definition here if the caller had not)."""
+        if self.defined is None:
+            self.defined = load_study(db, self.study)
+        return self.identity or run_key(self.defined, self.domain, self.instance, self.parsed.label, self.trial,
+                                        self.llm)  # fmt: skip
+
+
 def execute_run(
     store_path: str | os.PathLike[str],
     study: str,
@@ -128,6 +155,7 @@ def execute_run(
     tid = thread_id_for(study, domain.name, label, instance.id, trial)
     kept = _kept_connection(store_path)
     db = kept or connect(store_path)
+    run = _Run(study, domain, instance, parsed, tid, trial, llm, identity, defined)
     try:
         if kept is None:
             ensure_schema(db)
@@ -135,19 +163,17 @@ def execute_run(
             return _outcome(db, tid, skipped=True)
         stepper = direct(label) if replaying(llm) else None
         if stepper is not None and not has_checkpoint(db, tid):  # stepped without a claim (`_replayed_run`)
-            return _replay(db, stepper, study, domain, instance, parsed, tid, trial, llm, identity, defined)
+            return _replay(db, stepper, run)
         leases = leases_for(str(store_path), lambda: connect(store_path))
         if not leases.claim(db, tid):
             owner = holder(db, "run_claims", tid) or "another process"
             return RunOutcome(tid, status="claimed", skipped=True, error=f"claimed by {owner}")
         try:
             try:
-                return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, leases,
-                                    identity, defined)  # fmt: skip
+                return _claimed_run(db, store_path, run, leases)
             except _ProcessFault as fault:  # not the answer's doing: once more, from the last checkpoint
                 log.warning("run %s: %s; running it again", tid, fault)
-                return _claimed_run(db, store_path, study, domain, instance, parsed, tid, trial, llm, leases,
-                                    identity, defined, retried=True)  # fmt: skip
+                return _claimed_run(db, store_path, run, leases, retried=True)
         finally:
             leases.release(db, tid)
     finally:
@@ -155,34 +181,21 @@ def execute_run(
             db.conn.close()
 
 
-def _replay(
-    db: sqlite_utils.Database,
-    stepper: DirectGraph,
-    study: str,
-    domain: Domain,
-    instance: Instance,
-    parsed: Spec,
-    tid: str,
-    trial: int,
-    llm: ChatLLM,
-    identity: str | None,
-    defined: dict[str, Any] | None,
-) -> RunOutcome:
-    """`_replayed_run` of a run with what it records besides its steps (`execute_run`'s arguments), once more
-    after an error of the process itself."""
-    label = parsed.label
-    defined = load_study(db, study) if defined is None else defined
-    reuse = identity or run_key(defined, domain, instance, label, trial, llm)
+def _replay(db: sqlite_utils.Database, stepper: DirectGraph, run: _Run) -> RunOutcome:
+    """`_replayed_run` of a run with what it records besides its steps, once more after an error of the process
+    itself."""
+    reuse = run.reuse_key(db)
+    assert run.defined is not None  # read by `reuse_key`
     # its provenance rides on the one row written at its end (no "running" row: nothing is written before)
-    ident = dict(study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
-                 trial=trial, **run_provenance(llm, defined))  # fmt: skip
-    limit = recursion_limit(parsed.max_rounds)
+    ident = {**run.ident(), **run_provenance(run.llm, run.defined)}
+    limit = recursion_limit(run.parsed.max_rounds)
     try:
-        return _replayed_run(db, stepper, RunContext.create(domain, instance, llm, tid), ident, limit, reuse)
+        return _replayed_run(db, stepper, RunContext.create(run.domain, run.instance, run.llm, run.tid), ident,
+                             limit, reuse)  # fmt: skip
     except _ProcessFault as fault:  # not the answer's doing: once more, from the start
-        log.warning("run %s: %s; running it again", tid, fault)
-        return _replayed_run(db, stepper, RunContext.create(domain, instance, llm, tid), ident, limit, reuse,
-                             retried=True)  # fmt: skip
+        log.warning("run %s: %s; running it again", run.tid, fault)
+        return _replayed_run(db, stepper, RunContext.create(run.domain, run.instance, run.llm, run.tid), ident,
+                             limit, reuse, retried=True)  # fmt: skip
 
 
 _kept = threading.local()
@@ -223,44 +236,34 @@ def _kept_connection(store_path: str | os.PathLike[str]) -> sqlite_utils.Databas
 def _claimed_run(
     db: sqlite_utils.Database,
     store_path: str | os.PathLike[str],
-    study: str,
-    domain: Domain,
-    instance: Instance,
-    parsed: Spec,
-    tid: str,
-    trial: int,
-    llm: ChatLLM,
+    run: _Run,
     leases: Leases,
-    identity: str | None,
-    defined: dict[str, Any] | None,
     retried: bool = False,
 ) -> RunOutcome:
     """The body of `execute_run` once this process holds the run's claim (in `leases`); raises `_ProcessFault`
     for an error of the process itself unless `retried` (the second time it is recorded as the process's)."""
-    label = parsed.label
+    tid, llm, label, domain, instance = run.tid, run.llm, run.parsed.label, run.domain, run.instance
     if run_status(db, tid) == "done":  # finished by the previous holder just before we claimed it
         return _outcome(db, tid, skipped=True)
-    defined = load_study(db, study) if defined is None else defined
-    reuse = identity or run_key(defined, domain, instance, label, trial, llm)
+    reuse = run.reuse_key(db)
+    defined = run.defined
+    ident = run.ident()
     # An identical run finished before gives its rows, no graph steps. A replay does not look again per run: the
     # runner copied every such run just before it started (`reuse_pending`), and a run it missed is replayed from
     # the cache, to the same rows.
-    if reuse and not replaying(llm) and copy_finished(db, reuse, tid, dict(study=study, domain=domain.name,
-            scheme=label, params=parsed.params, instance_id=instance.id, trial=trial)):  # fmt: skip
+    if reuse and not replaying(llm) and copy_finished(db, reuse, tid, ident):
         return _outcome(db, tid)
     # a run started with checkpoints resumes from its checkpoint, through LangGraph (a replay's other runs are
     # stepped by `execute_run` without a claim)
     stepper = direct(label) if not replaying(llm) and not checkpointing() else None
     if stepper is not None and not has_checkpoint(db, tid):
-        ident = dict(study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
-                     trial=trial)  # fmt: skip
         ctx = RunContext.create(domain, instance, llm, tid)
-        limit = recursion_limit(parsed.max_rounds)
+        limit = recursion_limit(run.parsed.max_rounds)
         return _live_run(db, stepper, ctx, ident, run_provenance(llm, defined), limit, reuse, leases, retried)
     # One background thread per run: every scheme's steps hold one node, so LangGraph's per-run pool only writes
     # checkpoints (in order, each waited for); its default of up to cpu+4 threads started and joined per run
     # cost about 0.3 ms of CPU per LLM call in a 32-run study (benchmarks/bench_scale.py).
-    config: Any = {"configurable": {"thread_id": tid}, "recursion_limit": recursion_limit(parsed.max_rounds),
+    config: Any = {"configurable": {"thread_id": tid}, "recursion_limit": recursion_limit(run.parsed.max_rounds),
                    "max_concurrency": 1}  # fmt: skip
     from critiquebench.store.checkpoints import open_saver  # LangGraph's saver: only runs stepped by LangGraph
 
@@ -268,11 +271,6 @@ def _claimed_run(
         graph = compiled(label).copy(update={"checkpointer": saver})
         snapshot = graph.get_state(config)
         resumed = bool(snapshot.values)
-        # the identity columns, so the row is complete whether this creates it or updates it
-        ident = dict(
-            study=study, domain=domain.name, scheme=label, params=parsed.params, instance_id=instance.id,
-            trial=trial,
-        )  # fmt: skip
         # what this run is made with (a resumed run: what it goes on with), in the row it writes anyway
         upsert_run(db, tid, **ident, status="running", error=None, **run_provenance(llm, defined))
         prior: list[dict[str, Any]] = []
