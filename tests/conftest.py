@@ -96,6 +96,17 @@ def pg_store(postgres_server: str) -> str:
 
 
 @pytest.fixture(scope="session")
+def fork_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A fork server (tests/forked_process.py) for this pytest process: `fork_server.popen(ARGS)` starts a
+    `critiquebench` process forked from one that imported what a study uses once (~5 s of CPU, once a worker),
+    in milliseconds instead of the 1-4 s of CPU an interpreter importing the CLI costs."""
+    from tests.forked_process import fork_server as start
+
+    with start(tmp_path_factory.mktemp("fork")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The docs site built once (`mkdocs build --strict`) for the tests that check or open it: the strict build's
     test and the offline test share one worker (xdist group `browser`), hence this build (~20 s of CPU)."""

@@ -17,7 +17,7 @@ from critiquebench.store.cache import CallCache
 from critiquebench.store.claims import process_owner, take_lease
 from critiquebench.store.db import connect
 from tests.scripted_server import ScriptedServer
-from tests.test_study_cli import CLI, ROOT, game24_reply, invoke, report, run_args
+from tests.test_study_cli import ROOT, game24_reply, invoke, report, run_args
 
 SCHEMES = "standard,sound-first:rounds=3"
 
@@ -41,16 +41,28 @@ def numbers(store: Path | str, study: str) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k != "cache_hits"} for r in report(study, store)]
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict[str, Any]], list[str]]:
+    """The study below run whole, without a kill (once for both backends): its Table 1 and the calls it asked."""
+    with ScriptedServer(reply=game24_reply, latency=0.0) as clean:
+        whole = tmp_path_factory.mktemp("whole") / "whole.sqlite"
+        invoke(*run_args("s", whole, clean, "901-930", SCHEMES, concurrency=4))
+        return numbers(whole, "s"), asked(clean)
+
+
+# the postgres variant takes its store by getfixturevalue, which conftest's grouping cannot see: marked here
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_two_resumes_of_a_killed_study_run_every_run_once(
-    backend: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest, fork_server: Any,
+    uninterrupted: tuple[list[dict[str, Any]], list[str]],
+) -> None:  # fmt: skip
+    """The first process and both resumes are real `critiquebench` processes (forked from the preloaded CLI,
+    tests/forked_process.py): the kill is a SIGKILL of the command itself, and the claims name its pid."""
     env = dict(os.environ)  # the default lease: a loaded machine must not expire a live one
     store: Any = tmp_path / "killed.sqlite" if backend == "sqlite" else request.getfixturevalue("pg_store")
     with ScriptedServer(reply=game24_reply, latency=0.05) as server:
         args = run_args("s", store, server, "901-930", SCHEMES, concurrency=4)
-        pipes = dict(cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        first = subprocess.Popen([str(CLI), *args], **pipes)  # type: ignore[call-overload]
+        first = fork_server.popen(args, cwd=ROOT, env=env)
         deadline = time.monotonic() + 120
         while done_runs(store, "s") < 6 and first.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -58,18 +70,15 @@ def test_two_resumes_of_a_killed_study_run_every_run_once(
         first.communicate(timeout=60)
         before = done_runs(store, "s")
         assert 6 <= before < 60
-        resume = [str(CLI), "resume", "s", "--concurrency", "2", "--store", str(store)]
-        procs = [subprocess.Popen(resume, **pipes) for _ in range(2)]  # type: ignore[call-overload]
+        resume = ["resume", "s", "--concurrency", "2", "--store", str(store)]
+        procs = [fork_server.popen(resume, cwd=ROOT, env=env) for _ in range(2)]
         outs = [p.communicate(timeout=240) for p in procs]
         for proc, (out, err) in zip(procs, outs, strict=True):
             assert proc.returncode == 0, err[-2000:]
             assert "Table 1" in out and "Traceback" not in err
         killed_calls = asked(server)
 
-    with ScriptedServer(reply=game24_reply, latency=0.0) as clean:
-        whole = tmp_path / "whole.sqlite"
-        invoke(*run_args("s", whole, clean, "901-930", SCHEMES, concurrency=4))
-        clean_calls = asked(clean)
+    clean_numbers, clean_calls = uninterrupted
 
     # every run was executed by exactly one of the two resumes
     done_now = [int(re.search(r"(\d+) done now", err).group(1)) for _, err in outs]  # type: ignore[union-attr]
@@ -77,7 +86,7 @@ def test_two_resumes_of_a_killed_study_run_every_run_once(
     # the answered calls are the uninterrupted study's, plus at most the 4 in flight at the kill
     assert sorted(set(killed_calls)) == sorted(clean_calls)
     assert len(clean_calls) <= len(killed_calls) <= len(clean_calls) + 4
-    assert numbers(store, "s") == numbers(whole, "s")
+    assert numbers(store, "s") == clean_numbers
     # the resumes released their claims; only the killed process's may remain (for runs it finished)
     owners = [row[0] for row in connect(store).execute("SELECT owner FROM run_claims").fetchall()]
     assert all(owner.split(":")[-2] == str(first.pid) for owner in owners), owners
@@ -98,7 +107,6 @@ def test_an_expired_claim_is_taken_over_and_a_live_one_is_not(tmp_path: Path) ->
     assert db.execute("SELECT COUNT(*) FROM llm_inflight").fetchone()[0] == 0
 
 
-
 def test_a_killed_but_unreaped_owner_is_taken_over_at_once(tmp_path: Path) -> None:
     """A SIGKILLed worker whose parent has not collected it yet (a zombie) is gone: its claims move at once."""
     cache = CallCache(tmp_path / "store.sqlite")
@@ -117,6 +125,7 @@ def test_a_killed_but_unreaped_owner_is_taken_over_at_once(tmp_path: Path) -> No
         proc.kill()
         proc.wait()
         cache.close()
+
 
 def _exited_pid() -> int:
     proc = subprocess.Popen(["true"])

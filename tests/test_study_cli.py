@@ -73,13 +73,24 @@ def run_args(name: str, store: Path, server: ScriptedServer, instances: str = "9
             "--concurrency", str(concurrency), "--store", str(store)]  # fmt: skip
 
 
+def forked(fork_server: Any, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
+    """The command in its own process, as `cli` runs it, forked from the preloaded CLI (the `fork_server`
+    fixture, tests/forked_process.py): the same process a user runs, without 1-4 s of CPU importing."""
+    done = fork_server.run(args, cwd=ROOT, timeout=300)
+    if check is not None:
+        assert done.returncode == check, done.stderr[-2000:]
+    return done
+
+
 def report(name: str, store: Path, *extra: str) -> list[dict[str, Any]]:
     return json.loads(invoke("report", name, "--store", str(store), "--format", "json", *extra).stdout)
 
 
-def test_study_runs_reports_and_repeats_without_new_calls(server: ScriptedServer, tmp_path: Path) -> None:
+def test_study_runs_reports_and_repeats_without_new_calls(
+    server: ScriptedServer, tmp_path: Path, fork_server: Any
+) -> None:
     store = tmp_path / "store.sqlite"
-    first = cli(*run_args("main", store, server))
+    first = forked(fork_server, *run_args("main", store, server))
     assert "Table 1" in first.stdout and "30 runs" in first.stderr
     rows = {r["scheme"]: r for r in report("main", store)}
     assert list(rows) == SCHEMES.split(",")
@@ -140,12 +151,11 @@ def done_runs(store: Path, study: str) -> int:
         return 0
 
 
-def test_ctrl_c_stops_cleanly_and_resume_matches_an_uninterrupted_study(tmp_path: Path) -> None:
+def test_ctrl_c_stops_cleanly_and_resume_matches_an_uninterrupted_study(tmp_path: Path, fork_server: Any) -> None:
     schemes = "standard,sound-first:rounds=3"
     with ScriptedServer(reply=game24_reply, latency=0.05) as server:
         store = tmp_path / "interrupted.sqlite"
-        proc = subprocess.Popen([str(CLI), *run_args("s", store, server, "901-930", schemes)], cwd=ROOT,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        proc = fork_server.popen(run_args("s", store, server, "901-930", schemes), cwd=ROOT)
         deadline = time.monotonic() + 120
         while done_runs(store, "s") < 3 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -156,7 +166,7 @@ def test_ctrl_c_stops_cleanly_and_resume_matches_an_uninterrupted_study(tmp_path
         assert 3 <= done_runs(store, "s") < 60
         assert connect(store).execute("SELECT COUNT(*) FROM runs WHERE status = 'running'").fetchone()[0] == 0
 
-        resumed = cli("resume", "s", "--store", str(store))
+        resumed = forked(fork_server, "resume", "s", "--store", str(store))
         assert "Table 1" in resumed.stdout
         whole = tmp_path / "whole.sqlite"
         invoke(*run_args("s", whole, server, "901-930", schemes))
@@ -168,14 +178,15 @@ def test_ctrl_c_stops_cleanly_and_resume_matches_an_uninterrupted_study(tmp_path
     assert numbers(store)[0]["total"] == 30
 
 
-def test_a_study_stopped_early_has_runs_of_every_scheme_within_one_of_each_other(tmp_path: Path) -> None:
+def test_a_study_stopped_early_has_runs_of_every_scheme_within_one_of_each_other(
+    tmp_path: Path, fork_server: Any
+) -> None:
     """Runs used to go scheme by scheme: a Ctrl-C early in a study left the later schemes with no runs at all, so
     an interrupted study compared nothing. Now any prefix of a study has every scheme on the same instances."""
     schemes = "standard,sampling:k=2,sound-first:rounds=2,self-consistency:k=2"
     store = tmp_path / "early.sqlite"
     with ScriptedServer(reply=game24_reply, latency=0.05) as server:
-        proc = subprocess.Popen([str(CLI), *run_args("e", store, server, "901-940", schemes), "--temperature", "0.7"],
-                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        proc = fork_server.popen([*run_args("e", store, server, "901-940", schemes), "--temperature", "0.7"], cwd=ROOT)
         deadline = time.monotonic() + 120
         while done_runs(store, "e") < 16 and proc.poll() is None and time.monotonic() < deadline:  # 10% of 160
             time.sleep(0.05)
@@ -240,7 +251,9 @@ def test_bad_study_definitions_get_clear_errors(server: ScriptedServer, tmp_path
     assert server.requests == 0
 
 
-def test_study_from_a_toml_file_with_per_domain_instances(server: ScriptedServer, tmp_path: Path) -> None:
+def test_study_from_a_toml_file_with_per_domain_instances(
+    server: ScriptedServer, tmp_path: Path, fork_server: Any
+) -> None:
     config = tmp_path / "study.toml"
     config.write_text(
         f'domains = ["game24", "coloring"]\nschemes = ["standard"]\nmodel = "scripted"\n'
@@ -248,7 +261,7 @@ def test_study_from_a_toml_file_with_per_domain_instances(server: ScriptedServer
         '[instances]\ngame24 = "901-902"\ncoloring = "1,5"\n'
     )
     store = tmp_path / "store.sqlite"
-    done = cli("run", "t", "--config", str(config), "--store", str(store), "--max-tokens", "64")
+    done = forked(fork_server, "run", "t", "--config", str(config), "--store", str(store), "--max-tokens", "64")
     assert "Figure 2 written" in done.stderr and (tmp_path / "fig.png").exists()
     rows = {r["domain"]: r["total"] for r in report("t", store)}
     assert rows == {"game24": 2, "coloring": 2}
