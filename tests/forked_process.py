@@ -17,6 +17,7 @@ import selectors
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -38,6 +39,7 @@ class ForkedProcess:
                  stdout: int | None = PIPE, stderr: int | None = PIPE, text: bool = True) -> None:  # fmt: skip
         self.args, self.text, self.returncode = [program, *argv], text, None
         self._buffer = b""
+        self._waiting = threading.Lock()  # one reader of the socket (a test may wait in two threads)
         self._pipes: dict[str, int] = {}  # "stdout"/"stderr" -> the read end this process keeps
         given: list[int] = []  # the descriptors handed over: the command's 0, 1, 2
         to_close: list[int] = []  # the ends of them this process made and no longer needs once handed over
@@ -86,9 +88,14 @@ class ForkedProcess:
         return line
 
     def wait(self, timeout: float | None = None) -> int:
-        if self.returncode is None:
-            self.returncode = int(self._line(timeout))
-            self._sock.close()
+        if not self._waiting.acquire(timeout=-1 if timeout is None else timeout):
+            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+        try:
+            if self.returncode is None:
+                self.returncode = int(self._line(timeout))
+                self._sock.close()
+        finally:
+            self._waiting.release()
         return self.returncode
 
     def poll(self) -> int | None:
@@ -142,12 +149,12 @@ class ForkServer:
     """The fork server of one pytest process (the `fork_server` fixture): `popen` starts a command."""
 
     def __init__(self, env: dict[str, str]) -> None:
-        self.env = env  # the environment its commands get unless told otherwise: the test process's, PATH first
         self.sock = env[SOCKET_ENV]
 
     def popen(self, argv: Sequence[str], *, env: dict[str, str] | None = None, **options: Any) -> ForkedProcess:
-        """`critiquebench ARGV...` (or `program`), as `subprocess.Popen` would start it."""
-        return ForkedProcess(self.sock, argv, env=self.env if env is None else env, **options)
+        """`critiquebench ARGV...` (or `program`), as `subprocess.Popen` would start it: with this process's
+        environment as it is now unless `env` is given."""
+        return ForkedProcess(self.sock, argv, env=dict(os.environ) if env is None else env, **options)
 
     def run(self, argv: Sequence[str], *, timeout: float = 300, **options: Any) -> subprocess.CompletedProcess[Any]:
         """`subprocess.run(..., capture_output=True)` of the command."""

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from critiquebench.store.db import connect, connect_raw
 from critiquebench.store.results import ensure_schema
 from critiquebench.studies.execute import CHECKPOINTS_ENV, execute_run
 from tests.conftest import DATASETS
+from tests.forked_process import ForkedProcess, ForkServer
 from tests.scripted_server import ScriptedServer
 from tests.test_graphs_support import ScriptedModel
 
@@ -51,7 +50,7 @@ class Killer:
     def __init__(self, model: ScriptedModel, kill_at: tuple[int, ...] = ()) -> None:
         self.model, self.kill_at = model, set(kill_at)
         self.asked, self.killed = 0, 0
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: ForkedProcess | None = None
         self._lock = threading.Lock()
 
     def __call__(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
@@ -65,16 +64,11 @@ class Killer:
         return self.model(messages, params)
 
 
-def drive(killer: Killer, server: ScriptedServer, store: Path) -> int:
-    script = store.parent / "driver.py"
-    script.write_text(DRIVER)
-    killer.proc = subprocess.Popen(
-        [sys.executable, str(script), str(store), server.base_url, str(DATASETS), SELECTION],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def drive(killer: Killer, server: ScriptedServer, store: Path, fork_server: ForkServer) -> int:
+    """The driver in a process of its own, forked from the preloaded CLI (tests/forked_process.py): a SIGKILL
+    ends it as it ends an interpreter started for it, without the 2-4 s of CPU that one spends importing."""
+    killer.proc = fork_server.popen(["-c", DRIVER, str(store), server.base_url, str(DATASETS), SELECTION],
+                                    program="forked-python", cwd=ROOT)  # fmt: skip
     _, err = killer.proc.communicate(timeout=300)
     assert killer.proc.returncode in (0, -signal.SIGKILL), err[-2000:]
     return killer.proc.returncode
@@ -91,7 +85,9 @@ def snapshot(store: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return runs, rows + [{"step": {**step, "calls": len(json.loads(step["calls"]))}} for step in steps]
 
 
-def study(tmp_path: Path, name: str, kill_at: tuple[int, ...]) -> tuple[Killer, ScriptedServer, Path]:
+def study(
+    tmp_path: Path, name: str, kill_at: tuple[int, ...], fork_server: ForkServer | None = None
+) -> tuple[Killer, ScriptedServer, Path]:
     """The 20-instance llm-llm study in a fresh store; with `kill_at`, in a subprocess restarted after each
     kill, else in this process."""
     domain = get_domain("game24")
@@ -101,23 +97,22 @@ def study(tmp_path: Path, name: str, kill_at: tuple[int, ...]) -> tuple[Killer, 
     store.parent.mkdir()
     with ScriptedServer(killer) as server:
         if not kill_at:
-            llm = LLMClient(
-                LLMSettings(model="scripted", base_url=server.base_url, max_retries=0), CallCache(store)
-            )
+            llm = LLMClient(LLMSettings(model="scripted", base_url=server.base_url, max_retries=0), CallCache(store))
             for instance in instances:
                 execute_run(store, "kill", domain, instance, "llm-llm", 0, llm)
             return killer, server, store
-        codes = [drive(killer, server, store)]
+        assert fork_server is not None
+        codes = [drive(killer, server, store, fork_server)]
         while codes[-1] != 0:
             assert len(codes) <= len(kill_at), "the driver was killed more often than planned"
-            codes.append(drive(killer, server, store))
+            codes.append(drive(killer, server, store, fork_server))
     return killer, server, store
 
 
-def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path, fork_server: ForkServer) -> None:
     _, clean, clean_store = study(tmp_path, "clean", ())
     # asked call 17 is a generation; after its re-ask, asked call 63 is a critique (the 62nd distinct call)
-    killer, killed, store = study(tmp_path, "killed", (17, 63))
+    killer, killed, store = study(tmp_path, "killed", (17, 63), fork_server)
     assert killer.killed == 2
     assert snapshot(store) == snapshot(clean_store)
     runs, _ = snapshot(store)
@@ -195,32 +190,33 @@ DIRECT_KILL_POINTS = {
 
 @pytest.mark.parametrize("where", list(KILL_POINTS))
 def test_a_kill_while_a_checkpoint_is_stored_resumes_to_the_uninterrupted_result(
-    tmp_path: Path, where: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, where: str, monkeypatch: pytest.MonkeyPatch, fork_server: ForkServer
 ) -> None:
     """A SIGKILL can land anywhere in the checkpointer's work; the resumed run must end as an uninterrupted one.
     (Partial writes of a step once resumed as a finished step without `attempt`, and a step whose writes were
     stored without its checkpoint was taken for an old graph's dead end: KeyError 'attempt' / 'answer'.)"""
     monkeypatch.setenv(CHECKPOINTS_ENV, "1")  # every run here, the killed driver's too, through LangGraph
-    kill_and_resume(tmp_path, KILL_POINTS[where])
+    kill_and_resume(tmp_path, KILL_POINTS[where], fork_server)
 
 
 @pytest.mark.parametrize("where", list(DIRECT_KILL_POINTS))
 def test_a_kill_in_a_step_of_a_run_without_checkpoints_resumes_to_the_uninterrupted_result(
-    tmp_path: Path, where: str
+    tmp_path: Path, where: str, fork_server: ForkServer
 ) -> None:
     """A run stepped without checkpoints resumes by stepping again from its cached calls: the rows of the steps
     recorded stay, the step the kill cut short is done again (its call a cache hit), and the round in progress
     keeps the usage it had, so the one cache hit counted is that step's."""
-    store = kill_and_resume(tmp_path, DIRECT_KILL_POINTS[where])
+    store = kill_and_resume(tmp_path, DIRECT_KILL_POINTS[where], fork_server)
     db = connect(store)
     assert db.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0] == 0
     hits = db.execute("SELECT SUM(cache_hits), (SELECT cache_hits FROM runs) FROM attempts").fetchone()
     assert hits == (1, 1)
 
 
-def kill_and_resume(tmp_path: Path, trigger_sql: str) -> Path:
-    """Run the study's one llm-llm run in a driver SIGKILLed where `trigger_sql` fires, resume it here, and
-    check it ends as an uninterrupted run; the killed store."""
+def kill_and_resume(tmp_path: Path, trigger_sql: str, fork_server: ForkServer) -> Path:
+    """Run the study's one llm-llm run in a driver SIGKILLed where `trigger_sql` fires (a process forked from
+    the preloaded CLI, with this process's environment), resume it here, and check it ends as an uninterrupted
+    run; the killed store."""
     domain = get_domain("game24")
     instance = load_instances(domain, "901", DATASETS)[0]
     clean_store, store = tmp_path / "clean.sqlite", tmp_path / "killed.sqlite"
@@ -233,11 +229,9 @@ def kill_and_resume(tmp_path: Path, trigger_sql: str) -> Path:
     ensure_schema(connect(store))  # and the run's own
     trigger = connect_raw(store)
     trigger.execute(f"CREATE TRIGGER kill {trigger_sql} BEGIN SELECT kill_here(); END")
-    script = tmp_path / "driver.py"
-    script.write_text(KILL_IN_STORE)
     with ScriptedServer(ScriptedModel([(domain, instance)], plan=[0, 1, "c"])) as server:
-        child = subprocess.run([sys.executable, str(script), str(store), server.base_url, str(DATASETS), SPEC],
-                               cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+        child = fork_server.run(["-c", KILL_IN_STORE, str(store), server.base_url, str(DATASETS), SPEC],
+                                program="forked-python", cwd=ROOT, timeout=300)  # fmt: skip
         assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
         trigger.execute("DROP TRIGGER kill")
         trigger.close()
