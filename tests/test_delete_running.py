@@ -1,18 +1,19 @@
 """`studies delete` while `run` is running the study (issue 35 item 5): refused in one line while a live process
 holds its runs' claims, so the run finishes with its report; once that process is gone (here: killed, its claims
-left behind), the delete goes through."""
+left behind), the delete goes through. Each `run` is a real process of its own, forked from the preloaded CLI
+(tests/forked_process.py), killed by its own pid."""
 
 from __future__ import annotations
 
 import signal
 import sqlite3
-import subprocess
 import time
 from contextlib import closing
 from pathlib import Path
 
+from tests.forked_process import ForkServer
 from tests.scripted_server import ScriptedServer
-from tests.test_study_cli import CLI, ROOT, game24_reply, invoke, run_args
+from tests.test_study_cli import ROOT, game24_reply, invoke, run_args
 
 
 def live_claims(store: Path) -> int:
@@ -26,12 +27,14 @@ def live_claims(store: Path) -> int:
         return 0
 
 
-def test_deleting_a_running_study_is_refused_in_one_line_until_its_process_is_gone(tmp_path: Path) -> None:
+def test_deleting_a_running_study_is_refused_in_one_line_until_its_process_is_gone(
+    tmp_path: Path, fork_server: ForkServer
+) -> None:
     store = tmp_path / "s.sqlite"
     with ScriptedServer(reply=game24_reply, latency=0.5) as server:
-        command = [str(CLI), *run_args("s", store, server, instances="gen:8:1", schemes="standard,llm-llm:rounds=3"),
+        command = [*run_args("s", store, server, instances="gen:8:1", schemes="standard,llm-llm:rounds=3"),
                    "--no-progress"]  # fmt: skip
-        running = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        running = fork_server.popen(command, cwd=ROOT)
         try:
             deadline = time.monotonic() + 120
             while live_claims(store) == 0:
@@ -64,7 +67,7 @@ def study_defined(store: Path) -> bool:
         return False
 
 
-def test_a_delete_at_the_start_of_a_run_is_refused(tmp_path: Path) -> None:
+def test_a_delete_at_the_start_of_a_run_is_refused(tmp_path: Path, fork_server: ForkServer) -> None:
     """Issue 45 item 6: a delete that landed after `run` stored the study but before its first run's claim went
     through (1 of 3 timed trials in the audit); the run paid for every call and left 16 runs with no study. The
     run now holds a claim from its first statement: here the delete comes as soon as the definition is stored,
@@ -73,8 +76,8 @@ def test_a_delete_at_the_start_of_a_run_is_refused(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     with ScriptedServer(reply=game24_reply) as server:
         server.models_latency = 3.0
-        command = [str(CLI), *run_args("s", store, server, instances="gen:2:1", schemes="standard"), "--no-progress"]
-        running = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        command = [*run_args("s", store, server, instances="gen:2:1", schemes="standard"), "--no-progress"]
+        running = fork_server.popen(command, cwd=ROOT)
         try:
             deadline = time.monotonic() + 120
             while not study_defined(store):
@@ -95,15 +98,15 @@ def test_a_delete_at_the_start_of_a_run_is_refused(tmp_path: Path) -> None:
     assert gone.stderr.startswith("deleted study s: ")
 
 
-def test_a_killed_runs_session_claim_is_swept_by_the_next_session(tmp_path: Path) -> None:
+def test_a_killed_runs_session_claim_is_swept_by_the_next_session(tmp_path: Path, fork_server: ForkServer) -> None:
     """Probe B1 of the reliability re-run (rel48): after six `kill -9`s and a resume, the store kept one expired
     session claim per killed process for good (a session's key names its owner, so no process ever took it
     over), and B2 one in-flight marker of an answered call. The next session of the study now deletes both; the
     killed process's run claims are taken over."""
     store = tmp_path / "s.sqlite"
     with ScriptedServer(reply=game24_reply, latency=0.3) as server:
-        command = [str(CLI), *run_args("s", store, server, instances="gen:4:1", schemes="standard"), "--no-progress"]
-        running = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        command = [*run_args("s", store, server, instances="gen:4:1", schemes="standard"), "--no-progress"]
+        running = fork_server.popen(command, cwd=ROOT)
         deadline = time.monotonic() + 120
         while server.answered < 1:
             assert running.poll() is None and time.monotonic() < deadline, running.communicate()

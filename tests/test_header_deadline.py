@@ -15,6 +15,7 @@ import pytest
 
 from critiquebench.llm.client import LLMCallError, LLMClient, LLMSettings
 from critiquebench.store.cache import CallCache
+from tests.forked_process import ForkServer
 
 
 @pytest.fixture
@@ -81,19 +82,17 @@ def test_retries_of_trickling_headers_each_end_at_the_deadline(
 
 
 def test_a_run_against_trickling_headers_ends_in_lines_not_a_hang(
-    tmp_path: Path, trickling_headers: tuple[str, list[int]]
+    tmp_path: Path, trickling_headers: tuple[str, list[int]], fork_server: ForkServer
 ) -> None:
     """The whole command: the endpoint check (urllib, which reads at most 100 header lines and then raised a
-    traceback) and every call end at their deadlines; the run is failed, resumable, with no traceback."""
-    import subprocess
-    import sys
-
+    traceback) and every call end at their deadlines; the run is failed, resumable, with no traceback. (The
+    command's process is forked from the preloaded CLI, tests/forked_process.py.)"""
     base_url, seen = trickling_headers
-    args = [sys.executable, "-m", "critiquebench", "run", "t", "--domains", "game24", "--instances", "gen:1:1",
+    args = ["run", "t", "--domains", "game24", "--instances", "gen:1:1",
             "--schemes", "standard", "--model", "m", "--base-url", base_url, "--timeout", "1", "--store",
             str(tmp_path / "s.sqlite"), "--no-progress"]  # fmt: skip
     quick_retries = {**os.environ, "CRITIQUEBENCH_BACKOFF_S": "0.01"}  # 0.63 s of backoff in all, not up to 63 s
-    done = subprocess.run(args, capture_output=True, text=True, timeout=240, env=quick_retries)
+    done = fork_server.run(args, timeout=240, env=quick_retries)
     assert done.returncode == 1, done.stderr[-2000:]
     assert "Traceback" not in done.stderr and "no complete reply within 1 s" in done.stderr
     assert len(seen) == 8  # the endpoint check, then the call's first attempt and 6 retries, each cut at 1 s

@@ -16,9 +16,11 @@ import sys
 import termios
 import time
 from pathlib import Path
+from typing import Any
 
 import pyte
 
+from tests.forked_process import ForkServer
 from tests.scripted_server import ScriptedServer
 
 CLI = Path(sys.executable).with_name("critiquebench")
@@ -26,11 +28,20 @@ SCHEMES = ("standard", "sound-first:rounds=2", "sampling:k=2", "self-consistency
 COLS, ROWS = 200, 300  # tall enough that nothing scrolls off: the whole session stays on the screen
 
 
-def screen_of(argv: list[str], env: dict[str, str], timeout: float = 240, cols: int = COLS) -> tuple[int, list[str]]:
-    """Run `argv` with stdout and stderr on a pseudo-terminal; its exit code and the emulated screen's lines."""
+def screen_of(
+    argv: list[str], env: dict[str, str], timeout: float = 240, cols: int = COLS, fork_server: ForkServer | None = None
+) -> tuple[int, list[str]]:
+    """Run `argv` with stdout and stderr on a pseudo-terminal; its exit code and the emulated screen's lines.
+    With `fork_server`, `argv` (`critiquebench ARGS...`) is a process forked from the preloaded CLI
+    (tests/forked_process.py), on the same terminal."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, cols, 0, 0))
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env, close_fds=True)
+    if fork_server is None:
+        proc: Any = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env,
+                                     close_fds=True)  # fmt: skip
+    else:
+        proc = fork_server.popen(argv[1:], argv0=argv[0], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                                 env=env)  # fmt: skip
     os.close(slave)
     screen = pyte.Screen(cols, ROWS)
     stream = pyte.ByteStream(screen)
@@ -48,7 +59,9 @@ def screen_of(argv: list[str], env: dict[str, str], timeout: float = 240, cols: 
     return code, [line.rstrip() for line in screen.display]
 
 
-def study(server: ScriptedServer, store: Path, term: str, cols: int = COLS) -> tuple[int, list[str]]:
+def study(
+    server: ScriptedServer, store: Path, term: str, fork_server: ForkServer, cols: int = COLS
+) -> tuple[int, list[str]]:
     argv = [str(CLI), "run", "live", "--domains", "game24", "--instances", "gen:6:1", "--schemes", ",".join(SCHEMES),
             "--temperature", "0.7", "--model", "scripted", "--base-url", server.base_url, "--store", str(store),
             "--concurrency", "4"]  # fmt: skip
@@ -57,12 +70,12 @@ def study(server: ScriptedServer, store: Path, term: str, cols: int = COLS) -> t
     env = {**os.environ, "TERM": term, "LINES": str(ROWS), "CRITIQUEBENCH_PRICES": str(prices)}
     env.pop("NO_COLOR", None)
     env.pop("COLUMNS", None)  # rich measures the terminal itself
-    return screen_of(argv, env, cols=cols)
+    return screen_of(argv, env, cols=cols, fork_server=fork_server)
 
 
-def test_warnings_print_once_above_one_bar_per_scheme(tmp_path: Path) -> None:
+def test_warnings_print_once_above_one_bar_per_scheme(tmp_path: Path, fork_server: ForkServer) -> None:
     with ScriptedServer(reply="1 + 2 + 3 + 18 = 24", fault_rate=0.3, faults=("429",), seed=3) as server:
-        code, lines = study(server, tmp_path / "s.sqlite", "xterm-256color")
+        code, lines = study(server, tmp_path / "s.sqlite", "xterm-256color", fork_server)
         faulted = server.faulted
     assert code == 0, "\n".join(lines)
     assert faulted >= 3
@@ -79,9 +92,9 @@ def test_warnings_print_once_above_one_bar_per_scheme(tmp_path: Path) -> None:
     assert "24/24" in total and f"retries {faulted} failed calls 0 | $0." in total, total
 
 
-def test_a_dumb_terminal_gets_one_summary_line_per_scheme(tmp_path: Path) -> None:
+def test_a_dumb_terminal_gets_one_summary_line_per_scheme(tmp_path: Path, fork_server: ForkServer) -> None:
     with ScriptedServer(reply="1 + 2 + 3 + 18 = 24") as server:
-        code, lines = study(server, tmp_path / "s.sqlite", "dumb")
+        code, lines = study(server, tmp_path / "s.sqlite", "dumb", fork_server)
     assert code == 0, "\n".join(lines)
     for spec in SCHEMES:
         [line] = [line for line in lines if line.startswith(spec + ": ")]
@@ -90,11 +103,13 @@ def test_a_dumb_terminal_gets_one_summary_line_per_scheme(tmp_path: Path) -> Non
     assert not [line for line in lines for spec in SCHEMES if line.startswith(spec + " ") and "calls " in line]
 
 
-def test_an_80_column_terminal_shows_every_schemes_count_and_time_left_and_tables_fit(tmp_path: Path) -> None:
+def test_an_80_column_terminal_shows_every_schemes_count_and_time_left_and_tables_fit(
+    tmp_path: Path, fork_server: ForkServer
+) -> None:
     """Audit: at 100 columns the count and ETA were cut to "…", at 80 the bar went too, and the tables after the
     run were drawn 160 wide, wrapping mid-word. Counters are dropped whole from the end instead."""
     with ScriptedServer(reply="1 + 2 + 3 + 18 = 24") as server:
-        code, lines = study(server, tmp_path / "s.sqlite", "xterm-256color", cols=80)
+        code, lines = study(server, tmp_path / "s.sqlite", "xterm-256color", fork_server, cols=80)
     assert code == 0, "\n".join(lines)
     text = "\n".join(lines)
     assert "…" not in text, text
