@@ -98,7 +98,7 @@ def pg_store(postgres_server: str) -> str:
 @pytest.fixture(scope="session")
 def fork_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A fork server (tests/forked_process.py) for this pytest process: `fork_server.popen(ARGS)` starts a
-    `critiquebench` process forked from one that imported what a study uses once (~5 s of CPU, once a worker),
+    `critiquebench` process forked from one that imported what a study uses once (~8-10 s of CPU, once a worker),
     in milliseconds instead of the 1-4 s of CPU an interpreter importing the CLI costs."""
     from tests.forked_process import fork_server as start
 

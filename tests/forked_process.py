@@ -165,6 +165,7 @@ class ForkServer:
 
 @contextmanager
 def fork_server(folder: Path) -> Iterator[ForkServer]:
-    """A fork server that preloaded everything a study uses (tests/forked_cli.py's PRELOAD, ~5 s of CPU once)."""
+    """A fork server that preloaded everything a study uses (tests/forked_cli.py's PRELOAD and every module of the
+    project: ~8-10 s of CPU, once)."""
     with forked_cli(folder, dict(os.environ)) as env:
         yield ForkServer(env)
