@@ -96,6 +96,18 @@ def pg_store(postgres_server: str) -> str:
 
 
 @pytest.fixture(scope="session")
+def forked_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The environment in which `critiquebench` (and `forked-python -c`) is a process forked from one server per
+    worker that imported everything a study uses (tests/forked_cli.py; ~8 s of CPU once, where a fresh command
+    pays 1-5 s importing): for tests that run commands as a user does but are not about a fresh interpreter.
+    Extend a copy of it with the command's own variables; `tests.forked_cli.run` runs one."""
+    from tests.forked_cli import forked_cli
+
+    with forked_cli(tmp_path_factory.mktemp("forked"), dict(os.environ)) as env:
+        yield env
+
+
+@pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The docs site built once (`mkdocs build --strict`) for the tests that check or open it: the strict build's
     test and the offline test share one worker (xdist group `browser`), hence this build (~20 s of CPU)."""
