@@ -98,12 +98,24 @@ def pg_store(postgres_server: str) -> str:
 @pytest.fixture(scope="session")
 def forked_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """The environment in which `critiquebench` (and `forked-python -c`) is a process forked from one server per
-    worker that imported everything a study uses (tests/forked_cli.py; ~8 s of CPU once, where a fresh command
-    pays 1-5 s importing): for tests that run commands as a user does but are not about a fresh interpreter.
-    Extend a copy of it with the command's own variables; `tests.forked_cli.run` runs one."""
-    from tests.forked_cli import forked_cli
+    worker that imported the CLI and the libraries a study uses (tests/forked_cli.py's PRELOAD; ~6 s of CPU once,
+    where a fresh command pays 1-5 s importing): for tests that run commands as a user does but are not about a
+    fresh interpreter. Extend a copy of it with the command's own variables; `tests.forked_cli.run` runs one."""
+    from tests.forked_cli import PRELOAD, forked_cli
 
-    with forked_cli(tmp_path_factory.mktemp("forked"), dict(os.environ)) as env:
+    with forked_cli(tmp_path_factory.mktemp("forked"), dict(os.environ), preload=PRELOAD) as env:
+        yield env
+
+
+@pytest.fixture(scope="session")
+def forked_light_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """`forked_env` for commands that read, reject input or dry-run (no LLM client): a server that imported the
+    CLI and its reading commands' modules only (tests/forked_cli.py's MEDIUM, ~1 s of CPU once). Such a command
+    costs less forked from it (~0.25 s of CPU) than from `forked_env`'s larger heap (~0.6 s: pages it touches
+    are copied) or from a fresh interpreter (~0.6-1.5 s)."""
+    from tests.forked_cli import MEDIUM, forked_cli
+
+    with forked_cli(tmp_path_factory.mktemp("forked-light"), dict(os.environ), preload=MEDIUM) as env:
         yield env
 
 
