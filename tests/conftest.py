@@ -96,14 +96,38 @@ def pg_store(postgres_server: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def fork_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A fork server (tests/forked_process.py) for this pytest process: `fork_server.popen(ARGS)` starts a
-    `critiquebench` process forked from one that imported what a study uses once (~8-10 s of CPU, once a worker),
-    in milliseconds instead of the 1-4 s of CPU an interpreter importing the CLI costs."""
-    from tests.forked_process import fork_server as start
+def forked_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The environment in which `critiquebench` (and `forked-python -c`) is a process forked from one server per
+    worker that imported the CLI, every module of the project and the libraries a study uses (tests/forked_cli.py;
+    ~8-10 s of CPU once, where a fresh command pays 1-5 s importing): for tests that run commands as a user does
+    but are not about a fresh interpreter. Extend a copy of it with the command's own variables;
+    `tests.forked_cli.run` runs one. `fork_server` starts commands from the same server."""
+    from tests.forked_cli import forked_cli
 
-    with start(tmp_path_factory.mktemp("fork")) as server:
-        yield server
+    with forked_cli(tmp_path_factory.mktemp("forked"), dict(os.environ)) as env:
+        yield env
+
+
+@pytest.fixture(scope="session")
+def fork_server(forked_env: dict[str, str]) -> Any:
+    """`forked_env`'s server seen as processes (tests/forked_process.py): `fork_server.popen(ARGS)` starts a
+    `critiquebench` process whose pid is the command's own, for the tests about the process itself (signals,
+    kills, claims, a terminal); one server a worker serves both fixtures."""
+    from tests.forked_process import ForkServer
+
+    return ForkServer(forked_env)
+
+
+@pytest.fixture(scope="session")
+def forked_light_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """`forked_env` for commands that read, reject input or dry-run (no LLM client): a server that imported the
+    CLI and its reading commands' modules only (tests/forked_cli.py's MEDIUM, ~1 s of CPU once). Such a command
+    costs less forked from it (~0.25 s of CPU) than from `forked_env`'s larger heap (~0.6 s: pages it touches
+    are copied) or from a fresh interpreter (~0.6-1.5 s)."""
+    from tests.forked_cli import MEDIUM, forked_cli
+
+    with forked_cli(tmp_path_factory.mktemp("forked-light"), dict(os.environ), preload=MEDIUM) as env:
+        yield env
 
 
 @pytest.fixture(scope="session")

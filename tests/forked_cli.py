@@ -54,6 +54,11 @@ MEDIUM = (*LIGHT, "critiquebench.reports.tables", "critiquebench.reports.export"
           "rich.console")  # fmt: skip
 
 
+# in a command's own environment: cap its address space (resource.RLIMIT_AS) at this many bytes, as a test's
+# `preexec_fn` caps a command it starts itself (the script is that child; the command is the server's fork)
+LIMIT_AS_ENV = "CRITIQUEBENCH_TEST_FORK_LIMIT_AS"
+
+
 def preload(names: tuple[str, ...] | None = None) -> None:
     """Import `names`, else PRELOAD and every module of the project's packages (but their `__main__`, which
     would run)."""
@@ -125,6 +130,11 @@ def _run_command(request: dict, fds: list[int]) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    limit = os.environ.pop(LIMIT_AS_ENV, None)
+    if limit is not None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
     sys.path[0] = str(Path(sys.executable).parent)  # as for the console script, not `-c`'s working folder
     try:
         if request["program"] == "forked-python":  # `python -c SOURCE ARGS...`, as the interpreter runs it
@@ -249,3 +259,27 @@ def forked_cli(folder: Path, env: dict[str, str], preload: tuple[str, ...] | Non
             with suppress(ProcessLookupError):
                 os.killpg(server.pid, signal.SIGKILL)  # any command left running
             server.wait()
+
+
+def run(args: list[str], env: dict[str, str], *, timeout: float = 300, cwd: Path | str = ROOT,
+        input: str | None = None, limit_as: int | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    """`subprocess.run(args, capture_output=True, text=True, ...)` for a command served by `forked_cli` (`env` is
+    the one it yielded, extended as the test needs), with its address space capped at `limit_as` bytes if given.
+    A command still running at `timeout` is stopped (SIGTERM forwarded to it, then SIGKILL) and TimeoutExpired
+    raised, as subprocess.run does; killing the script alone would leave the command running in the server."""
+    if limit_as is not None:
+        env = {**env, LIMIT_AS_ENV: str(limit_as)}
+    with subprocess.Popen(args, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                          env=env) as proc:  # fmt: skip
+        try:
+            out, err = proc.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.terminate()  # the script forwards it to the command
+            try:
+                proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+            raise
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)

@@ -19,12 +19,11 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.forked_cli import SOCKET_ENV, forked_cli
+from tests.forked_cli import SOCKET_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 PIPE, DEVNULL, STDOUT = subprocess.PIPE, subprocess.DEVNULL, subprocess.STDOUT
@@ -161,11 +160,3 @@ class ForkServer:
         proc = self.popen(argv, **options)
         out, err = proc.communicate(timeout=timeout)
         return subprocess.CompletedProcess(proc.args, proc.wait(), out, err)
-
-
-@contextmanager
-def fork_server(folder: Path) -> Iterator[ForkServer]:
-    """A fork server that preloaded everything a study uses (tests/forked_cli.py's PRELOAD and every module of the
-    project: ~8-10 s of CPU, once)."""
-    with forked_cli(folder, dict(os.environ)) as env:
-        yield ForkServer(env)

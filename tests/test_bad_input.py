@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -23,7 +22,6 @@ from critiquebench.store.cache import CallCache
 from critiquebench.store.db import connect
 from critiquebench.store.results import ensure_schema, save_study, upsert_run
 from critiquebench.studies.execute import CHECKPOINTS_ENV
-from tests.forked_cli import MEDIUM, forked_cli
 from tests.scripted_server import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,12 +33,11 @@ _FORKED: dict[str, str] = {}  # the forked command's environment (the module's f
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _forked_command(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """~30 commands: each a process forked from one that imported the CLI, not an interpreter importing it anew
-    (0.6 s of CPU each)."""
-    with forked_cli(tmp_path_factory.mktemp("cli"), dict(os.environ), preload=MEDIUM) as env:
-        _FORKED.update(env)
-        yield
+def _forked_command(forked_light_env: dict[str, str]) -> Iterator[None]:
+    """~30 commands: each a process forked from one that imported the CLI (the worker's `forked_light_env`, which
+    preloads tests/forked_cli.py's MEDIUM), not an interpreter importing it anew (0.6 s of CPU each)."""
+    _FORKED.update(forked_light_env)
+    yield
     _FORKED.clear()
 
 

@@ -4,8 +4,6 @@ audit), each through the command a user runs against the scripted server."""
 
 from __future__ import annotations
 
-import os
-import resource
 import subprocess
 import time
 from pathlib import Path
@@ -17,8 +15,9 @@ from critiquebench.llm.client import LLMCallError, LLMClient, LLMSettings
 from critiquebench.store.cache import CallCache
 from critiquebench.store.db import connect
 from tests.conftest import DATASETS
+from tests.forked_cli import run
 from tests.scripted_server import ScriptedServer
-from tests.test_study_cli import CLI, ROOT, game24_reply, invoke, report, run_args
+from tests.test_study_cli import game24_reply, invoke, report, run_args
 
 GRIPPER = DATASETS / "autoplanbench" / "gripper"
 MEMORY_LIMIT = 4 << 30  # address space of a command under test: the unbounded grounding passed 5 GB in 90 s
@@ -26,14 +25,11 @@ MEMORY_LIMIT = 4 << 30  # address space of a command under test: the unbounded g
 QUICK_RETRIES = {"CRITIQUEBENCH_BACKOFF_S": "0.01"}
 
 
-def limited(*args: str, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The installed command with its address space capped, killed after `timeout` seconds (a hang fails)."""
-
-    def cap() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-
-    return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                          preexec_fn=cap, env={**os.environ, **(env or {})})  # fmt: skip
+def limited(forked: dict[str, str], *args: str, timeout: float = 120,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    """The command in its own process (forked from the preloaded CLI: `forked_env`) with its address space
+    capped, stopped after `timeout` seconds (a hang fails)."""
+    return run(["critiquebench", *args], {**forked, **(env or {})}, timeout=timeout, limit_as=MEMORY_LIMIT)
 
 
 def one_line(stderr: str) -> str:
@@ -58,12 +54,14 @@ def test_a_reply_that_trickles_fails_at_the_deadline(tmp_path: Path) -> None:
     assert 1.5 <= took < 4.0, took  # the deadline, plus building the chat model at the first call
 
 
-def test_a_study_against_a_trickling_endpoint_finishes_with_its_run_failed(tmp_path: Path) -> None:
+def test_a_study_against_a_trickling_endpoint_finishes_with_its_run_failed(
+    tmp_path: Path, forked_env: dict[str, str]
+) -> None:
     store = tmp_path / "s.sqlite"
     with ScriptedServer(fault_rate=1.0, faults=("trickle",)) as server:
         server.trickle_s = 0.1
         started = time.monotonic()
-        done = limited(*run_args("t", store, server, "901", "standard"), "--timeout", "1", timeout=200,
+        done = limited(forked_env, *run_args("t", store, server, "901", "standard"), "--timeout", "1", timeout=200,
                        env=QUICK_RETRIES)  # fmt: skip
         took = time.monotonic() - started
         requests = server.requests
@@ -91,12 +89,13 @@ def test_the_first_retry_delay_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.mark.parametrize("count", [10**30, -1_000_000], ids=["huge", "negative"])
-def test_absurd_usage_is_stored_once_and_the_budget_still_stops(tmp_path: Path, count: int) -> None:
+def test_absurd_usage_is_stored_once_and_the_budget_still_stops(tmp_path: Path, count: int,
+                                                                forked_env: dict[str, str]) -> None:  # fmt: skip
     usage = {"prompt_tokens": count, "completion_tokens": count, "total_tokens": 2 * count}
     store = tmp_path / "s.sqlite"
     with ScriptedServer(reply=game24_reply, usage=usage) as server:
         args = run_args("u", store, server, "901-906", "standard", concurrency=1)
-        capped = limited(*args, "--budget-tokens", "50", timeout=120)  # used to hang (huge) or never stop
+        capped = limited(forked_env, *args, "--budget-tokens", "50", timeout=120)  # used to hang (huge) or never stop
         assert capped.returncode == 3, capped.stderr[-2000:]
         assert "Traceback" not in capped.stderr and "stopped by the token budget" in capped.stderr
         assert capped.stderr.count("reports token usage that is not a count") == 1
@@ -109,7 +108,7 @@ def test_absurd_usage_is_stored_once_and_the_budget_still_stops(tmp_path: Path, 
 
         invoke("resume", "u", "--budget-tokens", "100000", "--store", str(store))
         assert server.answered == 6
-        again = limited(*args, "--budget-tokens", "100000")  # every answer was stored: none is paid twice
+        again = limited(forked_env, *args, "--budget-tokens", "100000")  # every answer was stored: none is paid twice
         assert again.returncode == 0 and server.answered == 6, again.stderr[-2000:]
     with connect(store) as db:
         assert db.execute("SELECT COUNT(*), MIN(tokens_estimated) FROM llm_calls").fetchone() == (6, 1)
@@ -141,16 +140,18 @@ JUGGLE = """
 """
 
 
-def test_an_action_of_six_parameters_stops_in_one_line_within_bounded_time_and_memory(tmp_path: Path) -> None:
+def test_an_action_of_six_parameters_stops_in_one_line_within_bounded_time_and_memory(
+    tmp_path: Path, forked_env: dict[str, str]
+) -> None:
     folder = gripper_folder(tmp_path, 4, JUGGLE)
     started = time.monotonic()
-    shown = limited("prompt", "--domain", str(folder), "--instance", "1", timeout=60)
+    shown = limited(forked_env, "prompt", "--domain", str(folder), "--instance", "1", timeout=60)
     assert shown.returncode == 2
     line = one_line(shown.stderr)
     assert "'juggle' of 6 parameters" in line and "200,000" in line and "plans" in line
     with ScriptedServer() as server:
         store = tmp_path / "s.sqlite"
-        done = limited("run", "j", "--domains", str(folder), "--instances", "1", "--schemes", "standard",
+        done = limited(forked_env, "run", "j", "--domains", str(folder), "--instances", "1", "--schemes", "standard",
                        "--model", "m", "--base-url", server.base_url, "--store", str(store), timeout=60)  # fmt: skip
         assert server.requests == 0
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
@@ -158,22 +159,22 @@ def test_an_action_of_six_parameters_stops_in_one_line_within_bounded_time_and_m
     assert time.monotonic() - started < 60
 
 
-def test_a_folder_of_one_problem_runs_with_the_examples_it_has(tmp_path: Path) -> None:
+def test_a_folder_of_one_problem_runs_with_the_examples_it_has(tmp_path: Path, forked_env: dict[str, str]) -> None:
     folder = gripper_folder(tmp_path, 1)
     with ScriptedServer() as server:
-        done = limited("run", "one", "--domains", str(folder), "--instances", "1", "--schemes", "standard",
+        done = limited(forked_env, "run", "one", "--domains", str(folder), "--instances", "1", "--schemes", "standard",
                        "--model", "m", "--base-url", server.base_url, "--store", str(tmp_path / "s.db"))  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
         assert server.answered == 1 and "The domain definition" in server.calls[0][0][-1]["content"]
     assert done.stderr.count("holds 0 other problem(s), so its pddl prompts show 0 example(s)") == 1
 
 
-def test_an_error_quoting_a_huge_problem_is_cut_with_a_count(tmp_path: Path) -> None:
+def test_an_error_quoting_a_huge_problem_is_cut_with_a_count(tmp_path: Path, forked_env: dict[str, str]) -> None:
     folder = gripper_folder(tmp_path, 2)
     problem = folder / "instances" / "instance-1.pddl"
     names = " ".join(f"ball{i}" for i in range(10_000))  # ~90 kB, 40 times the line's limit
     problem.write_text(problem.read_text().replace("ball1 ball2 ball3 ball4 ball5 - object", f"{names} ball1 - object"))
-    shown = limited("prompt", "--domain", str(folder), "--instance", "1")
+    shown = limited(forked_env, "prompt", "--domain", str(folder), "--instance", "1")
     assert shown.returncode == 2
     line = one_line(shown.stderr)
     assert len(line) < 2200 and "characters left out" in line and "duplicate name 'ball1'" in line, line[-300:]

@@ -3,8 +3,6 @@ Typer's own adapters make them: the same value of the same type, or the same err
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,6 +15,7 @@ from typer.main import get_command
 import critiquebench.cli  # noqa: F401  (installs the plain cases)
 from critiquebench.cli.coercion import installed
 from critiquebench.cli.study import MaxTokensOpt
+from tests import forked_cli
 
 
 def _command() -> typer.Typer:
@@ -81,29 +80,15 @@ def test_a_plain_value_comes_out_as_typer_s_adapter_makes_it(option: str, tmp_pa
         assert plain == typer_s, (option, value)
 
 
-def test_a_study_with_nothing_to_do_never_imports_pydantic(tmp_path: Path) -> None:
-    """Typer's adapters import Pydantic; `critiquebench run` with plain values needs none of it (the bench_setup
-    case, and `--max-tokens`/`--dataset` of bench_reuse)."""
-    from tests.scripted_server import ScriptedServer
-
-    code = ("import sys; sys.argv = ['critiquebench', *sys.argv[1:]]\nfrom critiquebench.cli import main\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\nprint('pydantic' in sys.modules)")  # fmt: skip
-    with ScriptedServer(reply="(4 + 4) * (10 - 7) = 24\n[ANSWER END]") as server:
-        args = ["run", "idle", "--domains", "game24", "--instances", "gen:2:1", "--schemes", "standard",
-                "--model", "scripted", "--base-url", server.base_url, "--store", str(tmp_path / "s.sqlite"),
-                "--no-progress", "--max-tokens", "64", "--dataset", str(tmp_path), "--concurrency", "4"]  # fmt: skip
-        for _ in range(2):  # its runs, then nothing to do
-            done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
-            assert done.returncode == 0, done.stderr
-            assert "Table 1" in done.stdout
-        assert done.stdout.splitlines()[-1] == "False"
-        assert server.requests > 0
+# That a study with nothing to do never imports Pydantic is asserted by the one study whose fresh processes
+# tests/test_cli_imports.py runs (test_a_study_with_no_planning_domain_loads_no_planning_module), with the same
+# options: a second pair of fresh interpreters running a study cost 6 s of CPU.
 
 
-def test_a_bad_value_gets_typer_s_error_line(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", "import sys; sys.argv = ['critiquebench', *sys.argv[1:]]\n"
-                           "from critiquebench.cli import main; main()", "run", "x", "--trials", "abc", "--store",
-                           str(tmp_path / "s.sqlite")], capture_output=True, text=True, timeout=120)  # fmt: skip
+def test_a_bad_value_gets_typer_s_error_line(tmp_path: Path, forked_light_env: dict[str, str]) -> None:
+    # the command in its own process, forked from one that imported the CLI (tests/forked_cli.py)
+    done = forked_cli.run(["critiquebench", "run", "x", "--trials", "abc", "--store", str(tmp_path / "s.sqlite")],
+                          forked_light_env, timeout=120)  # fmt: skip
     assert done.returncode == 2
     assert "Invalid value for '--trials'" in done.stderr
     assert not (tmp_path / "s.sqlite").exists()

@@ -5,19 +5,34 @@ moves a stored study to the right endpoint and finishes it."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from tests import forked_cli
 from tests.scripted_server import ScriptedServer
-from tests.test_study_cli import CLI, ROOT, game24_reply
+from tests.test_study_cli import game24_reply
+
+
+@pytest.fixture(autouse=True)
+def _forked(forked_env: dict[str, str]) -> Iterator[None]:
+    """Each command a process of its own, forked from the preloaded CLI (`forked_env`), not a fresh interpreter
+    paying ~5 s of CPU to import what a study needs."""
+    _FORKED.update(forked_env)
+    yield
+    _FORKED.clear()
+
+
+_FORKED: dict[str, str] = {}
 
 
 def cli(*args: str, key: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env = {k: v for k, v in _FORKED.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     if key is not None:
         env["OPENAI_API_KEY"] = key
-    return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+    return forked_cli.run(["critiquebench", *args], env, timeout=300)
 
 
 def run(store: Path, url: str, model: str = "scripted", key: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -8,20 +8,20 @@ import hashlib
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests import forked_cli
 from tests.scripted_server import ScriptedServer
 
 PROJECT = Path(__file__).resolve().parents[1]
 
 
-def critiquebench(*args: str, url: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OPENAI_BASE_URL": url, "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "critiquebench", *args], capture_output=True, text=True,
-                          cwd=PROJECT, env=env, timeout=60, check=False)  # fmt: skip
+def critiquebench(forked: dict[str, str], *args: str, url: str) -> subprocess.CompletedProcess[str]:
+    """The command in its own process, forked from one that imported the CLI (`forked_light_env`)."""
+    env = {**forked, "OPENAI_BASE_URL": url, "NO_COLOR": "1"}
+    return forked_cli.run(["critiquebench", *args], env, cwd=PROJECT, timeout=60)
 
 
 COMMANDS = (
@@ -42,7 +42,9 @@ def foreign_sqlite(path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["fifo", "foreign"])
-def test_a_store_that_is_not_ours_is_refused_with_one_line_and_left_untouched(kind: str, tmp_path: Path) -> None:
+def test_a_store_that_is_not_ours_is_refused_with_one_line_and_left_untouched(
+    kind: str, tmp_path: Path, forked_light_env: dict[str, str]
+) -> None:
     store = tmp_path / "store.sqlite"
     if kind == "fifo":
         os.mkfifo(store)
@@ -53,7 +55,7 @@ def test_a_store_that_is_not_ours_is_refused_with_one_line_and_left_untouched(ki
         for command in COMMANDS:
             args = [*command, str(store), str(tmp_path / "copy.sqlite")] if command[0] == "store" else \
                 [*command, "--store", str(store)]  # fmt: skip
-            done = critiquebench(*args, url=server.base_url)  # a hang fails here (timeout)
+            done = critiquebench(forked_light_env, *args, url=server.base_url)  # a hang fails here (timeout)
             lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
             assert done.returncode == 2 and len(lines) == 1, (command, done.stdout, done.stderr)
             wanted = "is a FIFO, not a file" if kind == "fifo" else "another program's SQLite file (tables moz_places)"

@@ -1,37 +1,51 @@
 """One line, never a traceback or a hang, for the inputs issue 45 listed (items 4, 5 and 7): a scheme plug-in that
 declares garbage (listed with its error, the others still listed), a `calls()` that returns garbage or negative
 counts, a `--domain-option` nested 3,000 deep, a bad `$CRITIQUEBENCH_PRICES` (negative, 1e308, 5,000 deep, a
-FIFO), a FIFO as prompt file or `--output` with no reader. Each runs the installed command in its own process,
-as a user does, with a timeout: a hang fails the test instead of stalling it."""
+FIFO), a FIFO as prompt file or `--output` with no reader. Each runs the command in its own process, as a user
+does (forked from one that imported the CLI: tests/forked_cli.py), with a timeout: a hang fails the test instead of
+stalling it."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests import forked_cli
 from tests.test_study_cli import DATASETS
 
-CLI = [sys.executable, "-m", "critiquebench"]
 DRY = ["run", "d", "--domains", "game24", "--instances", "901", "--model", "fake", "--base-url",
        "http://127.0.0.1:9/v1", "--dry-run"]  # fmt: skip
+_FORKED: dict[str, dict[str, str]] = {}  # the environments of the fork servers (fixtures below)
+
+
+@pytest.fixture(autouse=True)
+def _forked(forked_light_env: dict[str, str]) -> Iterator[None]:
+    """Each command a process of its own, forked from one that imported the CLI (`forked_light_env`), not a fresh
+    interpreter paying 1-3 s of CPU to import."""
+    _FORKED["plain"] = forked_light_env
+    yield
+    _FORKED.pop("plain")
 
 
 def cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60) -> tuple[int, list[str]]:
-    """rc and output lines (stdout and stderr) of the command run in `cwd`."""
-    full = {**os.environ, "CRITIQUEBENCH_DATA": str(DATASETS), **(env or {})}
-    done = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd, env=full)
+    """rc and output lines (stdout and stderr) of the command run in `cwd` (forked from the server with the
+    plug-ins of `plugins` on its path if `env` sets PYTHONPATH: a fork keeps its server's)."""
+    server = "plugins" if env and "PYTHONPATH" in env else "plain"
+    full = {**_FORKED[server], "CRITIQUEBENCH_DATA": str(DATASETS), **(env or {})}
+    done = forked_cli.run(["critiquebench", *args], full, cwd=cwd, timeout=timeout)
     return done.returncode, (done.stdout + done.stderr).splitlines()
 
 
 @pytest.fixture(scope="module")
-def plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder for PYTHONPATH: three scheme plug-ins named by a distribution's entry points (no install)."""
+def plugins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A folder for PYTHONPATH: three scheme plug-ins named by a distribution's entry points (no install), and a
+    fork server started with it as its PYTHONPATH."""
     root = tmp_path_factory.mktemp("plug")
     dist = root / "cbprobe-0.1.dist-info"
     dist.mkdir()
@@ -56,7 +70,11 @@ def plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     (root / "pl_calls_garbage.py").write_text(body.format(what="garbage", value='"lots"'))
     (root / "pl_calls_negative.py").write_text(body.format(what="negative counts", value="Calls(rounds=-10**12)"))
-    return root
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    with forked_cli.forked_cli(tmp_path_factory.mktemp("cli"), env, preload=forked_cli.MEDIUM) as forked:
+        _FORKED["plugins"] = forked
+        yield root
+    _FORKED.pop("plugins")
 
 
 def test_a_plugin_that_declares_garbage_is_listed_with_its_error(plugins: Path, tmp_path: Path) -> None:

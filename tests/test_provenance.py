@@ -15,6 +15,7 @@ import pytest
 from critiquebench.llm.prices import SHIPPED, PriceError, load_prices, read_prices
 from critiquebench.reports.records import CALL_COLUMNS, RUN_COLUMNS
 from critiquebench.studies.provenance import package_version
+from tests import forked_cli
 from tests import old_layout_store as old
 from tests.scripted_server import ScriptedServer
 from tests.test_store_layouts import FIXTURE_81C710B
@@ -132,7 +133,9 @@ def test_the_price_table_prices_known_models_and_a_users_file_extends_it(
             read_prices(bad)
 
 
-def test_cost_splits_into_spent_and_would_cost_and_each_call_made_is_one_row_not_a_hit(tmp_path: Path) -> None:
+def test_cost_splits_into_spent_and_would_cost_and_each_call_made_is_one_row_not_a_hit(
+    tmp_path: Path, forked_light_env: dict[str, str]
+) -> None:
     """Audit: runs' cost_usd summed cache hits (+43% over what was spent), `calls` repeated a cached call per run
     with no flag, and a fresh process's first call counted 1-4 s of client start-up as endpoint latency. Here a
     fresh CLI process against a 0.1 s endpoint: sound-first's first round reuses standard's call."""
@@ -150,9 +153,13 @@ def test_cost_splits_into_spent_and_would_cost_and_each_call_made_is_one_row_not
                                "--store", str(store), "--no-progress"], env=env, capture_output=True, text=True,
                               timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    for table in ("runs", "calls"):
-        subprocess.run([cli, "export", "split", "--table", table, "--output", str(tmp_path / f"{table}.csv"),
-                        "--store", str(store)], env=env, check=True, capture_output=True)  # fmt: skip
+    for table in ("runs", "calls"):  # reading commands: forked from one that imported the CLI (no fresh start-up)
+        out = str(tmp_path / f"{table}.csv")
+        forked_cli.run(
+            ["critiquebench", "export", "split", "--table", table, "--output", out, "--store", str(store)],
+            {**forked_light_env, "CRITIQUEBENCH_PRICES": str(prices)},
+            timeout=300,
+        ).check_returncode()
     runs = pd.read_csv(tmp_path / "runs.csv", keep_default_na=False, na_values=[""])
     calls = pd.read_csv(tmp_path / "calls.csv", keep_default_na=False, na_values=[""])
     made = calls[~calls["cache_hit"]]

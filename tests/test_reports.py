@@ -17,8 +17,8 @@ from critiquebench.reports.tables import render
 from critiquebench.store.db import connect
 from critiquebench.store.results import ensure_schema, save_study, upsert_attempt, upsert_run
 from critiquebench.studies.define import ReportError
+from tests import forked_cli
 
-CLI = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "critiquebench"
 TABLE1_KEYS = {"domain", "scheme", "correct", "total", "accuracy", "ci_low", "ci_high", "mean_rounds",
                "prompt_tokens", "completion_tokens", "llm_calls", "cache_hits"}  # fmt: skip
 
@@ -183,13 +183,12 @@ def test_unknown_study_is_a_clear_error(study_db: Any) -> None:
         table1(study_db, "nope")
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=120)
-
-
 def test_report_cli_reads_only_the_store_and_a_copy_reports_identically(
-    study_db: Any, tmp_path: Path
+    study_db: Any, tmp_path: Path, forked_light_env: dict[str, str]
 ) -> None:
+    def _cli(*args: str) -> subprocess.CompletedProcess[str]:  # forked from one that imported the CLI
+        return forked_cli.run(["critiquebench", *args], forked_light_env, timeout=120)
+
     source = Path(study_db.conn.execute("PRAGMA database_list").fetchone()[2])
     study_db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     copy = tmp_path / "elsewhere" / "copied.sqlite"

@@ -1,25 +1,39 @@
-"""`critiquebench score`: the installed command on real data files (and planning answers in-process)."""
+"""`critiquebench score`: the command (forked from one that imported the CLI) on real data files (and planning
+answers in-process)."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from critiquebench.cli.score import score_lines
 from critiquebench.domains import get_domain
+from tests import forked_cli
 
 PROJECT = Path(__file__).resolve().parents[1]
 DATA = PROJECT.parent / "shared" / "datasets"
-CLI = PROJECT / ".venv" / "bin" / "critiquebench"
+
+
+_FORKED: dict[str, str] = {}
+
+
+@pytest.fixture(autouse=True)
+def _forked(forked_light_env: dict[str, str]) -> Iterator[None]:
+    """The command in its own process, forked from one that imported the CLI (`forked_light_env`), not a fresh
+    interpreter importing it again."""
+    _FORKED.update(forked_light_env)
+    yield
+    _FORKED.clear()
 
 
 def run(*args: str, stdin: str | None = None, cwd: Path = PROJECT, env: dict[str, str] | None = None
         ) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k != "CRITIQUEBENCH_DATA"} | (env or {})
-    return subprocess.run([str(CLI), "score", *args], input=stdin, capture_output=True, text=True, cwd=cwd,
-                          env=environment, timeout=120)
+    environment = {k: v for k, v in _FORKED.items() if k != "CRITIQUEBENCH_DATA"} | (env or {})
+    return forked_cli.run(["critiquebench", "score", *args], environment, input=stdin, cwd=cwd, timeout=120)
 
 
 def write_jsonl(path: Path, rows: list[object]) -> Path:
