@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from itertools import count
 
+from critiquebench.domains.memo import ObjectMemo
 from critiquebench.domains.planning.logistics_bound import logistics_bound
 from critiquebench.domains.planning.strips import Fact, GroundAction, PlanningError, State, Task
 
@@ -25,13 +26,25 @@ GBFS_STATE_BUDGET = 200_000
 OPTIMAL_STATE_BUDGET = 400_000
 
 
+# Tasks are shared per process (`pddl_io.shared_task`): a study's many-shot prompts show the same pool's examples to
+# every instance, and each domain object (a run's, then `prompt`'s) would search their plans again.
+_OPTIMAL = ObjectMemo(2048)
+
+
 def optimal_plan(task: Task, budget: int = OPTIMAL_STATE_BUDGET) -> list[GroundAction] | None:
     """A shortest plan, or None when the search needs more than `budget` states: A* where an admissible bound
-    is known for the domain (Logistics), else breadth-first search."""
+    is known for the domain (Logistics), else breadth-first search. Searched once per task and budget."""
+    found = _OPTIMAL.get((task,), budget, lambda: _optimal(task, budget))
+    return None if found is None else list(found)
+
+
+def _optimal(task: Task, budget: int) -> tuple[GroundAction, ...] | None:
     bound = logistics_bound(task)
     if bound is not None:
-        return _astar(task, _Space(task), bound, budget)
-    return _bfs(task, _Space(task), budget)
+        found = _astar(task, _Space(task), bound, budget)
+    else:
+        found = _bfs(task, _Space(task), budget)
+    return None if found is None else tuple(found)
 
 
 def find_plan(task: Task, bfs_budget: int = BFS_STATE_BUDGET) -> list[GroundAction]:
