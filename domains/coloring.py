@@ -15,6 +15,7 @@ recorded colouring runs and the prompts 000 prints (A.4.3, A.4.4). Their texts a
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Mapping
@@ -54,7 +55,7 @@ from critiquebench.domains.contract import (
     verify_variant,
 )
 from critiquebench.domains.datasets import Generated, parse_selection, pick, resolve_data_path
-from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet
+from critiquebench.domains.prompts import DEFAULT, Prompts, PromptSet, Template
 from critiquebench.domains.study_verdicts import VERDICTS, coloring_verdict, with_study_handling
 
 SET = "self_verification"  # this domain's prompts: domains/prompts/self_verification.toml, keys "coloring.*"
@@ -104,6 +105,7 @@ def _assignment(line: str) -> tuple[int, str] | None:
     return (int(vertex[1]), color) if color else None
 
 
+@functools.lru_cache(maxsize=1024)  # a replay compares the same few colour names on every edge of every answer
 def _key(color: str) -> str:
     return re.sub(r"\s+", "", color).lower()
 
@@ -145,8 +147,12 @@ def check_coloring(instance: Instance, coloring: dict[int, str] | None, texts: P
 
 
 def graph_text(instance: Instance, texts: PromptSet | None = None) -> str:
-    edge = (texts or DEFAULT[SET])["coloring.graph.edge"]
-    return "".join(edge.render(u=u, v=v) for u, v in instance.data["edges"])
+    return _graph_text((texts or DEFAULT[SET])["coloring.graph.edge"], tuple(map(tuple, instance.data["edges"])))
+
+
+@functools.lru_cache(maxsize=256)  # every prompt and verification prompt of a graph states its edges again
+def _graph_text(edge: Template, edges: tuple[tuple[int, int], ...]) -> str:
+    return "".join(edge.render(u=u, v=v) for u, v in edges)
 
 
 class Coloring(StudyForm):

@@ -301,9 +301,14 @@ def _draw_distinct(
     """Up to `want` problems from `make` not in `seen` (which grows), stopping after `MISSES` misses in a row (or
     `MISS_FACTOR` times the problems found, with the `have` found before)."""
     out: list[str] = []
+    drawn: set[str] = set()  # texts drawn before: their keys are in `seen` (most misses repeat a text verbatim)
     misses = 0
     while len(out) < want and misses < max(MISSES, MISS_FACTOR * (have + len(out))):
         text = make(rng)
+        if text in drawn:
+            misses += 1
+            continue
+        drawn.add(text)
         key = problem_key(text)
         if key in seen:
             misses += 1
@@ -330,6 +335,7 @@ def check_distinct(kind: str, problems: Sequence[str], pool: Sequence[str]) -> t
     return True, f"{kind}: {distinct} distinct problems, none in the {len(pool)}-problem shot pool"
 
 
+@functools.lru_cache(maxsize=4096)  # a set's 1001 problems are keyed again by its pool, `check_distinct`, ...
 def problem_key(text: str) -> tuple[str, ...]:
     """A problem's lines without layout or order (objects in any order too), each with the section it is in
     (objects, init, goal: the same fact in the start and in the goal is not the same line): two texts of the same
@@ -353,6 +359,11 @@ def training_problems(kind: str, size: int, seed: int, exclude: Iterable[str] = 
     are drawn from. Fewer when the generator's space runs out (tiny worlds)."""
     if kind not in GENERATORS:
         raise PlanningError(f"no instance generator for domain {kind!r}; known: {', '.join(GENERATORS)}")
+    return list(_training(kind, size, seed, tuple(exclude)))
+
+
+@functools.lru_cache(maxsize=32)  # every `generate` of a paper set's seed draws the same pool
+def _training(kind: str, size: int, seed: int, exclude: tuple[str, ...]) -> tuple[str, ...]:
     rng = random.Random(f"{kind}:train:{seed}")
     seen = {problem_key(t) for t in exclude}
     out: list[str] = []
@@ -364,4 +375,4 @@ def training_problems(kind: str, size: int, seed: int, exclude: Iterable[str] = 
         if key not in seen:
             seen.add(key)
             out.append(text)
-    return out
+    return tuple(out)
