@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import re
 import shutil
 import sqlite3
 import subprocess
-import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 from critiquebench.cli import app
 from critiquebench.viewer.site import ViewerServer
 from tests.conftest import DATASETS
+from tests.forked_cli import MEDIUM, forked_cli
 from tests.scripted_server import ScriptedServer
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -249,16 +250,24 @@ def test_static_export_opens_from_disk(store: Path, tab: Tab, tmp_path: Path) ->
     sync_api.expect(page.locator("#transcript .round").nth(1).locator(".critique")).to_contain_text("CRITIQUE-TWO")
 
 
-def test_view_errors_are_one_line(tmp_path: Path, store: Path) -> None:
-    program = [sys.executable, "-m", "critiquebench.cli", "view"]  # what the program itself prints
-    missing = subprocess.run([*program, "--store", str(tmp_path / "none.sqlite"), "--output", str(tmp_path / "o")],
-                             capture_output=True, text=True)  # fmt: skip
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., subprocess.CompletedProcess[str]]]:
+    """`program(*args)`: `critiquebench view ARGS` in a process of its own, for what the program itself prints
+    and its exit status; forked from one that imported the CLI and the viewer (tests/forked_cli.py), not an
+    interpreter importing them anew (0.6-1.4 s of CPU a command)."""
+    preload = (*MEDIUM, "critiquebench.cli.view", "critiquebench.viewer.site", "critiquebench.outputs")
+    with forked_cli(tmp_path_factory.mktemp("cli"), dict(os.environ), preload=preload) as env:
+        yield lambda *args: subprocess.run(["critiquebench", "view", *args], capture_output=True, text=True,
+                                           timeout=120, env=env)  # fmt: skip
+
+
+def test_view_errors_are_one_line(tmp_path: Path, store: Path, program: Callable[..., Any]) -> None:
+    missing = program("--store", str(tmp_path / "none.sqlite"), "--output", str(tmp_path / "o"))
     assert missing.returncode == 2 and missing.stderr.startswith("error: no store at")
-    unknown = subprocess.run([*program, "nope", "--store", str(store), "--output", str(tmp_path / "o")],
-                             capture_output=True, text=True)  # fmt: skip
+    unknown = program("nope", "--store", str(store), "--output", str(tmp_path / "o"))
     assert unknown.returncode == 2 and "no study named nope" in unknown.stderr
     for port in ("70000", "-1"):  # one line from the option's check, not a traceback from bind()
-        bad = subprocess.run([*program, "--port", port, "--store", str(store)], capture_output=True, text=True)
+        bad = program("--port", port, "--store", str(store))
         assert bad.returncode == 2 and "Traceback" not in bad.stderr and "Invalid value for '--port'" in bad.stderr
     with sqlite3.connect(store) as db:  # the failed views wrote nothing
         assert db.execute("SELECT count(*) FROM studies").fetchone()[0] == 2
@@ -347,7 +356,9 @@ def test_served_viewer_checks_host_and_sends_a_restrictive_policy(store: Path) -
         conn.close()
 
 
-def test_static_export_never_writes_outside_its_folder(store: Path, tmp_path: Path) -> None:
+def test_static_export_never_writes_outside_its_folder(
+    store: Path, tmp_path: Path, program: Callable[..., Any]
+) -> None:
     """A shared store whose study is named `../../../../../ESCAPED` (written by something else than us)."""
     evil = tmp_path / "shared" / "evil.sqlite"
     evil.parent.mkdir()
@@ -358,15 +369,13 @@ def test_static_export_never_writes_outside_its_folder(store: Path, tmp_path: Pa
                    [name, name])  # fmt: skip
         db.execute("UPDATE runs SET study = ? WHERE study = 'critic'", [name])
     out = tmp_path / "a" / "b" / "c" / "site"
-    result = subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "--store", str(evil),
-                             "--output", str(out)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    result = program("--store", str(evil), "--output", str(out))
     written = [p for p in (tmp_path / "a").rglob("*") if p.is_file() and out not in p.parents]
     assert not written, f"written outside {out}: {written}"
     assert result.returncode == 0, result.stderr
     assert "ESCAPED" in result.stderr  # named as skipped: not a valid study name
     assert (out / "index.html").is_file()
-    explicit = subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", name, "--store", str(evil),
-                               "--output", str(out)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    explicit = program(name, "--store", str(evil), "--output", str(out))
     assert explicit.returncode == 2 and len(explicit.stderr.strip().splitlines()) == 1, explicit.stderr
 
 
