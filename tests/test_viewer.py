@@ -100,17 +100,6 @@ def watch(page: Any) -> tuple[list[str], list[str]]:
     return errors, outside
 
 
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    errors, outside = watch(page)
-    yield page
-    context.close()
-    assert not errors, errors
-    assert not outside, f"the page reached outside loopback/disk: {outside}"
-
-
 class Tab:
     """One browser tab the tests of a module take turns in (fixture `tab`). A page opened in a fresh context costs
     Chromium ~3 s of CPU (a renderer starts, then loads it), ~1.3 s in an open tab, ~0.2 s when only the address's
@@ -150,8 +139,8 @@ def _module_tab(browser: Any) -> Iterator[Tab]:
 
 @pytest.fixture
 def tab(_module_tab: Tab) -> Iterator[Tab]:
-    """The module's tab, with the `page` fixture's checks for this test: no script error, no request leaving
-    loopback and disk, and no dialog (an alert would be script run from the store)."""
+    """The module's tab, checked after each test: no script error, no request leaving loopback and disk, and no
+    dialog (an alert would be script run from the store)."""
     for seen in (_module_tab.errors, _module_tab.outside, _module_tab.dialogs):
         seen.clear()
     yield _module_tab
