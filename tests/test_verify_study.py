@@ -1,4 +1,5 @@
-"""Verification-only studies: candidates of known correctness judged by a scripted LLM, through the CLI."""
+"""Verification-only studies: candidates of known correctness judged by a scripted LLM, through the CLI (its Typer
+app, run in this process: what is tested is the study, not the program's start-up)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from critiquebench.domains import get_domain, load_instances
 from critiquebench.store.db import connect
 from critiquebench.studies.critique_quality import claimed_colors, claimed_edges, coloring_hallucinations
 from tests.scripted_server import ScriptedServer
-from tests.test_study_cli import DATASETS, cli, game24_reply, invoke, run_args
+from tests.test_study_cli import DATASETS, game24_reply, invoke, run_args
 
 BAD_CRITIQUE = "Vertex 0 and vertex 1 were both colored Color 0 despite being connected by an edge."
 
@@ -38,9 +39,7 @@ def coloring_1() -> Any:
 
 
 def test_critique_claims_are_read_from_free_text() -> None:
-    text = (
-        "Vertices 3 and 5 are both colored Color 2. Also the edge (4, 9) is wrong; vertex 7 is colored red."
-    )
+    text = "Vertices 3 and 5 are both colored Color 2. Also the edge (4, 9) is wrong; vertex 7 is colored red."
     assert claimed_edges(text) == {(3, 5), (4, 9)}
     assert claimed_colors(text) == {(3, "color2"), (5, "color2"), (7, "red")}
     assert claimed_edges("x" * 100_000 + "vertex 1 and vertex 2") == set()  # bounded input
@@ -70,7 +69,7 @@ def test_verify_study_reports_rates_per_kind_and_critique_quality(tmp_path: Path
             "--instances", "game24=901-902,coloring=1-2,blocksworld=2",
             "--model", "scripted", "--dataset", str(DATASETS), "--store", str(store)]  # fmt: skip
     with ScriptedServer(reply=verifier_reply) as server:
-        first = cli(*args, "--base-url", server.base_url)
+        first = invoke(*args, "--base-url", server.base_url)
         assert "LLM verifier by answer kind" in first.stdout and "Critique quality" in first.stdout
         calls = server.requests
         again = invoke(*args, "--base-url", server.base_url)
@@ -93,8 +92,7 @@ def test_verify_study_reports_rates_per_kind_and_critique_quality(tmp_path: Path
     totals = [r for r in critiques if r["domain"] == "coloring" and r["kind"] == "all"]
     assert sum(r["count"] for r in totals) == 8 and {r["critiques"] for r in totals} == {8}
     labels = db.execute(
-        "SELECT DISTINCT quality FROM verify_results "
-        "WHERE study = 'v' AND domain = 'coloring' AND instance_id = '1'"
+        "SELECT DISTINCT quality FROM verify_results WHERE study = 'v' AND domain = 'coloring' AND instance_id = '1'"
     ).fetchall()
     assert {label for (label,) in labels} <= {"edge", "both"}  # instance-1 has no edge 0-1
     listed = json.loads(invoke("studies", "--json", "--store", str(store)).stdout)
@@ -120,9 +118,7 @@ def test_verify_study_judges_answers_from_an_earlier_study(tmp_path: Path) -> No
         "SELECT COUNT(DISTINCT r.instance_id || '|' || a.answer) "
         "FROM attempts a JOIN runs r USING (thread_id) WHERE r.study = 'loop'"
     ).fetchone()[0]
-    judged = db.execute(
-        "SELECT COUNT(*) FROM verify_results WHERE study = 'fromloop' AND kind = 'llm'"
-    ).fetchone()[0]
+    judged = db.execute("SELECT COUNT(*) FROM verify_results WHERE study = 'fromloop' AND kind = 'llm'").fetchone()[0]
     assert judged == answers and answers >= 3
     rows = json.loads(invoke("report", "fromloop", "--store", str(store), "--format", "json").stdout)
     assert {r["kind"] for r in rows} == {"correct", "llm", "all"}
@@ -137,7 +133,7 @@ def table2_reply(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
     if "uses only the given numbers" in last:
         expression = last.split("24: ", 1)[1].split("\n", 1)[0]
         return json.dumps({"evaluation": "24", "correct": True} if "*" in expression
-                          else {"evaluation": "1", "correct": False})
+                          else {"evaluation": "1", "correct": False})  # fmt: skip
     return "Verifier confirmed success." if len(last) % 2 == 0 else "Vertex 0 and vertex 1 share a colour."
 
 
@@ -150,15 +146,16 @@ def test_table2_of_a_verification_study_has_the_papers_rows_and_counts(tmp_path:
     store = tmp_path / "store.sqlite"
     with ScriptedServer(reply=table2_reply) as server:
         # game24 has no non_optimal/ablated, coloring no ablated_op: each domain is given its own kinds.
-        for domain, sel, kind_list in (("game24", "901-905", "correct,ablated_op,ablated_number,random,"
-                                        "correct-no-info,random-no-info"),
-                                       ("coloring", "1-3", "correct,ablated,non_optimal,random,correct-cot")):
-            cli("verify-study", f"t2{domain}", "--domains", domain, "--instances", sel, "--kinds", kind_list,
-                "--model", "scripted", "--dataset", str(DATASETS), "--store", str(store),
-                "--base-url", server.base_url)
+        for domain, sel, kind_list in (
+            ("game24", "901-905", "correct,ablated_op,ablated_number,random,correct-no-info,random-no-info"),
+            ("coloring", "1-3", "correct,ablated,non_optimal,random,correct-cot"),
+        ):
+            invoke("verify-study", f"t2{domain}", "--domains", domain, "--instances", sel, "--kinds", kind_list,
+                   "--model", "scripted", "--dataset", str(DATASETS), "--store", str(store),
+                   "--base-url", server.base_url)  # fmt: skip
         bad = invoke("verify-study", "bad", "--domains", "coloring", "--instances", "1", "--kinds",
                      "correct-no-info", "--model", "scripted", "--store", str(store), "--dataset", str(DATASETS),
-                     "--base-url", server.base_url, check=2)
+                     "--base-url", server.base_url, check=2)  # fmt: skip
         assert "can ask the kind(s) correct-no-info" in bad.stderr
     db = connect(store)
     for domain in ("game24", "coloring"):
@@ -171,14 +168,13 @@ def test_table2_of_a_verification_study_has_the_papers_rows_and_counts(tmp_path:
         ).fetchall():
             variant = split_kind(kind)[1]
             instance = instances[instance_id]
-            reply = table2_reply([{"content": verification_messages(dom, instance, text, variant)[0]["content"]}],
-                                 {})
+            reply = table2_reply([{"content": verification_messages(dom, instance, text, variant)[0]["content"]}], {})
             said = ('"correct": true' in reply or reply.startswith("Verifier") or
-                    (variant == "no-info"))  # the no-info reply always states 24
+                    (variant == "no-info"))  # the no-info reply always states 24  # fmt: skip
             valid = dom.verify(instance, text).valid
             c = hand.setdefault(variant, dict.fromkeys(
                 ("verifications", "agree", "false_pos", "sound_invalid", "false_neg", "sound_valid",
-                 "evaluation_correct", "evaluations"), 0))
+                 "evaluation_correct", "evaluations"), 0))  # fmt: skip
             c["verifications"] += 1
             c["agree"] += said == valid
             c["false_pos"] += said and not valid
@@ -197,8 +193,7 @@ def test_table2_of_a_verification_study_has_the_papers_rows_and_counts(tmp_path:
         assert got == hand
         assert {r["table"] for r in rows} == {"2"} and {r["domain"] for r in rows} == {domain}
     # The paper's denominators: every instance x kind of the verification set, per prompt.
-    totals = json.loads(invoke("report", "t2game24", "--table", "2", "--format", "json", "--store",
-                               str(store)).stdout)
+    totals = json.loads(invoke("report", "t2game24", "--table", "2", "--format", "json", "--store", str(store)).stdout)
     assert {r["prompt"]: r["verifications"] for r in totals} == {"default": 20, "no-info": 10}
     text = invoke("report", "t2coloring", "--table", "2", "--store", str(store)).stdout
     assert "Table 2: the LLM as verifier" in text
@@ -269,6 +264,6 @@ def test_each_domain_judges_its_own_kinds_and_earlier_study(tmp_path: Path) -> N
     raw = {str(i["instance_id"]): i["llm_raw_response"] for i in json.loads(recorded.read_text())["instances"]}
     assert answers == raw  # the plans judged are GPT-4's, as recorded
     bad = tmp_path / "bad.toml"
-    bad.write_text(toml.read_text().replace('[from_study]\n', '[from_study]\nlogistics = "x"\n'))
+    bad.write_text(toml.read_text().replace("[from_study]\n", '[from_study]\nlogistics = "x"\n'))
     refused = invoke("verify-study", "w", "--config", str(bad), "--dry-run", "--store", str(store), check=2)
     assert "from_study for logistics, which is not among the study's domains" in refused.stderr

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import re
 import shutil
 import sqlite3
 import subprocess
-import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 from critiquebench.cli import app
 from critiquebench.viewer.site import ViewerServer
 from tests.conftest import DATASETS
+from tests.forked_cli import MEDIUM, forked_cli
 from tests.scripted_server import ScriptedServer
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -88,26 +89,70 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
+def watch(page: Any) -> tuple[list[str], list[str]]:
+    """The lists `page`'s script errors and its requests leaving loopback and disk will be added to."""
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     outside: list[str] = []
     page.route("**/*", lambda route: (outside.append(route.request.url)
                                       if not route.request.url.startswith(("http://127.0.0.1", "file://")) else None,
                                       route.continue_()))  # fmt: skip
-    yield page
+    return errors, outside
+
+
+class Tab:
+    """One browser tab the tests of a module take turns in (fixture `tab`). A page opened in a fresh context costs
+    Chromium ~3 s of CPU (a renderer starts, then loads it), ~1.3 s in an open tab, ~0.2 s when only the address's
+    hash changes within the viewer's page, which the page renders from the hash as it does on load. A test still
+    starts from the address it gives: `open` waits for the page that address shows, not the one before it."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.errors, self.outside = watch(page)
+        self.dialogs: list[str] = []
+        page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+
+    def open(self, url: str) -> Any:
+        """Show `url` in the tab and return the page; in the viewer's page already shown, by a change of hash."""
+        page = self.page
+        same_page = page.url.split("#")[0] == url.split("#")[0] and "#" in url
+        if same_page and page.url != url and page.evaluate("() => !!document.querySelector('#runs #run-count')"):
+            page.evaluate("() => { window.__before = document.getElementById('runs'); }")
+            page.goto(url)
+            page.wait_for_function(
+                "() => { const s = document.getElementById('runs');"
+                " return s !== window.__before && s.querySelector('#run-count, #filter-error'); }"
+            )
+        elif same_page and page.url == url:
+            page.reload()  # the same address: no hash change to render from
+        else:
+            page.goto(url)
+        return page
+
+
+@pytest.fixture(scope="module")
+def _module_tab(browser: Any) -> Iterator[Tab]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    yield Tab(context.new_page())
     context.close()
-    assert not errors, errors
-    assert not outside, f"the page reached outside loopback/disk: {outside}"
 
 
-def test_list_cell_run_transcript_and_false_positive_filter(store: Path, page: Any) -> None:
+@pytest.fixture
+def tab(_module_tab: Tab) -> Iterator[Tab]:
+    """The module's tab, checked after each test: no script error, no request leaving loopback and disk, and no
+    dialog (an alert would be script run from the store)."""
+    for seen in (_module_tab.errors, _module_tab.outside, _module_tab.dialogs):
+        seen.clear()
+    yield _module_tab
+    assert not _module_tab.errors, _module_tab.errors
+    assert not _module_tab.outside, f"the page reached outside loopback/disk: {_module_tab.outside}"
+    assert not _module_tab.dialogs, f"the page opened dialogs: {_module_tab.dialogs}"
+
+
+def test_list_cell_run_transcript_and_false_positive_filter(store: Path, tab: Tab) -> None:
     before = store.read_bytes()
     with ViewerServer(store, []) as server:
-        page.goto(server.url + "#study=critic")
+        page = tab.open(server.url + "#study=critic")
         studies = page.locator("#studies tbody tr")
         sync_api.expect(studies).to_have_count(2)
         sync_api.expect(page.locator("#table1 td.cell")).to_have_count(2)
@@ -155,14 +200,14 @@ def test_list_cell_run_transcript_and_false_positive_filter(store: Path, page: A
     assert store.read_bytes() == before  # read-only
 
 
-def test_paired_comparison_and_stops_tables_list_a_class_s_runs(store: Path, page: Any, tmp_path: Path) -> None:
+def test_paired_comparison_and_stops_tables_list_a_class_s_runs(store: Path, tab: Tab, tmp_path: Path) -> None:
     """Study `critic`: every llm-llm run stops on a wrong answer its LLM verifier accepted (a false-positive stop),
     standard is wrong on each instance too: the pair ties on every unit."""
     out = tmp_path / "site"
     cli("view", "critic", "--store", str(store), "--output", str(out))
     with ViewerServer(store, []) as server:
         for url in (server.url, (out / "index.html").as_uri()):
-            page.goto(url + "#study=critic")
+            page = tab.open(url + "#study=critic")
             pair = page.locator("#paired tbody tr")
             sync_api.expect(pair).to_have_count(1)
             sync_api.expect(pair.locator("td").nth(1)).to_have_text("standard")
@@ -184,26 +229,34 @@ def test_paired_comparison_and_stops_tables_list_a_class_s_runs(store: Path, pag
             sync_api.expect(page.locator('#figure2 polygon.band[data-scheme="llm-llm:rounds=3"]')).to_have_count(1)
 
 
-def test_static_export_opens_from_disk(store: Path, page: Any, tmp_path: Path) -> None:
+def test_static_export_opens_from_disk(store: Path, tab: Tab, tmp_path: Path) -> None:
     out = tmp_path / "site"
     cli("view", "critic", "--store", str(store), "--output", str(out))
-    page.goto((out / "index.html").as_uri())
+    page = tab.open((out / "index.html").as_uri())
     sync_api.expect(page.locator("#studies tbody tr")).to_have_count(1)
     page.click('#table1 td.cell[data-scheme="llm-llm:rounds=3"]')
     page.locator("#run-table tbody tr").first.click()
     sync_api.expect(page.locator("#transcript .round").nth(1).locator(".critique")).to_contain_text("CRITIQUE-TWO")
 
 
-def test_view_errors_are_one_line(tmp_path: Path, store: Path) -> None:
-    program = [sys.executable, "-m", "critiquebench.cli", "view"]  # what the program itself prints
-    missing = subprocess.run([*program, "--store", str(tmp_path / "none.sqlite"), "--output", str(tmp_path / "o")],
-                             capture_output=True, text=True)  # fmt: skip
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., subprocess.CompletedProcess[str]]]:
+    """`program(*args)`: `critiquebench view ARGS` in a process of its own, for what the program itself prints
+    and its exit status; forked from one that imported the CLI and the viewer (tests/forked_cli.py), not an
+    interpreter importing them anew (0.6-1.4 s of CPU a command)."""
+    preload = (*MEDIUM, "critiquebench.cli.view", "critiquebench.viewer.site", "critiquebench.outputs")
+    with forked_cli(tmp_path_factory.mktemp("cli"), dict(os.environ), preload=preload) as env:
+        yield lambda *args: subprocess.run(["critiquebench", "view", *args], capture_output=True, text=True,
+                                           timeout=120, env=env)  # fmt: skip
+
+
+def test_view_errors_are_one_line(tmp_path: Path, store: Path, program: Callable[..., Any]) -> None:
+    missing = program("--store", str(tmp_path / "none.sqlite"), "--output", str(tmp_path / "o"))
     assert missing.returncode == 2 and missing.stderr.startswith("error: no store at")
-    unknown = subprocess.run([*program, "nope", "--store", str(store), "--output", str(tmp_path / "o")],
-                             capture_output=True, text=True)  # fmt: skip
+    unknown = program("nope", "--store", str(store), "--output", str(tmp_path / "o"))
     assert unknown.returncode == 2 and "no study named nope" in unknown.stderr
     for port in ("70000", "-1"):  # one line from the option's check, not a traceback from bind()
-        bad = subprocess.run([*program, "--port", port, "--store", str(store)], capture_output=True, text=True)
+        bad = program("--port", port, "--store", str(store))
         assert bad.returncode == 2 and "Traceback" not in bad.stderr and "Invalid value for '--port'" in bad.stderr
     with sqlite3.connect(store) as db:  # the failed views wrote nothing
         assert db.execute("SELECT count(*) FROM studies").fetchone()[0] == 2
@@ -292,7 +345,9 @@ def test_served_viewer_checks_host_and_sends_a_restrictive_policy(store: Path) -
         conn.close()
 
 
-def test_static_export_never_writes_outside_its_folder(store: Path, tmp_path: Path) -> None:
+def test_static_export_never_writes_outside_its_folder(
+    store: Path, tmp_path: Path, program: Callable[..., Any]
+) -> None:
     """A shared store whose study is named `../../../../../ESCAPED` (written by something else than us)."""
     evil = tmp_path / "shared" / "evil.sqlite"
     evil.parent.mkdir()
@@ -303,15 +358,13 @@ def test_static_export_never_writes_outside_its_folder(store: Path, tmp_path: Pa
                    [name, name])  # fmt: skip
         db.execute("UPDATE runs SET study = ? WHERE study = 'critic'", [name])
     out = tmp_path / "a" / "b" / "c" / "site"
-    result = subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", "--store", str(evil),
-                             "--output", str(out)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    result = program("--store", str(evil), "--output", str(out))
     written = [p for p in (tmp_path / "a").rglob("*") if p.is_file() and out not in p.parents]
     assert not written, f"written outside {out}: {written}"
     assert result.returncode == 0, result.stderr
     assert "ESCAPED" in result.stderr  # named as skipped: not a valid study name
     assert (out / "index.html").is_file()
-    explicit = subprocess.run([sys.executable, "-m", "critiquebench.cli", "view", name, "--store", str(evil),
-                               "--output", str(out)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    explicit = program(name, "--store", str(evil), "--output", str(out))
     assert explicit.returncode == 2 and len(explicit.stderr.strip().splitlines()) == 1, explicit.stderr
 
 
@@ -329,36 +382,42 @@ def t3_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_t3_false_positives_are_listed_with_said_and_truth(t3_store: Path, page: Any) -> None:
+@pytest.fixture(scope="module")
+def t3_viewer(t3_store: Path) -> Iterator[str]:
+    """The address of `t3_store`'s viewer, served once for the tests that only read it."""
     with ViewerServer(t3_store, []) as server:
-        page.goto(server.url + "#study=gpt4-verify")
-        # the FPR of the tasks table is a link to its runs: GPT-4 called 5 of 345 invalid plans valid
-        fpr = page.locator('#tasks td[data-filter="fp"]')
-        sync_api.expect(fpr).to_have_text("1.4% (5/345)")
-        fpr.click()
-        sync_api.expect(page.locator("#run-count")).to_have_text("5")
-        rows = page.locator("#run-table tbody tr")
-        sync_api.expect(rows).to_have_count(5)
-        instances = sorted(int(t) for t in rows.locator("td:nth-child(3)").all_inner_texts())
-        assert instances == [63, 135, 422, 433, 444]  # the five the reliability audit found by parsing the store
-        for text in rows.locator("td.snippet").all_inner_texts():
-            assert text == "said valid · truth invalid"
-        # GPT-4's recorded answers carry no timing: no seconds are made up for them
-        assert set(rows.locator("td:nth-child(11)").all_inner_texts()) == {"-"}
-        rows.first.click()
-        verdict = page.locator("#transcript .round .verdict")
-        sync_api.expect(verdict).to_contain_text("The LLM said: the plan is valid. The truth: the plan is invalid")
-        sync_api.expect(verdict).to_contain_text("false positive")
-        sync_api.expect(page.locator("#transcript .round .sound")).to_contain_text("Its verdict is wrong")
-        assert not any(page.locator("#transcript .timing").all_inner_texts())
-        # GPT-4's own answer, as recorded, says the plan is valid
-        answer = page.locator("#transcript .round .answer").inner_text()
-        assert "plan is valid" in answer.lower(), answer
-        page.click("#filter-fn")
-        sync_api.expect(page.locator("#run-count")).to_have_text("22")
+        yield server.url
 
 
-def test_search_sort_and_pages_over_the_runs(t3_store: Path, page: Any) -> None:
+def test_t3_false_positives_are_listed_with_said_and_truth(t3_viewer: str, tab: Tab) -> None:
+    page = tab.open(t3_viewer + "#study=gpt4-verify")
+    # the FPR of the tasks table is a link to its runs: GPT-4 called 5 of 345 invalid plans valid
+    fpr = page.locator('#tasks td[data-filter="fp"]')
+    sync_api.expect(fpr).to_have_text("1.4% (5/345)")
+    fpr.click()
+    sync_api.expect(page.locator("#run-count")).to_have_text("5")
+    rows = page.locator("#run-table tbody tr")
+    sync_api.expect(rows).to_have_count(5)
+    instances = sorted(int(t) for t in rows.locator("td:nth-child(3)").all_inner_texts())
+    assert instances == [63, 135, 422, 433, 444]  # the five the reliability audit found by parsing the store
+    for text in rows.locator("td.snippet").all_inner_texts():
+        assert text == "said valid · truth invalid"
+    # GPT-4's recorded answers carry no timing: no seconds are made up for them
+    assert set(rows.locator("td:nth-child(11)").all_inner_texts()) == {"-"}
+    rows.first.click()
+    verdict = page.locator("#transcript .round .verdict")
+    sync_api.expect(verdict).to_contain_text("The LLM said: the plan is valid. The truth: the plan is invalid")
+    sync_api.expect(verdict).to_contain_text("false positive")
+    sync_api.expect(page.locator("#transcript .round .sound")).to_contain_text("Its verdict is wrong")
+    assert not any(page.locator("#transcript .timing").all_inner_texts())
+    # GPT-4's own answer, as recorded, says the plan is valid
+    answer = page.locator("#transcript .round .answer").inner_text()
+    assert "plan is valid" in answer.lower(), answer
+    page.click("#filter-fn")
+    sync_api.expect(page.locator("#run-count")).to_have_text("22")
+
+
+def test_search_sort_and_pages_over_the_runs(t3_store: Path, t3_viewer: str, tab: Tab) -> None:
     with sqlite3.connect(t3_store) as db:
         answers = db.execute("SELECT r.instance_id, a.answer FROM runs r JOIN attempts a USING (thread_id) "
                              "WHERE r.study = 'gpt4-verify'").fetchall()  # fmt: skip
@@ -370,18 +429,17 @@ def test_search_sort_and_pages_over_the_runs(t3_store: Path, page: Any) -> None:
     # a word only one run's answer holds (not in its domain, scheme or verdict columns)
     word, (instance,) = next((w, ids) for w, ids in sorted(seen.items())
                              if len(ids) == 1 and w.isalpha() and len(w) > 4)  # fmt: skip
-    with ViewerServer(t3_store, []) as server:
-        page.goto(server.url + "#study=gpt4-verify")
-        sync_api.expect(page.locator("#run-table tbody tr")).to_have_count(100)
-        sync_api.expect(page.locator("#page-info")).to_contain_text("1–100 of 500")
-        page.click("#page-next")
-        sync_api.expect(page.locator("#page-info")).to_contain_text("101–200 of 500")
-        page.select_option("#run-sort", "tokens")
-        sync_api.expect(page.locator("#run-table tbody tr").first.locator("td:nth-child(9)")).to_have_text(str(most))
-        page.fill("#run-filter", json.dumps(word.upper()))  # a string alone: the runs' texts hold it, any case
-        page.press("#run-filter", "Enter")
-        sync_api.expect(page.locator("#run-count")).to_have_text("1")
-        sync_api.expect(page.locator("#run-table tbody tr td:nth-child(3)")).to_have_text(instance)
+    page = tab.open(t3_viewer + "#study=gpt4-verify")
+    sync_api.expect(page.locator("#run-table tbody tr")).to_have_count(100)
+    sync_api.expect(page.locator("#page-info")).to_contain_text("1–100 of 500")
+    page.click("#page-next")
+    sync_api.expect(page.locator("#page-info")).to_contain_text("101–200 of 500")
+    page.select_option("#run-sort", "tokens")
+    sync_api.expect(page.locator("#run-table tbody tr").first.locator("td:nth-child(9)")).to_have_text(str(most))
+    page.fill("#run-filter", json.dumps(word.upper()))  # a string alone: the runs' texts hold it, any case
+    page.press("#run-filter", "Enter")
+    sync_api.expect(page.locator("#run-count")).to_have_text("1")
+    sync_api.expect(page.locator("#run-table tbody tr td:nth-child(3)")).to_have_text(instance)
 
 
 def test_report_table_2_of_a_t3_study_is_the_model_as_verifier(t3_store: Path) -> None:
@@ -418,17 +476,15 @@ def open_long_answer(page: Any) -> None:
     assert answer.inner_text() == LONG_ANSWER
 
 
-def test_long_texts_load_when_asked_served_and_from_disk(long_store: Path, page: Any, tmp_path: Path) -> None:
+def test_long_texts_load_when_asked_served_and_from_disk(long_store: Path, tab: Tab, tmp_path: Path) -> None:
     with ViewerServer(long_store, []) as server:
-        page.goto(server.url + "#study=long")
-        open_long_answer(page)
+        open_long_answer(tab.open(server.url + "#study=long"))
     out = tmp_path / "site"
     cli("view", "--store", str(long_store), "--output", str(out))
     # the long answer is written once, apart from the run's file, which holds only its start
     assert max(p.stat().st_size for p in (out / "data" / "run").iterdir()) < 20_000
     assert len(list((out / "data" / "text").iterdir())) == 1
-    page.goto((out / "index.html").as_uri() + "#study=long")
-    open_long_answer(page)
+    open_long_answer(tab.open((out / "index.html").as_uri() + "#study=long"))
 
 
 XSS = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script></pre><b class="injected">x</b>'
@@ -450,17 +506,15 @@ def xss_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_llm_text_is_shown_as_text(xss_store: Path, tmp_path: Path, page: Any) -> None:
+def test_llm_text_is_shown_as_text(xss_store: Path, tmp_path: Path, tab: Tab) -> None:
     """An answer and a critique holding markup (the reliability audit's payloads) are shown literally, in the
-    run list, the transcript, the filter box and the static export."""
+    run list, the transcript, the filter box and the static export (and open no dialog: the `tab` fixture)."""
     path = xss_store
     out = tmp_path / "site"
     cli("view", "--store", str(path), "--output", str(out))
-    dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     with ViewerServer(path, []) as viewer:
         for url in (viewer.url, (out / "index.html").as_uri()):
-            page.goto(url + "#study=xss")
+            page = tab.open(url + "#study=xss")
             page.fill("#run-filter", 'text ~ "onerror"')
             page.press("#run-filter", "Enter")
             sync_api.expect(page.locator("#run-count")).to_have_text("1")
@@ -470,4 +524,4 @@ def test_llm_text_is_shown_as_text(xss_store: Path, tmp_path: Path, page: Any) -
             sync_api.expect(page.locator("#transcript .round .critique")).to_contain_text("CRIT <img src=x")
             assert page.evaluate("() => window.__pwned") is None
             assert page.locator(".injected").count() == 0 and page.locator("main img").count() == 0
-    assert not dialogs
+            assert not tab.dialogs, tab.dialogs

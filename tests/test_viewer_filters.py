@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -27,11 +28,12 @@ from critiquebench.viewer import filters
 from critiquebench.viewer.site import ViewerServer
 from tests import test_viewer
 from tests.scripted_server import ScriptedServer
-from tests.test_viewer import XSS, cli
+from tests.test_viewer import XSS, Tab, cli
 
-# the viewer tests' fixtures: the system's Chromium, a page that fails its test on any script error or request
-# leaving loopback, and the hostile study
-browser, page, xss_store = test_viewer.browser, test_viewer.page, test_viewer.xss_store
+# the viewer tests' fixtures: the system's Chromium, the module's one tab, which fails a test on any script error,
+# dialog or request leaving loopback, and the hostile study
+browser, xss_store = test_viewer.browser, test_viewer.xss_store
+_module_tab, tab = test_viewer._module_tab, test_viewer.tab
 
 N = 6
 FILTER = 'scheme == "llm-llm" and not correct and rounds > 1'
@@ -84,6 +86,13 @@ def mix_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def mix_viewer(mix_store: Path) -> Iterator[str]:
+    """The address of `mix_store`'s viewer, served once for the tests that only read it."""
+    with ViewerServer(mix_store, []) as server:
+        yield server.url
+
+
 def run_ids(store: Path, where: str) -> set[str]:
     with sqlite3.connect(store) as db:
         return {str(r[0]) for r in db.execute(f"SELECT rowid FROM runs WHERE study = 'mix' AND {where}")}
@@ -104,7 +113,7 @@ def apply(page: Any, text: str) -> None:
     )
 
 
-def test_filter_expression_lists_exactly_those_runs(mix_store: Path, page: Any, browser: Any) -> None:
+def test_filter_expression_lists_exactly_those_runs(mix_store: Path, mix_viewer: str, tab: Tab, browser: Any) -> None:
     # the runs table holds the scheme as the study lists it (llm-llm:rounds=3); the filter's `scheme` is its name
     llm_llm = "(scheme = 'llm-llm' OR scheme LIKE 'llm-llm:%')"
     expected = run_ids(mix_store, f"{llm_llm} AND correct IS NOT 1 AND rounds > 1")
@@ -112,36 +121,35 @@ def test_filter_expression_lists_exactly_those_runs(mix_store: Path, page: Any, 
     parts = [llm_llm, "correct IS NOT 1", "rounds > 1"]
     assert expected and all(run_ids(mix_store, part) > expected for part in parts)
     assert len(expected) == 2  # instances 5-6: 1+1+1+1 rejected, then 2*2*2*2 accepted by the critic
-    with ViewerServer(mix_store, []) as server:
-        page.goto(server.url + "#study=mix")
-        sync_api.expect(page.locator("#run-count")).to_have_text(str(3 * N))
-        # the box names the fields and operators it reads: those of critiquebench/viewer/filters.py
-        hint = page.get_attribute("#run-filter", "title") or ""
-        assert all(f.name in hint for f in filters.FIELDS) and all(o.op in hint for o in filters.OPERATORS)
-        apply(page, FILTER)
-        sync_api.expect(page.locator("#run-count")).to_have_text(str(len(expected)))
-        assert shown_ids(page) == expected
-        # the filter is in the address: opened elsewhere, the same runs
-        shared = browser.new_page()
-        shared.goto(page.url)
-        sync_api.expect(shared.locator("#run-count")).to_have_text(str(len(expected)))
-        assert shared.input_value("#run-filter") == FILTER
-        shared.close()
-        # or, parentheses, the full spec, numbers and a flag, combined with a table cell
-        apply(page, '(spec == "sound-first:rounds=3" and rounds >= 3) or (scheme == "standard" and correct)')
-        sync_api.expect(page.locator("#run-count")).to_have_text("4")
-        assert shown_ids(page) == run_ids(mix_store, "(scheme = 'sound-first:rounds=3' AND rounds >= 3) OR "
-                                                     "(scheme = 'standard' AND correct = 1)")  # fmt: skip
-        apply(page, "fp and not (tokens < 0)")
-        page.click('#table1 td.cell[data-scheme="llm-llm:rounds=3"]')
-        sync_api.expect(page.locator("#run-count")).to_have_text("2")  # 2*2*2*2 called valid
-        assert page.input_value("#run-filter") == "fp and not (tokens < 0)"
+    page = tab.open(mix_viewer + "#study=mix")
+    sync_api.expect(page.locator("#run-count")).to_have_text(str(3 * N))
+    # the box names the fields and operators it reads: those of critiquebench/viewer/filters.py
+    hint = page.get_attribute("#run-filter", "title") or ""
+    assert all(f.name in hint for f in filters.FIELDS) and all(o.op in hint for o in filters.OPERATORS)
+    apply(page, FILTER)
+    sync_api.expect(page.locator("#run-count")).to_have_text(str(len(expected)))
+    assert shown_ids(page) == expected
+    # the filter is in the address: opened elsewhere, the same runs
+    shared = browser.new_page()
+    shared.goto(page.url)
+    sync_api.expect(shared.locator("#run-count")).to_have_text(str(len(expected)))
+    assert shared.input_value("#run-filter") == FILTER
+    shared.close()
+    # or, parentheses, the full spec, numbers and a flag, combined with a table cell
+    apply(page, '(spec == "sound-first:rounds=3" and rounds >= 3) or (scheme == "standard" and correct)')
+    sync_api.expect(page.locator("#run-count")).to_have_text("4")
+    assert shown_ids(page) == run_ids(mix_store, "(scheme = 'sound-first:rounds=3' AND rounds >= 3) OR "
+                                                 "(scheme = 'standard' AND correct = 1)")  # fmt: skip
+    apply(page, "fp and not (tokens < 0)")
+    page.click('#table1 td.cell[data-scheme="llm-llm:rounds=3"]')
+    sync_api.expect(page.locator("#run-count")).to_have_text("2")  # 2*2*2*2 called valid
+    assert page.input_value("#run-filter") == "fp and not (tokens < 0)"
 
 
-def test_the_static_export_filters_the_same_runs(mix_store: Path, page: Any, tmp_path: Path) -> None:
+def test_the_static_export_filters_the_same_runs(mix_store: Path, tab: Tab, tmp_path: Path) -> None:
     out = tmp_path / "site"
     cli("view", "--store", str(mix_store), "--output", str(out))
-    page.goto((out / "index.html").as_uri() + "#study=mix&f=" + quote(FILTER))
+    page = tab.open((out / "index.html").as_uri() + "#study=mix&f=" + quote(FILTER))
     expected = run_ids(mix_store, "scheme LIKE 'llm-llm:%' AND correct IS NOT 1 AND rounds > 1")
     sync_api.expect(page.locator("#run-count")).to_have_text(str(len(expected)))
     assert shown_ids(page) == expected
@@ -165,14 +173,13 @@ OPERATOR_EXAMPLES = {
 }
 
 
-def test_every_documented_operator_is_read(mix_store: Path, page: Any) -> None:
+def test_every_documented_operator_is_read(mix_store: Path, mix_viewer: str, tab: Tab) -> None:
     assert set(OPERATOR_EXAMPLES) == {o.op for o in filters.OPERATORS}, "an operator without an example here"
-    with ViewerServer(mix_store, []) as server:
-        page.goto(server.url + "#study=mix")
-        for text, where in OPERATOR_EXAMPLES.values():
-            apply(page, text)
-            sync_api.expect(page.locator("#run-count")).to_have_text(str(len(run_ids(mix_store, where))))
-            assert shown_ids(page) == run_ids(mix_store, where), text
+    page = tab.open(mix_viewer + "#study=mix")
+    for text, where in OPERATOR_EXAMPLES.values():
+        apply(page, text)
+        sync_api.expect(page.locator("#run-count")).to_have_text(str(len(run_ids(mix_store, where))))
+        assert shown_ids(page) == run_ids(mix_store, where), text
 
 
 @pytest.mark.parametrize(
@@ -190,25 +197,22 @@ def test_every_documented_operator_is_read(mix_store: Path, page: Any) -> None:
         ("window.alert(1)", 'unexpected "." at character 7'),
     ],
 )
-def test_a_malformed_filter_is_one_line(mix_store: Path, page: Any, text: str, says: str) -> None:
-    with ViewerServer(mix_store, []) as server:
-        page.goto(server.url + "#study=mix&f=" + quote(text))
-        error = page.locator("#filter-error")
-        sync_api.expect(error).to_contain_text(says)
-        assert error.inner_text().startswith("filter: ") and "\n" not in error.inner_text()
-        assert page.locator("#run-table").count() == 0
-        apply(page, "rounds > 1")  # fixed in place: the list is back
-        sync_api.expect(page.locator("#filter-error")).to_have_count(0)
-        sync_api.expect(page.locator("#run-count")).to_have_text(str(len(run_ids(mix_store, "rounds > 1"))))
+def test_a_malformed_filter_is_one_line(mix_store: Path, mix_viewer: str, tab: Tab, text: str, says: str) -> None:
+    page = tab.open(mix_viewer + "#study=mix&f=" + quote(text))
+    error = page.locator("#filter-error")
+    sync_api.expect(error).to_contain_text(says)
+    assert error.inner_text().startswith("filter: ") and "\n" not in error.inner_text()
+    assert page.locator("#run-table").count() == 0
+    apply(page, "rounds > 1")  # fixed in place: the list is back
+    sync_api.expect(page.locator("#filter-error")).to_have_count(0)
+    sync_api.expect(page.locator("#run-count")).to_have_text(str(len(run_ids(mix_store, "rounds > 1"))))
 
 
-def test_matched_text_is_marked_and_stays_text(xss_store: Path, page: Any) -> None:
+def test_matched_text_is_marked_and_stays_text(xss_store: Path, tab: Tab) -> None:
     """A filter for markup in a hostile answer marks the match in the run list and the transcript, as text; the
-    filter itself, quoted back in the page or wrong, is text too."""
-    dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    filter itself, quoted back in the page or wrong, is text too (and opens no dialog: the `tab` fixture)."""
     with ViewerServer(xss_store, []) as server:
-        page.goto(server.url + "#study=xss")
+        page = tab.open(server.url + "#study=xss")
         apply(page, 'text ~ "<SCRIPT>window"')
         sync_api.expect(page.locator("#run-count")).to_have_text("1")
         snippet = page.locator("#run-table td.snippet")
@@ -228,10 +232,10 @@ def test_matched_text_is_marked_and_stays_text(xss_store: Path, page: Any) -> No
             sync_api.expect(page.locator("#run-count, #filter-error")).to_have_count(1)
         assert page.evaluate("() => window.__pwned") is None
         assert page.locator(".injected, main img, main svg[onload]").count() == 0
-    assert not dialogs
+        assert not tab.dialogs, tab.dialogs
 
 
-def test_settings_panel_shows_the_study_and_no_secret(mix_store: Path, page: Any) -> None:
+def test_settings_panel_shows_the_study_and_no_secret(mix_store: Path, mix_viewer: str, tab: Tab) -> None:
     # a store written by something else may hold a key in its definition: the page still shows none
     crafted = mix_store.with_name("crafted.sqlite")
     with sqlite3.connect(mix_store) as source, sqlite3.connect(crafted) as target:
@@ -242,9 +246,9 @@ def test_settings_panel_shows_the_study_and_no_secret(mix_store: Path, page: Any
             api_key="SECRETENV", extra={"password": "SECRETPW", "url": "http://u:SECRETPW@h/v1?k=SECRETQUERY"}
         )
         db.execute("UPDATE studies SET config = ? WHERE name = 'mix'", [json.dumps(config)])
-    for store in (mix_store, crafted):
-        with ViewerServer(store, []) as server:
-            page.goto(server.url + "#study=mix")
+    with ViewerServer(crafted, []) as crafted_viewer:
+        for url in (mix_viewer, crafted_viewer.url):
+            page = tab.open(url + "#study=mix")
             settings = page.locator("#settings")
             settings.locator("summary").click()
             sync_api.expect(settings.locator('tr[data-setting="temperature"] td')).to_have_text("0.5")
@@ -258,22 +262,21 @@ def test_settings_panel_shows_the_study_and_no_secret(mix_store: Path, page: Any
             assert not [s for s in SECRETS if s in data], "a secret reached the page's data"
 
 
-def test_each_call_shows_the_time_it_took(mix_store: Path, page: Any) -> None:
+def test_each_call_shows_the_time_it_took(mix_store: Path, mix_viewer: str, tab: Tab) -> None:
     with sqlite3.connect(mix_store) as db:
         recorded = {f"{s:.2f}" for (s,) in db.execute("SELECT latency_s FROM llm_calls WHERE response LIKE '%wrong%'")}
-    with ViewerServer(mix_store, []) as server:
-        page.goto(server.url + "#study=mix&f=" + quote('scheme == "llm-llm" and rounds > 1 and not correct'))
-        seconds = page.locator("#run-table tbody tr").first.locator("td:nth-child(11)").inner_text()
-        assert float(seconds) >= 4 * LATENCY  # two rounds: generator and critic each
-        page.locator("#run-table tbody tr").first.click()
-        summary = page.locator("#transcript .round").first.locator("details.critic-prompt summary .timing")
-        sync_api.expect(summary).to_contain_text(" s · ")
-        shown = re.search(r"(\d+\.\d\d) s", summary.inner_text())
-        assert shown and shown.group(1) in recorded and float(shown.group(1)) >= LATENCY, summary.inner_text()
-        sync_api.expect(page.locator("#transcript .round").first.locator(".usage")).to_contain_text("s when made")
+    page = tab.open(mix_viewer + "#study=mix&f=" + quote('scheme == "llm-llm" and rounds > 1 and not correct'))
+    seconds = page.locator("#run-table tbody tr").first.locator("td:nth-child(11)").inner_text()
+    assert float(seconds) >= 4 * LATENCY  # two rounds: generator and critic each
+    page.locator("#run-table tbody tr").first.click()
+    summary = page.locator("#transcript .round").first.locator("details.critic-prompt summary .timing")
+    sync_api.expect(summary).to_contain_text(" s · ")
+    shown = re.search(r"(\d+\.\d\d) s", summary.inner_text())
+    assert shown and shown.group(1) in recorded and float(shown.group(1)) >= LATENCY, summary.inner_text()
+    sync_api.expect(page.locator("#transcript .round").first.locator(".usage")).to_contain_text("s when made")
 
 
-def test_the_run_list_follows_a_running_study(tmp_path: Path, page: Any) -> None:
+def test_the_run_list_follows_a_running_study(tmp_path: Path, tab: Tab) -> None:
     """Opened while a study runs, the page lists its runs as they finish, its filter kept; refresh reads the
     store again on demand."""
     path = tmp_path / "store.sqlite"
@@ -288,7 +291,7 @@ def test_the_run_list_follows_a_running_study(tmp_path: Path, page: Any) -> None
                 assert study.poll() is None and time.monotonic() < deadline, "the study did not start"
                 time.sleep(0.2)
             with ViewerServer(path, []) as viewer:
-                page.goto(viewer.url + "#study=grow&f=" + quote('status == "done" and not correct'))
+                page = tab.open(viewer.url + "#study=grow&f=" + quote('status == "done" and not correct'))
                 first = int(page.locator("#run-count").inner_text())
                 assert first < N - 2, "the study finished before the page opened"
                 # every instance but the two it solves, as they finish, with no reload
@@ -323,21 +326,21 @@ def _has_study(path: Path, name: str) -> bool:
     ],
     ids=["parentheses", "nots", "ors"],
 )
-def test_a_filter_too_deep_or_too_long_is_a_message(mix_store: Path, page: Any, make: Any, says: str) -> None:
+def test_a_filter_too_deep_or_too_long_is_a_message(
+    mix_store: Path, mix_viewer: str, tab: Tab, make: Any, says: str
+) -> None:
     """Issue 45 item 7: these overflowed the page's stack; the run list stayed at "loading…" with no message."""
-    with ViewerServer(mix_store, []) as server:
-        page.goto(server.url + "#study=mix")
-        sync_api.expect(page.locator("#run-count")).to_have_text(str(3 * N))
-        apply(page, make())
-        sync_api.expect(page.locator("#filter-error")).to_contain_text(says)
-        apply(page, "rounds > 1")  # fixed in place: the list is back
-        sync_api.expect(page.locator("#run-count")).to_have_text(str(len(run_ids(mix_store, "rounds > 1"))))
+    page = tab.open(mix_viewer + "#study=mix")
+    sync_api.expect(page.locator("#run-count")).to_have_text(str(3 * N))
+    apply(page, make())
+    sync_api.expect(page.locator("#filter-error")).to_contain_text(says)
+    apply(page, "rounds > 1")  # fixed in place: the list is back
+    sync_api.expect(page.locator("#run-count")).to_have_text(str(len(run_ids(mix_store, "rounds > 1"))))
 
 
-def test_a_long_chain_of_ors_within_the_limits_is_read(mix_store: Path, page: Any) -> None:
+def test_a_long_chain_of_ors_within_the_limits_is_read(mix_store: Path, mix_viewer: str, tab: Tab) -> None:
     """3,000 `or`ed conditions (the audit's passing case) still filter: a chain is one node, not 3,000 levels."""
-    with ViewerServer(mix_store, []) as server:
-        page.goto(server.url + "#study=mix")
-        sync_api.expect(page.locator("#run-count")).to_have_text(str(3 * N))
-        apply(page, " or ".join(['scheme == "absent"'] * 3_000 + ["rounds > 1"]))
-        sync_api.expect(page.locator("#run-count")).to_have_text(str(len(run_ids(mix_store, "rounds > 1"))))
+    page = tab.open(mix_viewer + "#study=mix")
+    sync_api.expect(page.locator("#run-count")).to_have_text(str(3 * N))
+    apply(page, " or ".join(['scheme == "absent"'] * 3_000 + ["rounds > 1"]))
+    sync_api.expect(page.locator("#run-count")).to_have_text(str(len(run_ids(mix_store, "rounds > 1"))))
