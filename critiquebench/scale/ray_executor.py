@@ -57,6 +57,20 @@ class ClusterLost(StudyHalted):
     stops with one line; finished runs stay and a resume (with or without Ray) continues."""
 
 
+def _quiet_driver(quiet: bool) -> bool:
+    """Whether Ray's driver printed its cluster's error messages before; from now on it does not if `quiet`.
+
+    Every driver of a cluster has a thread printing the raylet's messages to *stdout*, `log_to_driver=False` or
+    not: a killed worker put a long "(raylet) A worker died or was killed ..." line above the study's Table 1 (and
+    into a `--format csv` report). The executor says what happened in one line of its own (`_replace`) and keeps
+    Ray's; Ray has no public switch for this thread, hence its module flag (the one its debugger sets)."""
+    import ray._private.worker as driver
+
+    was = not getattr(driver, "_worker_logs_enabled", True)
+    driver._worker_logs_enabled = not quiet
+    return was
+
+
 class _RunWorker:
     """One worker process: executes runs with its own store connections and LLM client."""
 
@@ -119,6 +133,7 @@ class RayExecutor:
         self._generation = 0
         self._replaced = 0
         self._started_ray = False
+        self._quiet = False  # whether Ray's driver was quiet before this executor (see `_quiet_driver`)
         self._per_node: Counter[str] = Counter()  # runs executed (not skipped) per Ray node id
 
     def __enter__(self) -> RayExecutor:
@@ -134,8 +149,8 @@ class RayExecutor:
             ) from exc
         if not ray.is_initialized():
             try:
-                if self.address:
-                    ray.init(address=self.address, namespace=NAMESPACE, log_to_driver=False)
+                if self.address:  # Ray's logging left alone: its "Connecting to ..." lines are not our users'
+                    ray.init(address=self.address, namespace=NAMESPACE, log_to_driver=False, configure_logging=False)
                 else:
                     ray.init(num_cpus=self.workers, include_dashboard=False, namespace=NAMESPACE,
                              log_to_driver=False, configure_logging=False, _node_ip_address="127.0.0.1")  # fmt: skip
@@ -145,6 +160,7 @@ class RayExecutor:
             if self._started_ray and ray.util.get_node_ip_address() != "127.0.0.1":
                 log.warning("the local Ray instance listens on %s, not only on 127.0.0.1 (Ray was imported before "
                             "the executor started it)", ray.util.get_node_ip_address())  # fmt: skip
+        self._quiet = _quiet_driver(True)
         self._remote = ray.remote(_RunWorker)
         for i in range(self.workers):
             self._actors.append(self._spawn(i))
@@ -158,6 +174,7 @@ class RayExecutor:
             ray.kill(actor, no_restart=True)
         if self._started_ray:
             ray.shutdown()
+        _quiet_driver(self._quiet)
 
     def _spawn(self, index: int) -> Any:
         self._generation += 1
