@@ -66,6 +66,7 @@ def test_published_lists_every_pair_with_its_explanation_in_every_format(monkeyp
     rows = json.loads(out("json"))
     assert len(rows) > 60 and all(r["reason"] and r["published"] and r["ours"] for r in rows)
     pairs = [(r["where"], r["published"], r["ours"], r["reason"]) for r in rows]
+
     def cell(value: str) -> str:  # a CSV cell opening like a formula is written with a "'" before it
         return value[1:] if value[:1] == "'" and value[1:2] in ("=", "+", "-", "@") else value
 
