@@ -49,10 +49,16 @@ def test_published_lists_every_pair_with_its_explanation_in_every_format(monkeyp
     terminal table (whose wrapped cells are read back column by column)."""
     monkeypatch.setenv("CRITIQUEBENCH_COLUMNS", "160")  # one table (at 80 it is drawn in parts: test_narrow_output)
     import csv
+    import functools
     import io
     import json
 
+    from critiquebench.reports import published
     from tests.test_study_cli import DATASETS, invoke
+
+    # The rows are computed once, by the first command (json), as any run computes them; the other three commands
+    # render those same rows, which is what this test is about (each computation cost ~3 s of CPU)
+    monkeypatch.setattr(published, "published_rows", functools.cache(published.published_rows))
 
     def out(fmt: str) -> str:
         return invoke("report", "--published", "--dataset", str(DATASETS), "--format", fmt).stdout
@@ -60,6 +66,7 @@ def test_published_lists_every_pair_with_its_explanation_in_every_format(monkeyp
     rows = json.loads(out("json"))
     assert len(rows) > 60 and all(r["reason"] and r["published"] and r["ours"] for r in rows)
     pairs = [(r["where"], r["published"], r["ours"], r["reason"]) for r in rows]
+
     def cell(value: str) -> str:  # a CSV cell opening like a formula is written with a "'" before it
         return value[1:] if value[:1] == "'" and value[1:2] in ("=", "+", "-", "@") else value
 

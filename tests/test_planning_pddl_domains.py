@@ -42,13 +42,23 @@ def up_tools() -> tuple[Any, Any, Any]:
     return PDDLReader(), SequentialPlanValidator(), env
 
 
+@functools.cache
+def up_problem(domain_text: str, problem_text: str) -> Any:
+    """unified-planning's reading of a problem, made once: each problem's several plans are validated against it
+    (its reader was two thirds of this file's CPU, reading the same domain and problem for every plan)."""
+    reader, _validator, _env = up_tools()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return reader.parse_problem_string(domain_text, problem_text)
+
+
 def up_valid(domain_text: str, problem_text: str, lines: list[str]) -> bool:
     from unified_planning.engines.results import ValidationResultStatus
 
     reader, validator, _env = up_tools()
+    problem = up_problem(domain_text, problem_text)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        problem = reader.parse_problem_string(domain_text, problem_text)
         try:
             plan = reader.parse_plan_string(problem, "\n".join(lines))
         except Exception:  # noqa: BLE001 - unified-planning refuses ill-typed steps outright: not a valid plan

@@ -9,6 +9,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,19 @@ CLI = [sys.executable, "-m", "critiquebench.cli"]
 
 
 def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=600)
+    """`critiquebench ARGS` run in this process (typer's CliRunner), its outcome as the process's would be: exit
+    status, stdout, stderr (an exception nothing caught printed there, as the interpreter prints it). A fresh
+    interpreter cost 2-4 s of CPU a command importing; these tests are about what the commands do, not the process
+    (the replay killed midway, tests/test_replay_direct.py, keeps one)."""
+    from typer.testing import CliRunner
+
+    from critiquebench.cli import app
+
+    done = CliRunner().invoke(app, list(args))
+    stderr = done.stderr
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(done.exception))
+    result = subprocess.CompletedProcess([*CLI, *args], done.exit_code, done.stdout, stderr)
     if check and result.returncode != 0:
         raise AssertionError(f"critiquebench {' '.join(args)} exited {result.returncode}:\n{result.stderr}")
     return result

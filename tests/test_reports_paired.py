@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +22,9 @@ from critiquebench.reports.stats import RESAMPLES, SEED, holm, mcnemar_exact, pa
 from critiquebench.reports.stops import CLASSES, stop_rows
 from critiquebench.reports.tables import render
 from critiquebench.studies.define import ReportError
+from tests.test_replay_planbench import cli as run_cli  # the command in this process, its outcome as a process's
 from tests.test_reports import add_run, new_store
 
-CLI = [sys.executable, "-m", "critiquebench.cli"]
 COMPARE_KEYS = {"domain", "scheme_a", "scheme_b", "n", "a_correct", "b_correct", "a_only", "b_only", "difference",
                 "ci_low", "ci_high", "mcnemar_p", "holm_p"}  # fmt: skip
 
@@ -239,8 +238,7 @@ def test_cli_compare_and_stops(loop_db: Any, tmp_path: Path) -> None:
     loop_db.conn.commit()
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*CLI, "report", "loop", "--store", store, *args], capture_output=True, text=True,
-                              timeout=120)  # fmt: skip
+        return run_cli("report", "loop", "--store", store, *args, check=False)
 
     done = cli("--table", "compare", "--pairs", "sound-first:llm-llm", "--format", "json")
     assert done.returncode == 0, done.stderr
@@ -321,10 +319,9 @@ def test_gpt4s_recorded_colouring_sound_first_beats_llm_llm_significantly(tmp_pa
     from tests.test_study_cli import DATASETS
 
     store = str(tmp_path / "s.sqlite")
-    imported = subprocess.run([*CLI, "import", "self-verification", str(LOOPS / "backprompting-first"),
-                               str(LOOPS / "backprompting-llm"), "--study", "gpt4", "--store", store, "--dataset",
-                               str(DATASETS), "--replay", "--no-progress"],
-                              capture_output=True, text=True, timeout=900)  # fmt: skip
+    imported = run_cli("import", "self-verification", str(LOOPS / "backprompting-first"),
+                       str(LOOPS / "backprompting-llm"), "--study", "gpt4", "--store", store, "--dataset",
+                       str(DATASETS), "--replay", "--no-progress", check=False)  # fmt: skip
     assert imported.returncode == 0, imported.stderr[-2000:]
     assert "LLM calls: 0 new" in imported.stderr
     runs = {name: cb.runs(name, store=store).set_index("instance")["correct"] for name in ("gpt4-first", "gpt4-llm")}
@@ -332,9 +329,8 @@ def test_gpt4s_recorded_colouring_sound_first_beats_llm_llm_significantly(tmp_pa
     assert len(first) == len(llm) == 100 and set(first.index) == set(llm.index)
     a_only, b_only = int((first & ~llm[first.index]).sum()), int((llm[first.index] & ~first).sum())
 
-    report = subprocess.run([*CLI, "report", "gpt4-first", "--table", "compare", "--compare", "gpt4-llm",
-                             "--store", store, "--format", "json"], capture_output=True, text=True, timeout=300,
-                            check=True)  # fmt: skip
+    report = run_cli("report", "gpt4-first", "--table", "compare", "--compare", "gpt4-llm", "--store", store,
+                     "--format", "json")  # fmt: skip
     (row,) = json.loads(report.stdout)
     assert (row["a_correct"], row["b_correct"], row["n"]) == (int(first.sum()), int(llm.sum()), 100) == (38, 1, 100)
     assert (row["a_only"], row["b_only"], row["ties"]) == (a_only, b_only, 100 - a_only - b_only) == (37, 0, 63)
@@ -342,8 +338,7 @@ def test_gpt4s_recorded_colouring_sound_first_beats_llm_llm_significantly(tmp_pa
     assert row["mcnemar_p"] == pytest.approx(binomtest(b_only, a_only + b_only, 0.5).pvalue, rel=1e-12)
     assert row["significant"] is True and row["ci_low"] <= 0.37 <= row["ci_high"] and row["ci_low"] > 0
 
-    stops = subprocess.run([*CLI, "report", "gpt4-llm", "--table", "stops", "--store", store, "--format", "json"],
-                           capture_output=True, text=True, timeout=300, check=True)  # fmt: skip
+    stops = run_cli("report", "gpt4-llm", "--table", "stops", "--store", store, "--format", "json")
     (cell,) = json.loads(stops.stdout)
     rounds = cb.rounds("gpt4-llm", store=store)
     final = rounds[rounds["stopped"].fillna(False).astype(bool)].set_index("instance")

@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from critiquebench.domains.contract import Instance, Verdict
+from critiquebench.domains.memo import ObjectMemo
 from critiquebench.domains.planning.prompts import PLANBENCH, plan_text
 from critiquebench.domains.planning.prompts import fill_template as fill_template  # the tasks' statements
 from critiquebench.domains.planning.strips import Fact, PlanningError, State, Task
@@ -141,8 +142,20 @@ def step_of(line: str) -> Step:
 # ---- reading PlanBench's own texts back (recorded queries) ----
 
 
+_INDEXES = ObjectMemo(256)
+
+
 class TextIndex:
     """Exact English of every ground action and fact of a problem, read back to PDDL."""
+
+    @classmethod
+    def of(cls, cfg: NLConfig, task: Task) -> TextIndex:
+        """The index of `task`, shared by the problems over the same objects (and static facts, which decide the
+        actions that can ever apply): a PlanBench set has few object sets (Blocksworld's 500 problems two), and
+        each of its tasks reads every shown plan back, so building one per problem was a replay's main cost."""
+        static = task.domain.static_predicates
+        key = (frozenset(task.objects.items()), frozenset(f for f in task.init if f[0] in static))
+        return _INDEXES.get((cfg, task.domain), key, lambda: cls(cfg, task))
 
     def __init__(self, cfg: NLConfig, task: Task) -> None:
         self.cfg = cfg

@@ -123,7 +123,7 @@ class TaskDomain:
         prob = self.problem(ident)
         with self._lock:
             if prob.index is None:
-                prob.index = TextIndex(self.base.cfg, prob.task)
+                prob.index = TextIndex.of(self.base.cfg, prob.task)
             return prob.index
 
     def problem_stated(self, init: str, goal: str) -> str | None:
@@ -221,4 +221,3 @@ class TaskDomain:
 
     def backprompt(self, instance: Instance, critique: str) -> str:
         return self.base.backprompt(instance, critique)
-
