@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from critiquebench.domains.contract import Instance, Verdict
+from critiquebench.domains.memo import ObjectMemo
 from critiquebench.domains.planning.prompts import PLANBENCH, plan_text
 from critiquebench.domains.planning.prompts import fill_template as fill_template  # the tasks' statements
 from critiquebench.domains.planning.strips import Fact, PlanningError, State, Task
@@ -179,6 +180,17 @@ class TextIndex:
         if self._fact_re is None:
             self._fact_re = re.compile("|".join(re.escape(t) for t in sorted(self.facts, key=len, reverse=True)))
         return [self.facts[m.group(0)] for m in self._fact_re.finditer(text)]
+
+
+# One index per (templates, problem): a problem is one Task object per process (pddl_io.shared_task) and a folder's
+# templates one NLConfig (templates.find_nl_config), so every task file replayed on the same folder (t2-t8, the
+# breadth benchmark, docs/generate.py's disagreement table) grounds and words a problem once, not once a file.
+_INDEXES = ObjectMemo(2048)
+
+
+def shared_index(cfg: NLConfig, task: Task) -> TextIndex:
+    """`TextIndex(cfg, task)`, built once while `cfg` and `task` are the same objects."""
+    return _INDEXES.get((cfg, task), "index", lambda: TextIndex(cfg, task))
 
 
 def _tuples(objects: list[str], n: int) -> Iterable[tuple[str, ...]]:

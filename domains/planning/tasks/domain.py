@@ -23,7 +23,7 @@ from critiquebench.domains.planning.instances import instance_id
 from critiquebench.domains.planning.planbench_reading import STATE_READINGS
 from critiquebench.domains.planning.planner import find_plan
 from critiquebench.domains.planning.strips import PlanningError, Task
-from critiquebench.domains.planning.tasks.base import Params, PlanTask, Step, TextIndex, step_of
+from critiquebench.domains.planning.tasks.base import Params, PlanTask, Step, TextIndex, shared_index, step_of
 from critiquebench.domains.planning.validator import render
 
 _RECORDS: dict[str, dict[str, Mapping[str, Any]]] = {}
@@ -123,7 +123,7 @@ class TaskDomain:
         prob = self.problem(ident)
         with self._lock:
             if prob.index is None:
-                prob.index = TextIndex(self.base.cfg, prob.task)
+                prob.index = shared_index(self.base.cfg, prob.task)
             return prob.index
 
     def problem_stated(self, init: str, goal: str) -> str | None:
