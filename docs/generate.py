@@ -804,9 +804,10 @@ def self_verification_paths(_: str | None = None) -> str:
 LAYER_FOLDERS = {"domains": "domains", "nodes": "nodes", "graphs": "graphs", "store": "store", "app": "critiquebench"}
 
 
+@functools.cache
 def _test_module(name: str) -> Any:
     """tests/NAME.py, whose rules the page states as the tests check them (loaded from its file: tests/ is no
-    installed package)."""
+    installed package), loaded once per run."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(f"_docs_{name}", ROOT / "tests" / f"{name}.py")
@@ -835,8 +836,10 @@ def _place(module: str) -> str:
     return f"{parts[0]}/" if package.is_dir() else f"{parts[0]}.py"
 
 
+@functools.cache
 def _imports_by_place() -> dict[str, dict[str, int]]:
-    """place -> the other places it imports, with how many import statements (module level or in a function)."""
+    """place -> the other places it imports, with how many import statements (module level or in a function),
+    read once per run: three blocks show parts of it."""
     from collections import Counter
 
     layers = _test_module("test_layers")

@@ -47,6 +47,7 @@ PRELOAD = (
 
 
 PRELOAD_ENV = "CRITIQUEBENCH_TEST_FORK_PRELOAD"  # the server's own environment only: "all" or modules, comma-separated
+ALSO_ENV = "CRITIQUEBENCH_TEST_FORK_ALSO"  # the server's own environment only: more modules, comma-separated
 LIGHT = ("critiquebench.cli",)  # what the console script imports
 # for commands that fail early or read a store: the CLI and what its reading commands import, no LLM client
 MEDIUM = (*LIGHT, "critiquebench.reports.tables", "critiquebench.reports.export", "critiquebench.store.db",
@@ -180,6 +181,7 @@ def serve() -> None:
     """The server's main loop (`python -c "from tests.forked_cli import serve; serve()"`)."""
     wanted = os.environ.pop(PRELOAD_ENV, "all")
     preload(None if wanted == "all" else tuple(n for n in wanted.split(",") if n))
+    preload(tuple(n for n in os.environ.pop(ALSO_ENV, "").split(",") if n))
     server_pid = os.getpid()
     # The preloaded objects never die: kept out of the collector's sight, a command's collections neither walk
     # them nor write their headers, which would copy every page of the shared heap into each command.
@@ -226,11 +228,14 @@ def serve() -> None:
 
 
 @contextmanager
-def forked_cli(folder: Path, env: dict[str, str], preload: tuple[str, ...] | None = None) -> Iterator[dict[str, str]]:
+def forked_cli(
+    folder: Path, env: dict[str, str], preload: tuple[str, ...] | None = None, also: tuple[str, ...] = ()
+) -> Iterator[dict[str, str]]:
     """Start the server with `env`; yield `env` with `folder` (holding the `critiquebench` script) first on PATH
     and the server's socket named. The server and any command still running are stopped at the end. The server
-    imports `preload` (e.g. `LIGHT`), else everything a study uses (~8 s of CPU, worth it for many studies);
-    each command imports the rest it needs, as the installed command does."""
+    imports `preload` (e.g. `LIGHT`), else everything a study uses (~8 s of CPU, worth it for many studies), and
+    then `also` (libraries several of the caller's commands import inside functions, e.g. scikit-learn); each
+    command imports the rest it needs, as the installed command does."""
     folder.mkdir(parents=True, exist_ok=True)
     sock = folder / "cli.sock"
     for name in ("critiquebench", "forked-python"):
@@ -240,7 +245,7 @@ def forked_cli(folder: Path, env: dict[str, str], preload: tuple[str, ...] | Non
     env = {**env, SOCKET_ENV: str(sock), "PATH": f"{folder}{os.pathsep}{env.get('PATH', '')}"}
     log = folder / "server.log"
     with open(log, "wb") as out:
-        wanted = {PRELOAD_ENV: "all" if preload is None else ",".join(preload)}
+        wanted = {PRELOAD_ENV: "all" if preload is None else ",".join(preload), ALSO_ENV: ",".join(also)}
         server = subprocess.Popen([sys.executable, "-c", "from tests.forked_cli import serve; serve()"],
                                   env={**env, **wanted}, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                   start_new_session=True)  # fmt: skip

@@ -34,6 +34,9 @@ RUNNABLE = {"bash": "bash", "sh": "bash", "python": "python"}
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.S | re.M)
 NO_RUN = re.compile(r"<!-- no-run: (.+?) -->\n$")
 SCRIPTED_REPLY = "(4 + 4) * (10 - 7) = 24\n[ANSWER END]"
+# what `critiquebench confidence` imports when it runs (scikit-learn, ~2.3 s of CPU): imported once by the fork
+# server instead of by each of the validator-refinement page's five confidence commands
+CONFIDENCE_LIBRARIES = ("sklearn.preprocessing", "sklearn.model_selection", "critiquebench.confidence.models")
 
 
 @dataclass(frozen=True)
@@ -92,12 +95,13 @@ def docs_server() -> ScriptedServer:
 def docs_env(docs_server: ScriptedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """The pages' environment, with `critiquebench` on PATH forked from one process that imported it (each
     command is a process of its own, with the block's descriptors; tests/forked_cli.py): ~100 commands no longer
-    import the CLI and its libraries one by one."""
+    import the CLI and its libraries one by one. The commands' CPU reaches the test process only when the server
+    ends (it waits for them), so --cpu-report puts it on the module's last test."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
            "OPENAI_BASE_URL": docs_server.base_url, "OPENAI_API_KEY": "sk-docs", "PYTHONPATH": str(ROOT),
            "NO_COLOR": "1", "TERM": "dumb"}  # fmt: skip
     env.pop("CRITIQUEBENCH_DATA", None)
-    with forked_cli(tmp_path_factory.mktemp("cli"), env) as forked:
+    with forked_cli(tmp_path_factory.mktemp("cli"), env, also=CONFIDENCE_LIBRARIES) as forked:
         yield forked
 
 

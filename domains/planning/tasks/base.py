@@ -142,7 +142,7 @@ def step_of(line: str) -> Step:
 # ---- reading PlanBench's own texts back (recorded queries) ----
 
 
-_INDEXES = ObjectMemo(256)
+_INDEXES = ObjectMemo(2048)  # t5's generated problems have ~400 object sets
 
 
 class TextIndex:
