@@ -42,9 +42,12 @@ def job_toml(folder: Path, base_url: str, dataset: Path, recorded: dict[str, Pat
 def run_job(toml: Path, store: Path, name: str = "main") -> subprocess.CompletedProcess[str]:
     # a wide terminal: the summary's cells are asserted beside their neighbours on one line, and at the piped
     # default (80 columns) the findings table is drawn in parts (tests/test_narrow_output.py)
+    # run beside the TOML, away from the checkout: every file the job reads is found through the TOML's
+    # `dataset =`, not through a ../shared/datasets that happens to sit beside the folder it runs in
     env = {**os.environ, "CRITIQUEBENCH_COLUMNS": "400"}
+    env.pop("CRITIQUEBENCH_DATA", None)
     return subprocess.run([*CLI, "run", name, "--config", str(toml), "--store", str(store), "--no-progress"],
-                          capture_output=True, text=True, timeout=600, env=env)  # fmt: skip
+                          capture_output=True, text=True, timeout=600, env=env, cwd=toml.parent)  # fmt: skip
 
 
 def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_path: Path) -> None:
