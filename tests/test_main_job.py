@@ -96,6 +96,17 @@ def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_pat
     again = run_job(toml, store)
     assert again.returncode == 0, again.stderr
     assert "gpt-4: 82.0% (41/50)" in again.stdout and "LLM calls: 0 new" in again.stderr
+    # every recorded study is found finished, as it was (the job neither imports nor plans them again)
+    for study, runs in (("gpt4-oneshot", 500), ("gpt4-verify", 500), ("gpt4-coloring-k15", 200)):
+        assert f"study {study}: {runs} runs: 0 done now, {runs} done before or elsewhere, 0 failed" in again.stderr
+    # a run gone from a finished recorded study (lost, deleted by hand) is replayed again from the cache
+    with sqlite3.connect(store) as db:
+        db.execute("DELETE FROM runs WHERE thread_id = (SELECT min(thread_id) FROM runs WHERE study = ?)",
+                   ["gpt4-coloring-sp"])  # fmt: skip
+    third = run_job(toml, store)
+    assert third.returncode == 0, third.stderr
+    assert "study gpt4-coloring-sp: 200 runs: 1 done now, 199 done before or elsewhere, 0 failed" in third.stderr
+    assert "gpt-4: 13.0% (26/200)" in third.stdout and "study main: 3 runs: 0 done now" in third.stderr
 
 
 def test_without_datasets_it_names_their_sources_and_runs_generated_instances(tmp_path: Path) -> None:

@@ -10,7 +10,9 @@ NAME-generated (so the study stored under NAME never changes definition).
 
 A recorded file the store already holds, imported from the same bytes by the same version of critiquebench
 with the same datasets folder, is not imported again (`recorded_imports`): re-checking 500 recorded prompts
-found nothing new and was most of what a second run with nothing to do cost (13 s of CPU, of ~14).
+found nothing new and was most of what a second run with nothing to do cost (13 s of CPU, of ~14). Nor is its
+replay planned again once every run of it is done (planning reads its 500 problems back): the runs the finished
+replay had are all there, done, under the same definition.
 """
 
 from __future__ import annotations
@@ -31,12 +33,13 @@ DATASET_SOURCES: dict[str, str] = {
     "planbench": "PDDL domains, instances and GPT-4's recorded runs (reference/, tasks/): karthikv792/LLMs-Planning "
     "(PlanBench), plan-bench/ and llm_planning_analysis/results/ (MIT)",
 }
-GENERATED = "gen:2:1"
-# study -> what its last import by a main job was made from, and the definition and answers it stored
+GENERATED = "gen:2:1"  # two generated instances per domain, seed 1: what runs when no data is there
+# study -> what its last import by a main job was made from, the definition and answers it stored, and the runs
+# of that definition once a replay had finished every one (NULL before)
 RECORDED_IMPORTS = (
     "CREATE TABLE IF NOT EXISTS recorded_imports (study TEXT PRIMARY KEY, source TEXT NOT NULL, "
-    "definition TEXT NOT NULL, calls INTEGER NOT NULL)",
-)  # two generated instances per domain, seed 1: what runs when no data is there
+    "definition TEXT NOT NULL, calls INTEGER NOT NULL, finished INTEGER)",
+)
 
 
 @dataclass(frozen=True)
@@ -93,13 +96,13 @@ class MainJob:
     skipped: list[str]
 
 
-def run_main_job(store: Any, live: Any, recorded: list[Recorded], *, replay: bool = False,
-                 execution: Any = None, run: Any = None, confirmed: bool = False) -> MainJob:  # fmt: skip
+def run_main_job(store: Any, live: Any, recorded: list[Recorded], *, replay: bool = False, execution: Any = None,
+                 run: Any = None, confirmed: bool = False, shown: Any = None) -> MainJob:  # fmt: skip
     """Replay every recorded file (0 calls), then run the live study; `run(store, config, replay, execution)`
-    runs one study (default: `studies.session.run_session`, so a caller can wrap it with its terminal UI)."""
-    from critiquebench.importers.planbench import ImportError_, import_planbench
-    from critiquebench.importers.self_verification import SelfVerificationError, import_files
-    from critiquebench.studies.session import LOCAL, run_session
+    runs one study (default: `studies.session.run_session`, so a caller can wrap it with its terminal UI).
+    `shown(session)` is given the session of a recorded study found finished, which `run` did not run."""
+    from critiquebench.studies.runner import StudySummary
+    from critiquebench.studies.session import LOCAL, Session, run_session
 
     execution = execution or LOCAL
     if run is None:
@@ -113,23 +116,43 @@ def run_main_job(store: Any, live: Any, recorded: list[Recorded], *, replay: boo
             job.skipped.append(f"recorded study {item.study}: skipped, {item.file} is missing")
             continue
         source = _source(item, dataset)
-        config = _imported_before(store, item.study, source)
+        config, finished = _imported_before(store, item.study, source)
+        if config is not None and finished is not None:  # nothing to do: said as a session that found it so
+            session = Session(config, StudySummary(total=finished, skipped=finished))
+            if shown is not None:
+                shown(session)
+            job.sessions.append(session)
+            job.replayed.append(item.study)
+            continue
         if config is None:
-            try:
-                if gpt_and_i(item.file):  # GPT-4's recorded self-verification runs (gpt-and-i's responses.json)
-                    # its graphs are the study's datasets folder's, not whatever folder the command runs in
-                    [done] = import_files([item.file], store, item.study, dataset=dataset)
-                    config = done.config
-                else:
-                    config, _ = import_planbench(item.file, store, item.study)
-            except (ImportError_, ConfigError, SelfVerificationError) as exc:
-                job.skipped.append(f"recorded study {item.study}: skipped: {exc}")
+            config, why = _import(store, item, dataset)
+            if config is None:
+                job.skipped.append(f"recorded study {item.study}: skipped: {why}")
                 continue
             _remember_import(store, config, source)
-        job.sessions.append(run(store, config, True, LOCAL))
+        session = run(store, config, True, LOCAL)
+        summary = session.summary
+        if summary.ok and summary.done + summary.skipped == summary.total:
+            _remember_finished(store, config, summary.total)
+        job.sessions.append(session)
         job.replayed.append(item.study)
     job.sessions.append(run(store, live, replay, execution))
     return job
+
+
+def _import(store: Any, item: Recorded, dataset: Path | None) -> tuple[Any, str]:
+    """The study `item`'s file imports as, or None and why it does not import."""
+    from critiquebench.importers.planbench import ImportError_, import_planbench
+    from critiquebench.importers.self_verification import SelfVerificationError, import_files
+
+    try:
+        if gpt_and_i(item.file):  # GPT-4's recorded self-verification runs (gpt-and-i's responses.json)
+            # its graphs are the study's datasets folder's, not whatever folder the command runs in
+            [done] = import_files([item.file], store, item.study, dataset=dataset)
+            return done.config, ""
+        return import_planbench(item.file, store, item.study).config, ""
+    except (ImportError_, ConfigError, SelfVerificationError) as exc:
+        return None, str(exc)
 
 
 def _source(item: Recorded, dataset: Path | None) -> str:
@@ -152,9 +175,10 @@ def _recorded_calls(db: Any, config: Any) -> int:
     return int(row[0])
 
 
-def _imported_before(store: Any, study: str, source: str) -> Any:
+def _imported_before(store: Any, study: str, source: str) -> tuple[Any, int | None]:
     """The stored definition of `study` if a main job imported it from `source` and the store still holds what
-    that import stored (the same definition, every recorded answer); else None: the file is imported."""
+    that import stored (the same definition, every recorded answer), else None: the file is imported; and the
+    number of its runs if its replay finished them all and exactly those runs are there, all done."""
     from critiquebench.store.db import ensure_tables, opened, select_rows
     from critiquebench.store.results import ensure_schema, load_study
     from critiquebench.studies.config import StudyConfig
@@ -162,14 +186,17 @@ def _imported_before(store: Any, study: str, source: str) -> Any:
     with opened(store) as db:
         ensure_schema(db)
         ensure_tables(db, RECORDED_IMPORTS)
-        rows = select_rows(db, "SELECT source, definition, calls FROM recorded_imports WHERE study = ?", [study])
+        rows = select_rows(db, "SELECT * FROM recorded_imports WHERE study = ?", [study])
         stored = load_study(db, study)
         if not rows or stored is None or rows[0]["source"] != source:
-            return None
-        config = StudyConfig.from_dict(stored)
-        if _definition(config) != rows[0]["definition"] or _recorded_calls(db, config) < rows[0]["calls"]:
-            return None
-        return config
+            return None, None
+        config, row = StudyConfig.from_dict(stored), rows[0]
+        if _definition(config) != row["definition"] or _recorded_calls(db, config) < row["calls"]:
+            return None, None
+        runs, done = db.execute("SELECT count(*), sum(CASE WHEN status = 'done' THEN 1 ELSE 0 END) FROM runs "
+                                "WHERE study = ?", [study]).fetchone()  # fmt: skip
+        finished = row.get("finished")
+        return config, finished if finished is not None and runs == done == finished else None
 
 
 def _remember_import(store: Any, config: Any, source: str) -> None:
@@ -180,6 +207,16 @@ def _remember_import(store: Any, config: Any, source: str) -> None:
         db.execute(
             "INSERT INTO recorded_imports (study, source, definition, calls) VALUES (?, ?, ?, ?) "
             "ON CONFLICT(study) DO UPDATE SET source = excluded.source, definition = excluded.definition, "
-            "calls = excluded.calls",
+            "calls = excluded.calls, finished = NULL",
             [config.name, source, _definition(config), _recorded_calls(db, config)],
         )
+
+
+def _remember_finished(store: Any, config: Any, runs: int) -> None:
+    """Every one of the `runs` runs of `config`'s replay is done (a later job finds them so, or replays)."""
+    from critiquebench.store.db import ensure_tables, opened
+
+    with opened(store) as db:
+        ensure_tables(db, RECORDED_IMPORTS)
+        db.execute("UPDATE recorded_imports SET finished = ? WHERE study = ? AND definition = ?",
+                   [runs, config.name, _definition(config)])  # fmt: skip
