@@ -42,9 +42,12 @@ def job_toml(folder: Path, base_url: str, dataset: Path, recorded: dict[str, Pat
 def run_job(toml: Path, store: Path, name: str = "main") -> subprocess.CompletedProcess[str]:
     # a wide terminal: the summary's cells are asserted beside their neighbours on one line, and at the piped
     # default (80 columns) the findings table is drawn in parts (tests/test_narrow_output.py)
+    # run beside the TOML, away from the checkout: every file the job reads is found through the TOML's
+    # `dataset =`, not through a ../shared/datasets that happens to sit beside the folder it runs in
     env = {**os.environ, "CRITIQUEBENCH_COLUMNS": "400"}
+    env.pop("CRITIQUEBENCH_DATA", None)
     return subprocess.run([*CLI, "run", name, "--config", str(toml), "--store", str(store), "--no-progress"],
-                          capture_output=True, text=True, timeout=600, env=env)  # fmt: skip
+                          capture_output=True, text=True, timeout=600, env=env, cwd=toml.parent)  # fmt: skip
 
 
 def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_path: Path) -> None:
@@ -93,6 +96,17 @@ def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_pat
     again = run_job(toml, store)
     assert again.returncode == 0, again.stderr
     assert "gpt-4: 82.0% (41/50)" in again.stdout and "LLM calls: 0 new" in again.stderr
+    # every recorded study is found finished, as it was (the job neither imports nor plans them again)
+    for study, runs in (("gpt4-oneshot", 500), ("gpt4-verify", 500), ("gpt4-coloring-k15", 200)):
+        assert f"study {study}: {runs} runs: 0 done now, {runs} done before or elsewhere, 0 failed" in again.stderr
+    # a run gone from a finished recorded study (lost, deleted by hand) is replayed again from the cache
+    with sqlite3.connect(store) as db:
+        db.execute("DELETE FROM runs WHERE thread_id = (SELECT min(thread_id) FROM runs WHERE study = ?)",
+                   ["gpt4-coloring-sp"])  # fmt: skip
+    third = run_job(toml, store)
+    assert third.returncode == 0, third.stderr
+    assert "study gpt4-coloring-sp: 200 runs: 1 done now, 199 done before or elsewhere, 0 failed" in third.stderr
+    assert "gpt-4: 13.0% (26/200)" in third.stdout and "study main: 3 runs: 0 done now" in third.stderr
 
 
 def test_without_datasets_it_names_their_sources_and_runs_generated_instances(tmp_path: Path) -> None:

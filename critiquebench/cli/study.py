@@ -264,7 +264,7 @@ def execute_main_job(
     def run(store: Path | str, config: "StudyConfig", replay: bool, execution: "Execution") -> "Session":
         return _session(store, config, progress, replay, execution, confirmed)
 
-    job = run_main_job(store, live, recorded, replay=replay, execution=execution, run=run)
+    job = run_main_job(store, live, recorded, replay=replay, execution=execution, run=run, shown=_print_summary)
     for line in job.skipped:
         err.print(line, markup=False)
     with opened(store) as db:

@@ -7,10 +7,18 @@ imports and replays every recorded file (each call answered from the cache, 0 ca
 live study NAME, and prints one summary (`critiquebench.reports.findings`). Without the datasets folder, it says
 where each dataset comes from and runs the live study on generated instances instead, under the name
 NAME-generated (so the study stored under NAME never changes definition).
+
+A recorded file the store already holds, imported from the same bytes by the same version of critiquebench
+with the same datasets folder, is not imported again (`recorded_imports`): re-checking 500 recorded prompts
+found nothing new and was most of what a second run with nothing to do cost (13 s of CPU, of ~14). Nor is its
+replay planned again once every run of it is done (planning reads its 500 problems back): the runs the finished
+replay had are all there, done, under the same definition.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +34,12 @@ DATASET_SOURCES: dict[str, str] = {
     "(PlanBench), plan-bench/ and llm_planning_analysis/results/ (MIT)",
 }
 GENERATED = "gen:2:1"  # two generated instances per domain, seed 1: what runs when no data is there
+# study -> what its last import by a main job was made from, the definition and answers it stored, and the runs
+# of that definition once a replay had finished every one (NULL before)
+RECORDED_IMPORTS = (
+    "CREATE TABLE IF NOT EXISTS recorded_imports (study TEXT PRIMARY KEY, source TEXT NOT NULL, "
+    "definition TEXT NOT NULL, calls INTEGER NOT NULL, finished INTEGER)",
+)
 
 
 @dataclass(frozen=True)
@@ -82,34 +96,127 @@ class MainJob:
     skipped: list[str]
 
 
-def run_main_job(store: Any, live: Any, recorded: list[Recorded], *, replay: bool = False,
-                 execution: Any = None, run: Any = None, confirmed: bool = False) -> MainJob:  # fmt: skip
+def run_main_job(store: Any, live: Any, recorded: list[Recorded], *, replay: bool = False, execution: Any = None,
+                 run: Any = None, confirmed: bool = False, shown: Any = None) -> MainJob:  # fmt: skip
     """Replay every recorded file (0 calls), then run the live study; `run(store, config, replay, execution)`
-    runs one study (default: `studies.session.run_session`, so a caller can wrap it with its terminal UI)."""
-    from critiquebench.importers.planbench import ImportError_, import_planbench
-    from critiquebench.importers.self_verification import SelfVerificationError, import_files
-    from critiquebench.studies.session import LOCAL, run_session
+    runs one study (default: `studies.session.run_session`, so a caller can wrap it with its terminal UI).
+    `shown(session)` is given the session of a recorded study found finished, which `run` did not run."""
+    from critiquebench.studies.runner import StudySummary
+    from critiquebench.studies.session import LOCAL, Session, run_session
 
     execution = execution or LOCAL
     if run is None:
         def run(store: Any, config: Any, replay: bool, execution: Any) -> Any:
             return run_session(store, config, replay=replay, execution=execution, confirmed=confirmed)
 
+    dataset = Path(live.dataset) if getattr(live, "dataset", None) else None
     job = MainJob([], [], [])
     for item in recorded:
         if not item.file.is_file():
             job.skipped.append(f"recorded study {item.study}: skipped, {item.file} is missing")
             continue
-        try:
-            if gpt_and_i(item.file):  # GPT-4's recorded self-verification runs (gpt-and-i's responses.json)
-                [done] = import_files([item.file], store, item.study)
-                config = done.config
-            else:
-                config, _ = import_planbench(item.file, store, item.study)
-        except (ImportError_, ConfigError, SelfVerificationError) as exc:
-            job.skipped.append(f"recorded study {item.study}: skipped: {exc}")
+        source = _source(item, dataset)
+        config, finished = _imported_before(store, item.study, source)
+        if config is not None and finished is not None:  # nothing to do: said as a session that found it so
+            session = Session(config, StudySummary(total=finished, skipped=finished))
+            if shown is not None:
+                shown(session)
+            job.sessions.append(session)
+            job.replayed.append(item.study)
             continue
-        job.sessions.append(run(store, config, True, LOCAL))
+        if config is None:
+            config, why = _import(store, item, dataset)
+            if config is None:
+                job.skipped.append(f"recorded study {item.study}: skipped: {why}")
+                continue
+            _remember_import(store, config, source)
+        session = run(store, config, True, LOCAL)
+        summary = session.summary
+        if summary.ok and summary.done + summary.skipped == summary.total:
+            _remember_finished(store, config, summary.total)
+        job.sessions.append(session)
         job.replayed.append(item.study)
     job.sessions.append(run(store, live, replay, execution))
     return job
+
+
+def _import(store: Any, item: Recorded, dataset: Path | None) -> tuple[Any, str]:
+    """The study `item`'s file imports as, or None and why it does not import."""
+    from critiquebench.importers.planbench import ImportError_, import_planbench
+    from critiquebench.importers.self_verification import SelfVerificationError, import_files
+
+    try:
+        if gpt_and_i(item.file):  # GPT-4's recorded self-verification runs (gpt-and-i's responses.json)
+            # its graphs are the study's datasets folder's, not whatever folder the command runs in
+            [done] = import_files([item.file], store, item.study, dataset=dataset)
+            return done.config, ""
+        return import_planbench(item.file, store, item.study).config, ""
+    except (ImportError_, ConfigError, SelfVerificationError) as exc:
+        return None, str(exc)
+
+
+def _source(item: Recorded, dataset: Path | None) -> str:
+    """What an import of `item` is made from: the file's bytes, critiquebench's version (its prompts, parsers
+    and importers) and the datasets folder the study reads."""
+    from critiquebench import __version__
+
+    digest = hashlib.sha256(item.file.read_bytes())
+    digest.update(json.dumps([__version__, str(dataset.resolve()) if dataset else None]).encode())
+    return digest.hexdigest()
+
+
+def _definition(config: Any) -> str:
+    return hashlib.sha256(json.dumps(config.identity(), sort_keys=True).encode()).hexdigest()
+
+
+def _recorded_calls(db: Any, config: Any) -> int:
+    row = db.execute("SELECT count(*) FROM llm_calls WHERE model = ? AND endpoint = ?",
+                     [config.model, config.endpoint_id]).fetchone()  # fmt: skip
+    return int(row[0])
+
+
+def _imported_before(store: Any, study: str, source: str) -> tuple[Any, int | None]:
+    """The stored definition of `study` if a main job imported it from `source` and the store still holds what
+    that import stored (the same definition, every recorded answer), else None: the file is imported; and the
+    number of its runs if its replay finished them all and exactly those runs are there, all done."""
+    from critiquebench.store.db import ensure_tables, opened, select_rows
+    from critiquebench.store.results import ensure_schema, load_study
+    from critiquebench.studies.config import StudyConfig
+
+    with opened(store) as db:
+        ensure_schema(db)
+        ensure_tables(db, RECORDED_IMPORTS)
+        rows = select_rows(db, "SELECT * FROM recorded_imports WHERE study = ?", [study])
+        stored = load_study(db, study)
+        if not rows or stored is None or rows[0]["source"] != source:
+            return None, None
+        config, row = StudyConfig.from_dict(stored), rows[0]
+        if _definition(config) != row["definition"] or _recorded_calls(db, config) < row["calls"]:
+            return None, None
+        runs, done = db.execute("SELECT count(*), sum(CASE WHEN status = 'done' THEN 1 ELSE 0 END) FROM runs "
+                                "WHERE study = ?", [study]).fetchone()  # fmt: skip
+        finished = row.get("finished")
+        return config, finished if finished is not None and runs == done == finished else None
+
+
+def _remember_import(store: Any, config: Any, source: str) -> None:
+    from critiquebench.store.db import ensure_tables, opened
+
+    with opened(store) as db:
+        ensure_tables(db, RECORDED_IMPORTS)
+        db.execute(
+            "INSERT INTO recorded_imports (study, source, definition, calls) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(study) DO UPDATE SET source = excluded.source, definition = excluded.definition, "
+            "calls = excluded.calls, finished = NULL",
+            [config.name, source, _definition(config), _recorded_calls(db, config)],
+        )
+
+
+def _remember_finished(store: Any, config: Any, runs: int) -> None:
+    """Every one of the `runs` runs of `config`'s replay is done (a later job finds them so, or replays)."""
+    from critiquebench.store.db import ensure_tables, opened
+
+    with opened(store) as db:
+        ensure_tables(db, RECORDED_IMPORTS)
+        db.execute("UPDATE recorded_imports SET finished = ? WHERE study = ? AND definition = ?",
+                   [runs, config.name, _definition(config)])  # fmt: skip

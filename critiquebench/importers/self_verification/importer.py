@@ -270,6 +270,12 @@ def _merged(existing: Any, new: Any) -> Any:
 
     from critiquebench.studies.config import canonical_schemes
 
+    if existing.dataset is None and new.dataset is not None:
+        # stored with the default datasets lookup (a main job before it passed the study's folder): the folder
+        # named now is where its graphs are read from, wherever the command runs
+        existing = replace(existing, dataset=new.dataset)
+        if not existing.differences(new):  # the same file imported again
+            return existing
     same = ("model", "temperature", "max_tokens", "domains", "domain_options", "dataset")
     if any(getattr(existing, k) != getattr(new, k) for k in same):
         raise SelfVerificationError(f"study {existing.name!r} holds another domain, model or protocol: import into "
