@@ -34,12 +34,6 @@ DATASET_SOURCES: dict[str, str] = {
     "(PlanBench), plan-bench/ and llm_planning_analysis/results/ (MIT)",
 }
 GENERATED = "gen:2:1"  # two generated instances per domain, seed 1: what runs when no data is there
-# study -> what its last import by a main job was made from, the definition and answers it stored, and the runs
-# of that definition once a replay had finished every one (NULL before)
-RECORDED_IMPORTS = (
-    "CREATE TABLE IF NOT EXISTS recorded_imports (study TEXT PRIMARY KEY, source TEXT NOT NULL, "
-    "definition TEXT NOT NULL, calls INTEGER NOT NULL, finished INTEGER)",
-)
 
 
 @dataclass(frozen=True)
@@ -169,54 +163,43 @@ def _definition(config: Any) -> str:
     return hashlib.sha256(json.dumps(config.identity(), sort_keys=True).encode()).hexdigest()
 
 
-def _recorded_calls(db: Any, config: Any) -> int:
-    row = db.execute("SELECT count(*) FROM llm_calls WHERE model = ? AND endpoint = ?",
-                     [config.model, config.endpoint_id]).fetchone()  # fmt: skip
-    return int(row[0])
-
-
 def _imported_before(store: Any, study: str, source: str) -> tuple[Any, int | None]:
     """The stored definition of `study` if a main job imported it from `source` and the store still holds what
     that import stored (the same definition, every recorded answer), else None: the file is imported; and the
     number of its runs if its replay finished them all and exactly those runs are there, all done."""
-    from critiquebench.store.db import ensure_tables, opened, select_rows
+    from critiquebench.store.db import opened
+    from critiquebench.store.imports import recorded_calls, recorded_import, run_counts
     from critiquebench.store.results import ensure_schema, load_study
     from critiquebench.studies.config import StudyConfig
 
     with opened(store) as db:
         ensure_schema(db)
-        ensure_tables(db, RECORDED_IMPORTS)
-        rows = select_rows(db, "SELECT * FROM recorded_imports WHERE study = ?", [study])
+        row = recorded_import(db, study)
         stored = load_study(db, study)
-        if not rows or stored is None or rows[0]["source"] != source:
+        if row is None or stored is None or row["source"] != source:
             return None, None
-        config, row = StudyConfig.from_dict(stored), rows[0]
-        if _definition(config) != row["definition"] or _recorded_calls(db, config) < row["calls"]:
+        config = StudyConfig.from_dict(stored)
+        if (_definition(config) != row["definition"]
+                or recorded_calls(db, config.model, config.endpoint_id) < row["calls"]):  # fmt: skip
             return None, None
-        runs, done = db.execute("SELECT count(*), sum(CASE WHEN status = 'done' THEN 1 ELSE 0 END) FROM runs "
-                                "WHERE study = ?", [study]).fetchone()  # fmt: skip
+        runs, done = run_counts(db, study)
         finished = row.get("finished")
         return config, finished if finished is not None and runs == done == finished else None
 
 
 def _remember_import(store: Any, config: Any, source: str) -> None:
-    from critiquebench.store.db import ensure_tables, opened
+    from critiquebench.store.db import opened
+    from critiquebench.store.imports import recorded_calls, remember_import
 
     with opened(store) as db:
-        ensure_tables(db, RECORDED_IMPORTS)
-        db.execute(
-            "INSERT INTO recorded_imports (study, source, definition, calls) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(study) DO UPDATE SET source = excluded.source, definition = excluded.definition, "
-            "calls = excluded.calls, finished = NULL",
-            [config.name, source, _definition(config), _recorded_calls(db, config)],
-        )
+        calls = recorded_calls(db, config.model, config.endpoint_id)
+        remember_import(db, config.name, source, _definition(config), calls)
 
 
 def _remember_finished(store: Any, config: Any, runs: int) -> None:
     """Every one of the `runs` runs of `config`'s replay is done (a later job finds them so, or replays)."""
-    from critiquebench.store.db import ensure_tables, opened
+    from critiquebench.store.db import opened
+    from critiquebench.store.imports import remember_finished
 
     with opened(store) as db:
-        ensure_tables(db, RECORDED_IMPORTS)
-        db.execute("UPDATE recorded_imports SET finished = ? WHERE study = ? AND definition = ?",
-                   [runs, config.name, _definition(config)])  # fmt: skip
+        remember_finished(db, config.name, _definition(config), runs)
