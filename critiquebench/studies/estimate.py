@@ -173,23 +173,23 @@ def _estimate_cells(tally: _Tally, cells: Sequence[Any], trials: int, done: Mapp
     for cell in cells:
         spec = parse_spec(cell.spec)
         params, calls = spec.params, spec.calls
+        stop = call_options(cell.domain).get("stop")  # once per cell: a Protocol check per run cost a tenth
         for instance in cell.instances:
             runs += trials
             ended = min(trials, done.get((cell.domain.name, cell.spec, instance.id), 0))
             finished += ended
             if ended < trials:
-                _run_calls(tally, cell.domain, instance, params, calls, stop_rate)
+                _run_calls(tally, cell.domain, instance, params, calls, stop_rate, stop)
     return tally.estimate(runs, finished, notes=notes)
 
 
 def _run_calls(tally: _Tally, domain: Any, instance: Any, params: Mapping[str, Any], calls: Calls,
-               stop_rate: float) -> None:  # fmt: skip
+               stop_rate: float, stop: Sequence[str] | None) -> None:  # fmt: skip
     """Add one run's calls: the prompts known before it starts (its first round, or every sample) by their cache
-    keys, the rest by count."""
+    keys, the rest by count; `stop` is the domain's stop sequences (`call_options`)."""
     first = domain.prompt(instance, params.get("style"))
     base = tokens(first)
     go = 1.0 - stop_rate
-    stop = call_options(domain).get("stop")
     if calls.samples:  # every round re-asks the first prompt: each is a known call
         for sample in range(calls.rounds):
             tally.known_call(first, sample, params.get("temperature"), go**sample if calls.stops else 1.0, stop)

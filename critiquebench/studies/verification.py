@@ -195,7 +195,9 @@ def estimate_verify(db: sqlite_utils.Database, config: StudyConfig, store: Path)
     done = judged_keys(db, config.name) if "verify_results" in table_names(db) else set()
     items = make_items(config, db, pending_ok=True)
     todo = [i for i in items if (i.domain.name, i.instance.id, i.kind, i.idx) not in done]
-    known = ((verification_messages(i.domain, i.instance, i.text, i.variant), call_options(i.domain))
+    # once per domain: a capability check (`isinstance` on a Protocol) per answer was a tenth of a dry run
+    options = {key: call_options(domain) for key, domain in {id(i.domain): i.domain for i in todo}.items()}
+    known = ((verification_messages(i.domain, i.instance, i.text, i.variant), options[id(i.domain)])
              for i in todo if not _pending(i))  # fmt: skip
     unknown = (verification_messages(i.domain, i.instance, i.text, i.variant) for i in todo if _pending(i))
     return estimate_calls(known, config.model, settings.endpoint(), settings.sampling_params(), store,

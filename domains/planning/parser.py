@@ -24,6 +24,7 @@ from critiquebench.domains.planning.templates import NLConfig
 
 Step = tuple[str, tuple[str, ...]]
 
+READS_KEPT = 64  # answers whose reading a task's reader keeps (`ActionReader.read`)
 _ARTICLES = {"the", "a", "an"}
 _NUMBER = re.compile(r"^\s*(?:[-*+\u2022]\s*)?(?:step\s*)?\(?(\d{1,3})\s*[.):\]]\s*")
 _BULLET = re.compile(r"^\s*[-*+\u2022]\s+")
@@ -69,6 +70,9 @@ class ActionReader:
     _objects: dict[str, str] = field(init=False)
     _short: frozenset[str] = field(init=False)
     _templates: list[tuple[str, re.Pattern[str], tuple[int, ...]]] = field(init=False)
+    # texts read lately and what they gave: a verification study judges each answer under up to three prompts
+    # and verifies it too, each reading it again (a dry run's main cost); a ParsedPlan is immutable, so shared
+    _read: dict[str, ParsedPlan | None] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         # The patterns depend on the config, the domain and the objects' names only: tasks over the same objects
@@ -124,6 +128,14 @@ class ActionReader:
 
     def read(self, text: str) -> ParsedPlan | None:
         """The committed plan, or None when the text holds no action at all."""
+        if text in self._read:
+            return self._read[text]
+        if len(self._read) >= READS_KEPT:
+            self._read.clear()
+        parsed = self._read[text] = self._read_text(text)
+        return parsed
+
+    def _read_text(self, text: str) -> ParsedPlan | None:
         seen: dict[str, Line] = {}  # the region's lines were read while finding it: each is read once
 
         def line(raw: str) -> Line:

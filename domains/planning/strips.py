@@ -155,9 +155,14 @@ class Task:
         schema = self.domain.schemas.get(name)
         if schema is None or len(args) != len(schema.params):
             return None
-        if not all(self.is_a(a, t) for a, t in zip(args, schema.param_types, strict=True)):
-            return None
-        pre, neg, add, delete = (frozenset(_instantiate(atoms, args)) for atoms in _compiled(schema))
+        objects = self.objects  # `is_a` inlined: grounding every action of a problem checks each argument
+        for arg, wanted in zip(args, schema.param_types, strict=True):
+            kinds = objects.get(arg)
+            if kinds is None or (wanted is not None and kinds.isdisjoint(wanted)):
+                return None
+        c_pre, c_neg, c_add, c_delete = _compiled(schema)
+        pre, neg = frozenset(_instantiate(c_pre, args)), frozenset(_instantiate(c_neg, args))
+        add, delete = frozenset(_instantiate(c_add, args)), frozenset(_instantiate(c_delete, args))
         if not (schema.eq or schema.neq):
             return GroundAction(name, args, pre, neg, add, delete)
         eq = _instantiate(tuple(("=", p) for p in _slots(schema, schema.eq)), args)
@@ -181,6 +186,7 @@ class Task:
                 "(plans/NAME.plan) or an action with fewer parameters"
             )
         out: list[GroundAction] = []
+        init = self.init
         for schema in self.domain.schemas.values():
             for args in itertools.product(*candidates[schema.name]):
                 action = self.ground(schema.name, args)
@@ -188,10 +194,13 @@ class Task:
                     continue
                 if action.false_eq or action.true_neq:
                     continue
-                if all(f in self.init for f in action.pre if f[0] in static) and not any(
-                    f in self.init for f in action.neg_pre if f[0] in static
+                # without static predicates (Blocksworld) every action passes: skip the per-fact scans
+                if static and (
+                    any(f not in init for f in action.pre if f[0] in static)
+                    or any(f in init for f in action.neg_pre if f[0] in static)
                 ):
-                    out.append(action)
+                    continue
+                out.append(action)
         return out
 
     def _candidate_domains(self, schema: Schema, static: frozenset[str]) -> list[list[str]]:
