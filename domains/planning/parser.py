@@ -25,6 +25,7 @@ from critiquebench.domains.planning.templates import NLConfig
 Step = tuple[str, tuple[str, ...]]
 
 READS_KEPT = 64  # answers whose reading a task's reader keeps (`ActionReader.read`)
+_UNREAD = object()
 _ARTICLES = {"the", "a", "an"}
 _NUMBER = re.compile(r"^\s*(?:[-*+\u2022]\s*)?(?:step\s*)?\(?(\d{1,3})\s*[.):\]]\s*")
 _BULLET = re.compile(r"^\s*[-*+\u2022]\s+")
@@ -128,8 +129,9 @@ class ActionReader:
 
     def read(self, text: str) -> ParsedPlan | None:
         """The committed plan, or None when the text holds no action at all."""
-        if text in self._read:
-            return self._read[text]
+        kept = self._read.get(text, _UNREAD)  # one lookup: another thread may clear the dict between two
+        if kept is not _UNREAD:
+            return kept  # type: ignore[return-value]
         if len(self._read) >= READS_KEPT:
             self._read.clear()
         parsed = self._read[text] = self._read_text(text)
