@@ -146,8 +146,7 @@ class _Bits:
             return out
 
         self.space = space
-        # an action that can never apply (its equalities fail) keeps a precondition no state has: bit -1 is none
-        self.pre = [mask(a.pre) if not (a.false_eq or a.true_neq) else -1 for a in space.actions]
+        self.pre = [mask(a.pre) for a in space.actions]  # `ground_all` left out actions whose equalities fail
         self.neg = [mask(a.neg_pre) for a in space.actions]
         self.keep = [~mask(a.delete) for a in space.actions]
         self.add = [mask(a.add) for a in space.actions]
