@@ -57,6 +57,9 @@ from tests.scripted_server import serve_in_subprocess  # noqa: E402
 _TICK = os.sysconf("SC_CLK_TCK")
 PER_RUN_BATCHES, PER_RUN_RUNS = 7, 12
 PARTS = ("driver", "workers", "ray services", "server")
+# the scripted server's listen queue: the raw loop opens twice as many connections as calls in flight at once, which
+# overflow the standard library's 5 (some then came back reset: `Connection reset by peer` at 64 in flight)
+BACKLOG = 512
 
 
 def _tree_cpu() -> Counter[str]:
@@ -171,7 +174,7 @@ def _phases(runs: int, rounds: int, concurrency: int, latency: float) -> None:
     from benchmarks.phase_timers import PhaseTimers
 
     timers = PhaseTimers().install()
-    with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(latency=latency) as url:
+    with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(latency=latency, backlog=BACKLOG) as url:
         settings = LLMSettings(model="scripted", base_url=url, concurrency=concurrency, timeout=30.0)
         store = Path(tmp) / "phases.sqlite"
         _timed_study(store, _study("warm", 4, 1, concurrency), settings, None)
@@ -209,7 +212,7 @@ def main() -> None:
     ceilings: dict[str, float] = {}
     requests: list[list[dict[str, str]]] = []
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(latency=args.latency) as slow:
+    with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(latency=args.latency, backlog=BACKLOG) as slow:
         settings = LLMSettings(model="scripted", base_url=slow, concurrency=args.concurrency, timeout=30.0)
         for kind in ("local", "ray"):
             store = Path(tmp) / f"{kind}.sqlite"
@@ -284,7 +287,7 @@ def main() -> None:
                     note="start-up excluded (a warm-up study first); CPU time (user + system) of this process"),
             ]  # fmt: skip
 
-    with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(latency=0.0) as fast:
+    with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(latency=0.0, backlog=BACKLOG) as fast:
         settings = LLMSettings(model="scripted", base_url=fast, concurrency=1, timeout=30.0)
         # the two executors take turns, batch by batch, and medians are compared: load from other jobs comes in
         # bursts that would otherwise land on one side
