@@ -57,6 +57,9 @@ from tests.scripted_server import serve_in_subprocess  # noqa: E402
 _TICK = os.sysconf("SC_CLK_TCK")
 PER_RUN_BATCHES, PER_RUN_RUNS = 7, 12
 PARTS = ("driver", "workers", "ray services", "server")
+# the scripted server's listen queue: the raw loop opens twice as many connections as calls in flight at once, which
+# overflow the standard library's 5 (some then came back reset: `Connection reset by peer` at 64 in flight)
+BACKLOG = 512
 
 
 def _tree_cpu() -> Counter[str]:
@@ -171,7 +174,7 @@ def _phases(runs: int, rounds: int, concurrency: int, latency: float) -> None:
     from benchmarks.phase_timers import PhaseTimers
 
     timers = PhaseTimers().install()
-    with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(latency=latency) as url:
+    with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(latency=latency, backlog=BACKLOG) as url:
         settings = LLMSettings(model="scripted", base_url=url, concurrency=concurrency, timeout=30.0)
         store = Path(tmp) / "phases.sqlite"
         _timed_study(store, _study("warm", 4, 1, concurrency), settings, None)
@@ -179,6 +182,96 @@ def _phases(runs: int, rounds: int, concurrency: int, latency: float) -> None:
         _, calls, cpu = _timed_study(store, _study("s", runs, rounds, concurrency), settings, None)
         timers.report(calls)
         print(f"  {cpu['server'] / calls * 1000:6.2f} ms  the scripted server (its own process)")
+
+
+def _async_path(flights: list[int], latency: float, calls: int, json_path: Path | None) -> None:
+    """Issue 44's prescription measured: the LLM client's path (ChatOpenAI's `_generate` in each of `in flight`
+    threads, as `LLMClient` sends) beside ChatOpenAI's async twin `_agenerate` on one event loop in one daemon
+    thread shared by every calling thread (`asyncio.run_coroutine_threadsafe`, each caller waiting on its future)
+    and the raw httpx POST loop, each at each number of calls in flight, sending the study's own requests.
+
+    The async side gets every shortcut the sync one has (the reply read as a dict, the text-message payload) and
+    one more: `_agenerate` hands the reply's parsing to the loop's default executor, which here runs it inline (a
+    thread hop per call otherwise). It has no whole-request deadline (the sync side's `deadline_client`)."""
+    import asyncio
+    import threading
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from critiquebench.llm.client import _ask, _DictParse
+
+    class Inline(ThreadPoolExecutor):
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+            done: Future[Any] = Future()
+            try:
+                done.set_result(fn(*args, **kwargs))
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+                done.set_exception(exc)
+            return done
+
+    class DictRawAsync:  # `_DictRawResponses`' async twin
+        def __init__(self, raw: Any) -> None:
+            self._raw = raw
+
+        async def create(self, **payload: Any) -> Any:
+            return _DictParse(await self._raw.create(**payload))
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._raw, name)
+
+    class DictAsync:
+        def __init__(self, completions: Any) -> None:
+            self._completions, self.with_raw_response = completions, DictRawAsync(completions.with_raw_response)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._completions, name)
+
+    loop = asyncio.new_event_loop()
+    loop.set_default_executor(Inline(1))
+    threading.Thread(target=loop.run_forever, name="llm-loop", daemon=True).start()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(latency=latency, backlog=BACKLOG) as url:
+        settings = LLMSettings(model="scripted", base_url=url, concurrency=32, timeout=30.0)
+        store = Path(tmp) / "requests.sqlite"
+        _timed_study(store, _study("requests", 24, 5, 32), settings, None)
+        requests = _recorded_requests(store, 300)
+        chat = chat_model(settings, url)
+        chat.async_client = DictAsync(chat.async_client)
+
+        def sync_call(i: int) -> str:
+            return str(_ask(chat, requests[i % len(requests)], {}).text)
+
+        def async_call(i: int) -> str:
+            future = asyncio.run_coroutine_threadsafe(chat._agenerate(requests[i % len(requests)]), loop)
+            return str(future.result().generations[0].message.text)
+
+        for in_flight in flights:
+            measured: dict[str, tuple[float, float]] = {}
+            with ThreadPoolExecutor(in_flight) as pool:
+                for name, call in (("sync", sync_call), ("async", async_call)):
+                    assert set(pool.map(call, range(in_flight * 2))) == {"OK"}  # connections, before the clock
+                    cpu, start = _tree_cpu(), time.perf_counter()
+                    assert set(pool.map(call, range(calls))) == {"OK"}
+                    wall = time.perf_counter() - start
+                    spent = _tree_cpu()
+                    spent.subtract(cpu)
+                    measured[name] = (calls / wall, spent["driver"] / calls * 1000)
+            raw_wall, raw_cpu = _raw_loop(url, requests, calls, in_flight)
+            raw_ms = raw_cpu / calls * 1000
+            (sync_rate, sync_ms), (async_rate, async_ms) = measured["sync"], measured["async"]
+            print(f"{in_flight:2d} in flight: the client's path (threads) {sync_ms:.2f} ms CPU per call, "
+                  f"{sync_rate:.0f} calls/s; async on one shared loop {async_ms:.2f} ms ({async_ms / sync_ms:.2f}x), "
+                  f"{async_rate:.0f} calls/s; raw httpx POST loop {raw_ms:.2f} ms, "
+                  f"{calls / raw_wall:.0f} calls/s")  # fmt: skip
+            rows += [
+                row(f"driver CPU per call, ChatOpenAI async path on one shared loop, {in_flight} in flight", async_ms,
+                    "ms", baseline=("ChatOpenAI's sync path in threads (the client's)", sync_ms),
+                    ratio=async_ms / sync_ms, note=f"raw httpx POST loop {raw_ms:.2f} ms"),
+                row(f"throughput, ChatOpenAI async path on one shared loop, {in_flight} in flight", async_rate,
+                    "calls/s", baseline=("ChatOpenAI's sync path in threads (the client's)", sync_rate),
+                    ratio=async_rate / sync_rate, note=f"ideal {in_flight / latency:.0f} calls/s"),
+            ]  # fmt: skip
+    loop.call_soon_threadsafe(loop.stop)
+    record("bench_scale-async", rows, path=json_path)
 
 
 def main() -> None:
@@ -192,8 +285,14 @@ def main() -> None:
                         help="the local executor's study (and the raw loop) at each of these calls in flight")
     parser.add_argument("--phases", action="store_true",
                         help="only break the local executor's CPU per call down by phase (benchmarks/phase_timers.py)")
+    parser.add_argument("--async-path", action="store_true",
+                        help="only compare the client's path with ChatOpenAI's async one on a shared event loop")
     add_json_option(parser)
     args = parser.parse_args()
+    if args.async_path:
+        flights = sorted({int(x) for x in args.in_flight.split(",") if x.strip()})
+        _async_path(flights, args.latency, args.runs * args.rounds, args.json)
+        return
     if args.phases:
         _phases(args.runs, args.rounds, args.concurrency, args.latency)
         return
@@ -209,7 +308,7 @@ def main() -> None:
     ceilings: dict[str, float] = {}
     requests: list[list[dict[str, str]]] = []
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(latency=args.latency) as slow:
+    with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(latency=args.latency, backlog=BACKLOG) as slow:
         settings = LLMSettings(model="scripted", base_url=slow, concurrency=args.concurrency, timeout=30.0)
         for kind in ("local", "ray"):
             store = Path(tmp) / f"{kind}.sqlite"
@@ -284,7 +383,7 @@ def main() -> None:
                     note="start-up excluded (a warm-up study first); CPU time (user + system) of this process"),
             ]  # fmt: skip
 
-    with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(latency=0.0) as fast:
+    with tempfile.TemporaryDirectory() as tmp, serve_in_subprocess(latency=0.0, backlog=BACKLOG) as fast:
         settings = LLMSettings(model="scripted", base_url=fast, concurrency=1, timeout=30.0)
         # the two executors take turns, batch by batch, and medians are compared: load from other jobs comes in
         # bursts that would otherwise land on one side

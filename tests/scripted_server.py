@@ -77,6 +77,7 @@ class ScriptedServer:
         strict_paths: bool = False,
         models: Sequence[str] = (),
         strict_models: bool = False,
+        backlog: int | None = None,
     ) -> None:
         for kind in faults:
             _check_kind(kind)
@@ -108,7 +109,11 @@ class ScriptedServer:
         self._random = random.Random(seed)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))  # 0: any free port
+        # `backlog`: connections the listening socket queues before accepting them (None: the standard library's
+        # 5). Many clients connecting at once (a benchmark's 64 in flight) overflow 5, and the kernel answers some
+        # of them with SYN cookies whose connections may then be reset.
+        server_class = ThreadingHTTPServer if backlog is None else _with_backlog(backlog)
+        self._httpd = server_class(("127.0.0.1", port), _handler_for(self))  # 0: any free port
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -323,15 +328,21 @@ def _completion(
     return body
 
 
+def _with_backlog(backlog: int) -> type[ThreadingHTTPServer]:
+    """ThreadingHTTPServer listening with a queue of `backlog` connections (`socketserver`'s class attribute)."""
+    return type("BackloggedHTTPServer", (ThreadingHTTPServer,), {"request_queue_size": max(1, int(backlog))})
+
+
 @contextmanager
-def serve_in_subprocess(latency: float = 0.0) -> Iterator[str]:
+def serve_in_subprocess(latency: float = 0.0, backlog: int | None = None) -> Iterator[str]:
     """A scripted server in a child process (so it does not share this process's GIL); yields its base URL.
+    `backlog`: as `ScriptedServer`'s (None: the standard library's 5).
 
     Benchmarks use it: a server in the measuring process would steal CPU from the side being measured.
     """
     project = Path(__file__).resolve().parents[1]
     server = subprocess.Popen(
-        [sys.executable, "-m", "tests.scripted_server", str(latency)],
+        [sys.executable, "-m", "tests.scripted_server", str(latency), *([str(backlog)] if backlog else [])],
         cwd=project,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -347,8 +358,9 @@ def serve_in_subprocess(latency: float = 0.0) -> Iterator[str]:
 
 
 def _serve_until_stdin_closes(argv: list[str]) -> None:
-    """`python -m tests.scripted_server [LATENCY]`: print the base URL, serve until stdin closes."""
-    with ScriptedServer(latency=float(argv[0]) if argv else 0.0) as server:
+    """`python -m tests.scripted_server [LATENCY [BACKLOG]]`: print the base URL, serve until stdin closes."""
+    backlog = int(argv[1]) if len(argv) > 1 else None
+    with ScriptedServer(latency=float(argv[0]) if argv else 0.0, backlog=backlog) as server:
         print(server.base_url, flush=True)
         sys.stdin.read()
 
