@@ -184,7 +184,7 @@ def test_a_fifo_with_a_reader_is_still_written_into(tmp_path: Path) -> None:
             try:
                 held = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
             except OSError as exc:  # ENXIO: no reader yet
-                assert exc.errno == errno.ENXIO and reader.poll() is None and time.monotonic() < deadline, exc is None and time.monotonic() < deadline
+                assert exc.errno == errno.ENXIO and reader.poll() is None and time.monotonic() < deadline, exc
                 time.sleep(0.005)
         rc, lines = cli("graph", "standard", "--output", "out.fifo", cwd=tmp_path, timeout=30)
         os.close(held)
