@@ -125,6 +125,7 @@ def test_a_killed_runs_session_claim_is_swept_by_the_next_session(tmp_path: Path
             conn.execute("INSERT INTO llm_inflight SELECT key, ?, ? FROM llm_calls LIMIT 1",
                          [owners[0][0], time.time() + 600])  # fmt: skip
             conn.commit()
+        server.latency = 0.0  # only the killed process's calls had to be in flight at the kill
         invoke("resume", "s", "--store", str(store))
     with closing(sqlite3.connect(store)) as conn:
         assert conn.execute("SELECT COUNT(*) FROM run_claims").fetchone()[0] == 0
