@@ -93,7 +93,7 @@ def test_a_run_against_trickling_headers_ends_in_lines_not_a_hang(
     args = ["run", "t", "--domains", "game24", "--instances", "gen:1:1",
             "--schemes", "standard", "--model", "m", "--base-url", base_url, "--timeout", "0.5", "--store",
             str(tmp_path / "s.sqlite"), "--no-progress"]  # fmt: skip
-    quick_retries = {**os.environ, "CRITIQUEBENCH_BACKOFF_S": "0.01"}  # 0.63 s of backoff in all, not up to 63 s
+    quick_retries = {**os.environ, "CRITIQUEBENCH_BACKOFF_S": "0.001"}  # 0.063 s of backoff in all, not up to 63 s
     done = fork_server.run(args, timeout=240, env=quick_retries)
     assert done.returncode == 1, done.stderr[-2000:]
     assert "Traceback" not in done.stderr and "no complete reply within 0.5 s" in done.stderr
