@@ -91,6 +91,9 @@ class ScriptedServer:
         self.usage = usage
         self.trickle_s = 1.0
         self.models_latency = 0.0  # seconds before answering `GET /models` (an endpoint check that takes a while)
+        # an Event: `GET /models` answers only once it is set (at most 60 s on), so a test holds an endpoint check
+        # exactly as long as it needs, not for a latency long enough on a busy machine
+        self.models_gate: threading.Event | None = None
         self.echo_errors = False  # error bodies quote the request target and Authorization, as some servers do
         self.api_key, self.strict_paths, self.models, self.strict_models = (
             api_key,
@@ -250,6 +253,8 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._error(404, f"no route {self.path}")
             elif self._authorized():
                 time.sleep(server.models_latency)
+                if server.models_gate is not None:
+                    server.models_gate.wait(60)
                 data = [{"id": model, "object": "model"} for model in server.models]
                 self._send(200, json.dumps({"object": "list", "data": data}).encode())
 

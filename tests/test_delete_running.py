@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import signal
 import sqlite3
+import threading
 import time
 from contextlib import closing
 from pathlib import Path
@@ -71,11 +72,11 @@ def test_a_delete_at_the_start_of_a_run_is_refused(tmp_path: Path, fork_server: 
     """Issue 45 item 6: a delete that landed after `run` stored the study but before its first run's claim went
     through (1 of 3 timed trials in the audit); the run paid for every call and left 16 runs with no study. The
     run now holds a claim from its first statement: here the delete comes as soon as the definition is stored,
-    while the endpoint check (a 3 s `GET /models`) keeps every run from starting; on the code before, the delete
-    went through and the run ended "deleted while it ran", rc 2."""
+    while the endpoint check (a `GET /models` the server holds until the delete is answered) keeps every run from
+    starting; on the code before, the delete went through and the run ended "deleted while it ran", rc 2."""
     store = tmp_path / "s.sqlite"
     with ScriptedServer(reply=game24_reply) as server:
-        server.models_latency = 3.0
+        server.models_gate = threading.Event()
         command = [*run_args("s", store, server, instances="gen:2:1", schemes="standard"), "--no-progress"]
         running = fork_server.popen(command, cwd=ROOT)
         try:
@@ -85,8 +86,11 @@ def test_a_delete_at_the_start_of_a_run_is_refused(tmp_path: Path, fork_server: 
                 time.sleep(0.02)
             refused = invoke("studies", "delete", "s", "--store", str(store), check=2)
             assert refused.stderr.startswith("error: study s is running ("), refused.stderr
+            assert server.answered == 0  # the endpoint check is held: no run has started
+            server.models_gate.set()
             out, err = running.communicate(timeout=120)
         finally:
+            server.models_gate.set()
             if running.poll() is None:
                 running.kill()
                 running.wait(30)
@@ -121,6 +125,7 @@ def test_a_killed_runs_session_claim_is_swept_by_the_next_session(tmp_path: Path
             conn.execute("INSERT INTO llm_inflight SELECT key, ?, ? FROM llm_calls LIMIT 1",
                          [owners[0][0], time.time() + 600])  # fmt: skip
             conn.commit()
+        server.latency = 0.0  # only the killed process's calls had to be in flight at the kill
         invoke("resume", "s", "--store", str(store))
     with closing(sqlite3.connect(store)) as conn:
         assert conn.execute("SELECT COUNT(*) FROM run_claims").fetchone()[0] == 0

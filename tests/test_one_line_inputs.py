@@ -7,10 +7,12 @@ stalling it."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -172,17 +174,25 @@ def test_a_fifo_with_a_reader_is_still_written_into(tmp_path: Path) -> None:
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
     reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)  # opens it first: a reader waits
+    held = -1
     try:
-        import time
-
-        for _ in range(100):  # until cat has the FIFO open (bounded: 10 s)
-            if any(os.path.exists(f"/proc/{reader.pid}/fd/{n}") and os.readlink(f"/proc/{reader.pid}/fd/{n}")
-                   == str(fifo) for n in range(3, 8)):  # fmt: skip
-                break
-            time.sleep(0.1)
+        # A reader blocked in open() holds no descriptor /proc could show: it is there once a non-blocking open
+        # for writing, the command's own check, stops failing (ENXIO). The writer the test holds meanwhile keeps
+        # cat from seeing the end of the FIFO before the command has written into it.
+        deadline = time.monotonic() + 30
+        while held < 0:
+            try:
+                held = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as exc:  # ENXIO: no reader yet
+                assert exc.errno == errno.ENXIO and reader.poll() is None and time.monotonic() < deadline, exc
+                time.sleep(0.005)
         rc, lines = cli("graph", "standard", "--output", "out.fifo", cwd=tmp_path, timeout=30)
+        os.close(held)
+        held = -1
         out, _ = reader.communicate(timeout=30)
     finally:
+        if held >= 0:
+            os.close(held)
         reader.kill()
     assert rc == 0, lines
     assert b"generator" in out and fifo.is_fifo()

@@ -17,14 +17,14 @@ from tests.scripted_server import ScriptedServer
 
 
 def settings_for(server: ScriptedServer, serial: bool) -> LLMSettings:
-    return LLMSettings(model="scripted", base_url=server.base_url, timeout=0.4, concurrency=1, serial=serial,
+    return LLMSettings(model="scripted", base_url=server.base_url, timeout=0.3, concurrency=1, serial=serial,
                        backoff_s=0.01, max_backoff_s=0.05, max_retries=3)  # fmt: skip
 
 
 def test_a_serial_endpoint_slower_than_the_timeout_gets_each_call_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with ScriptedServer(reply="(4 + 4) * (10 - 7) = 24", latency=1.0) as server:  # each answer 2.5x the timeout
+    with ScriptedServer(reply="(4 + 4) * (10 - 7) = 24", latency=0.75) as server:  # each answer 2.5x the timeout
         llm = LLMClient(settings_for(server, serial=True), CallCache(tmp_path / "s.sqlite"))
         with caplog.at_level(logging.WARNING):
             answers = [llm.complete([{"role": "user", "content": f"puzzle {i}"}]).text for i in range(2)]
@@ -36,7 +36,7 @@ def test_a_serial_endpoint_slower_than_the_timeout_gets_each_call_once(
 
 def test_an_ordinary_endpoint_past_the_timeout_is_retried(tmp_path: Path) -> None:
     """The contrast: elsewhere a timeout is a lost request, retried (what piled up on the embedded server)."""
-    with ScriptedServer(reply="24", latency=1.0) as server:
+    with ScriptedServer(reply="24", latency=0.75) as server:
         llm = LLMClient(replace(settings_for(server, serial=False), max_retries=1), CallCache(tmp_path / "s.sqlite"))
         with pytest.raises(Exception, match="timed out|deadline|timeout"):
             llm.complete([{"role": "user", "content": "puzzle"}])
