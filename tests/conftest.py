@@ -165,6 +165,20 @@ def gpt4_colouring_loops(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path
     return store, result
 
 
+# the xdist group of the tests that read `published_report`: one worker computes it for them all
+PUBLISHED = "published_report"
+
+
+@pytest.fixture(scope="session")
+def published_report() -> str:
+    """The output of `critiquebench report --published --dataset DATASETS --format json` (in this process),
+    computed once (~3 s of CPU: every recorded run the papers' numbers are checked against) for the tests that
+    read it, each parsing its own rows from it; they share the xdist group `PUBLISHED`."""
+    from tests.test_study_cli import invoke
+
+    return str(invoke("report", "--published", "--dataset", str(DATASETS), "--format", "json").stdout)
+
+
 def copied_store(store: Path, folder: Path) -> Path:
     """A copy of the SQLite store `store` (its -wal file too, if one is left) in `folder`, for a test to open."""
     import shutil

@@ -25,7 +25,7 @@ from critiquebench.importers.self_verification import (
     kind_of,
     traces,
 )
-from tests.conftest import GPT4_COLOURING, copied_store
+from tests.conftest import GPT4_COLOURING, PUBLISHED, copied_store
 from tests.test_study_cli import DATASETS, invoke
 
 RECORDED = DATASETS / "self_verification/recorded/gpt-and-i@ada66fc6/llm-csp/responses"
@@ -215,8 +215,9 @@ def test_gpt4s_verification_replies_replay_as_table_2s_colouring_row(tmp_path: P
     assert "72.4% (362/500)" in row and "6.5% (25/382)" in row and "95.8% (113/118)" in row
 
 
-def test_report_published_sets_the_recorded_colouring_cells_beside_000s() -> None:
-    rows = json.loads(invoke("report", "--published", "--dataset", str(DATASETS), "--format", "json").stdout)
+@pytest.mark.xdist_group(PUBLISHED)  # the report is computed once for the tests reading it
+def test_report_published_sets_the_recorded_colouring_cells_beside_000s(published_report: str) -> None:
+    rows = json.loads(published_report)  # report --published --dataset DATASETS --format json
     cells = {r["where"]: (r["published"], r["ours"], r["agrees"]) for r in rows if "Graph Coloring" in r["where"]
              and ("Table 1" in r["where"] or r["where"].startswith("Table 2, "))}  # fmt: skip
     assert cells == {
