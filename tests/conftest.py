@@ -146,6 +146,50 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return site
 
 
+# the xdist group of the tests that read `gpt4_colouring_loops`: one worker imports the files for them all
+GPT4_COLOURING = "gpt4_colouring"
+
+
+@pytest.fixture(scope="session")
+def gpt4_colouring_loops(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """GPT-4's six recorded colouring loop files of the self-verification study (gpt-and-i@ada66fc6, the
+    datasets' `graph_coloring/gpt-4_chat`) imported and replayed once (~10 s of CPU), as `critiquebench import
+    self-verification FOLDER --study gpt4 --replay` in this process: studies gpt4-standard, -15top1, -llm,
+    -passfail, -first and -full. Yields (the store, the command's result); a test copies the store
+    (`copied_store`) before it opens it. Its tests share the xdist group `GPT4_COLOURING`."""
+    from tests.test_study_cli import invoke
+
+    loops = DATASETS / "self_verification/recorded/gpt-and-i@ada66fc6/llm-csp/responses/graph_coloring/gpt-4_chat"
+    store = tmp_path_factory.mktemp("gpt4-colouring") / "s.sqlite"
+    result = invoke("import", "self-verification", str(loops), "--study", "gpt4", "--store", str(store),
+                    "--dataset", str(DATASETS), "--replay", "--no-progress")  # fmt: skip
+    return store, result
+
+
+# the xdist group of the tests that read `published_report`: one worker computes it for them all
+PUBLISHED = "published_report"
+
+
+@pytest.fixture(scope="session")
+def published_report() -> str:
+    """The output of `critiquebench report --published --dataset DATASETS --format json` (in this process),
+    computed once (~3 s of CPU: every recorded run the papers' numbers are checked against) for the tests that
+    read it, each parsing its own rows from it; they share the xdist group `PUBLISHED`."""
+    from tests.test_study_cli import invoke
+
+    return str(invoke("report", "--published", "--dataset", str(DATASETS), "--format", "json").stdout)
+
+
+def copied_store(store: Path, folder: Path) -> Path:
+    """A copy of the SQLite store `store` (its -wal file too, if one is left) in `folder`, for a test to open."""
+    import shutil
+
+    for suffix in ("", "-wal"):
+        if Path(f"{store}{suffix}").exists():
+            shutil.copy(f"{store}{suffix}", folder / f"{store.name}{suffix}")
+    return folder / store.name
+
+
 @dataclass(frozen=True)
 class Heavy:
     """How to tell that a test needs a heavy resource; any one clue is enough."""

@@ -1,13 +1,13 @@
 """The main job (a study TOML with `[recorded]` files): GPT-4's recorded runs replayed with 0 calls, the live study
-beside them, one summary. The live part talks to the scripted server, never the embedded model."""
+beside them, one summary. The live part talks to the scripted server, never the embedded model. Each run is a
+process of its own, forked from a server that imported the CLI and what a study uses once (`forked_env`,
+tests/forked_cli.py), not an interpreter importing them anew (1-2 s of CPU a run)."""
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import DATASETS
@@ -19,7 +19,6 @@ COLORING = DATASETS / "self_verification/recorded/gpt-and-i@ada66fc6/llm-csp/res
 COLORING_FILES = {"sp": "responses.json", "binary": "backprompting-passfail/responses.json",
                   "first": "backprompting-first/responses.json", "all": "backprompting-full/responses.json",
                   "llm": "backprompting-llm/responses.json", "k15": "backprompting-15top1/responses.json"}
-CLI = [sys.executable, "-m", "critiquebench.cli"]
 
 
 def job_toml(folder: Path, base_url: str, dataset: Path, recorded: dict[str, Path]) -> Path:
@@ -39,18 +38,21 @@ def job_toml(folder: Path, base_url: str, dataset: Path, recorded: dict[str, Pat
     return path
 
 
-def run_job(toml: Path, store: Path, name: str = "main") -> subprocess.CompletedProcess[str]:
+def run_job(toml: Path, store: Path, forked: dict[str, str], name: str = "main") -> subprocess.CompletedProcess[str]:
     # a wide terminal: the summary's cells are asserted beside their neighbours on one line, and at the piped
     # default (80 columns) the findings table is drawn in parts (tests/test_narrow_output.py)
     # run beside the TOML, away from the checkout: every file the job reads is found through the TOML's
     # `dataset =`, not through a ../shared/datasets that happens to sit beside the folder it runs in
-    env = {**os.environ, "CRITIQUEBENCH_COLUMNS": "400"}
+    # `forked`: a fork server's environment (`forked_env`), its `critiquebench` first on PATH
+    env = {**forked, "CRITIQUEBENCH_COLUMNS": "400"}
     env.pop("CRITIQUEBENCH_DATA", None)
-    return subprocess.run([*CLI, "run", name, "--config", str(toml), "--store", str(store), "--no-progress"],
+    return subprocess.run(["critiquebench", "run", name, "--config", str(toml), "--store", str(store), "--no-progress"],
                           capture_output=True, text=True, timeout=600, env=env, cwd=toml.parent)  # fmt: skip
 
 
-def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_path: Path) -> None:
+def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(
+    tmp_path: Path, forked_env: dict[str, str]
+) -> None:
     # the datasets sit beside the clone wherever the README's set-up is followed (CI too): missing is a failure
     assert REFERENCE.is_dir(), f"needs the PlanBench reference files in {REFERENCE} (../shared/datasets)"
     recorded = {
@@ -63,7 +65,7 @@ def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_pat
     store = tmp_path / "store.sqlite"
     with ScriptedServer(reply="[PLAN]\n[PLAN END]") as server:
         toml = job_toml(tmp_path, server.base_url, DATASETS, recorded)
-        result = run_job(toml, store)
+        result = run_job(toml, store, forked_env)
         assert result.returncode == 0, result.stderr
         out = result.stdout
         assert "gpt-4: 31.4% (157/500)" in out and "0 new, 500 cached" in out
@@ -93,7 +95,7 @@ def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_pat
     assert recorded_calls == 0
     assert answered > 0
     # a second run is answered from the store (the scripted server is gone): the same summary, no call
-    again = run_job(toml, store)
+    again = run_job(toml, store, forked_env)
     assert again.returncode == 0, again.stderr
     assert "gpt-4: 82.0% (41/50)" in again.stdout and "LLM calls: 0 new" in again.stderr
     # every recorded study is found finished, as it was (the job neither imports nor plans them again)
@@ -103,17 +105,19 @@ def test_summary_shows_gpt4_numbers_from_the_cache_beside_the_live_study(tmp_pat
     with sqlite3.connect(store) as db:
         db.execute("DELETE FROM runs WHERE thread_id = (SELECT min(thread_id) FROM runs WHERE study = ?)",
                    ["gpt4-coloring-sp"])  # fmt: skip
-    third = run_job(toml, store)
+    third = run_job(toml, store, forked_env)
     assert third.returncode == 0, third.stderr
     assert "study gpt4-coloring-sp: 200 runs: 1 done now, 199 done before or elsewhere, 0 failed" in third.stderr
     assert "gpt-4: 13.0% (26/200)" in third.stdout and "study main: 3 runs: 0 done now" in third.stderr
 
 
-def test_without_datasets_it_names_their_sources_and_runs_generated_instances(tmp_path: Path) -> None:
+def test_without_datasets_it_names_their_sources_and_runs_generated_instances(
+    tmp_path: Path, forked_env: dict[str, str]
+) -> None:
     missing = tmp_path / "no-datasets"
     recorded = {"gpt4-oneshot": missing / "planbench" / "reference" / "gpt-4_blocksworld_one_shot.json"}
     with ScriptedServer(reply="[PLAN]\n[PLAN END]") as server:
-        result = run_job(job_toml(tmp_path, server.base_url, missing, recorded), tmp_path / "store.sqlite")
+        result = run_job(job_toml(tmp_path, server.base_url, missing, recorded), tmp_path / "store.sqlite", forked_env)
     assert result.returncode == 0, result.stderr
     assert "karthikv792/LLMs-Planning" in result.stderr and "princeton-nlp/tree-of-thought-llm" in result.stderr
     assert "recorded study gpt4-oneshot: skipped" in result.stderr

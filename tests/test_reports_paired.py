@@ -22,6 +22,7 @@ from critiquebench.reports.stats import RESAMPLES, SEED, holm, mcnemar_exact, pa
 from critiquebench.reports.stops import CLASSES, stop_rows
 from critiquebench.reports.tables import render
 from critiquebench.studies.define import ReportError
+from tests.conftest import GPT4_COLOURING, copied_store
 from tests.test_replay_planbench import cli as run_cli  # the command in this process, its outcome as a process's
 from tests.test_reports import add_run, new_store
 
@@ -307,7 +308,10 @@ def test_documented_fields_are_the_rows_fields() -> None:
 # --- GPT-4's recorded colouring runs (gpt-and-i@ada66fc6), replayed --------------------------------------------
 
 
-def test_gpt4s_recorded_colouring_sound_first_beats_llm_llm_significantly(tmp_path: Path) -> None:
+@pytest.mark.xdist_group(GPT4_COLOURING)  # its store is tests/test_self_verification_import.py's too
+def test_gpt4s_recorded_colouring_sound_first_beats_llm_llm_significantly(
+    tmp_path: Path, gpt4_colouring_loops: tuple[Path, Any]
+) -> None:
     """The paper's point on its own data: GPT-4's recorded colouring loops with first-error feedback from the sound
     verifier (000 F.E.F.) against LLM+LLM, both on graphs 1-100, imported and replayed (0 calls). `--table
     compare --compare` pairs the two studies graph by graph: 38 vs 1, all 37 discordant graphs for sound-first,
@@ -315,15 +319,13 @@ def test_gpt4s_recorded_colouring_sound_first_beats_llm_llm_significantly(tmp_pa
     and none right; 40 graphs had a right colouring at some round and 39 lost it. Each figure is counted again
     here from the runs and rounds the API returns."""
     import critiquebench as cb
-    from tests.test_self_verification_import import LOOPS
-    from tests.test_study_cli import DATASETS
 
-    store = str(tmp_path / "s.sqlite")
-    imported = run_cli("import", "self-verification", str(LOOPS / "backprompting-first"),
-                       str(LOOPS / "backprompting-llm"), "--study", "gpt4", "--store", store, "--dataset",
-                       str(DATASETS), "--replay", "--no-progress", check=False)  # fmt: skip
-    assert imported.returncode == 0, imported.stderr[-2000:]
+    # `critiquebench import self-verification LOOPS --study gpt4 --replay` (the session's fixture): its six files
+    # are six studies, backprompting-first's gpt4-first and backprompting-llm's gpt4-llm among them
+    store_path, imported = gpt4_colouring_loops
+    assert imported.exit_code == 0, imported.stderr[-2000:]
     assert "LLM calls: 0 new" in imported.stderr
+    store = str(copied_store(store_path, tmp_path))
     runs = {name: cb.runs(name, store=store).set_index("instance")["correct"] for name in ("gpt4-first", "gpt4-llm")}
     first, llm = runs["gpt4-first"], runs["gpt4-llm"]
     assert len(first) == len(llm) == 100 and set(first.index) == set(llm.index)

@@ -14,6 +14,7 @@ import json
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,7 @@ from critiquebench.importers.self_verification import (
     kind_of,
     traces,
 )
+from tests.conftest import GPT4_COLOURING, PUBLISHED, copied_store
 from tests.test_study_cli import DATASETS, invoke
 
 RECORDED = DATASETS / "self_verification/recorded/gpt-and-i@ada66fc6/llm-csp/responses"
@@ -171,16 +173,19 @@ def test_a_truncated_file_is_one_line(tmp_path: Path) -> None:
     assert "not JSON (truncated?)" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
-def test_gpt4s_colouring_runs_replay_with_no_call_and_give_table_1s_colouring_row(tmp_path: Path) -> None:
+@pytest.mark.xdist_group(GPT4_COLOURING)  # its store is tests/test_reports_paired.py's too
+def test_gpt4s_colouring_runs_replay_with_no_call_and_give_table_1s_colouring_row(
+    tmp_path: Path, gpt4_colouring_loops: tuple[Path, Any]
+) -> None:
     """GPT-4's recorded colouring loops (gpt-and-i@ada66fc6), imported and replayed: 0 new calls; graphs 1-100
     give S.P. 16, k=15 40, LLM+LLM 1, B.F. 38, F.E.F. 38, A.E.F. 35 (000:192: 16/40/14/2/38/37/34). B.F.: the
     recordings of graphs 7 and 8 hold the whole transcript as the reply, its last colouring right: the study's
     check_coloring, reading every "N: C" line (the prompt's '"{VERTEX NUMBER}: {VERTEX COLOR ASSIGNMENT}"' too),
     says 36. S.C. 13: our vote takes the earliest of tied replies; the study's `max(set(...))` takes its set's
     first, which moves with the hash seed (12-19 over graphs 9, 15, 55, 58, 70, 77, 97; 14 in the paper)."""
-    store = tmp_path / "s.sqlite"
-    result = invoke("import", "self-verification", str(LOOPS), "--study", "gpt4", "--store", str(store),
-                    "--dataset", str(DATASETS), "--replay", "--no-progress")  # fmt: skip
+    # `critiquebench import self-verification LOOPS --study gpt4 --replay` (the session's fixture)
+    imported, result = gpt4_colouring_loops
+    store = copied_store(imported, tmp_path)
     assert "LLM calls: 0 new" in result.stderr and " new (" not in result.stderr.replace("0 new (", "")
     with sqlite3.connect(store) as db:
         assert db.execute("SELECT count(*) FROM llm_events WHERE kind = 'call'").fetchone()[0] == 0
@@ -210,8 +215,9 @@ def test_gpt4s_verification_replies_replay_as_table_2s_colouring_row(tmp_path: P
     assert "72.4% (362/500)" in row and "6.5% (25/382)" in row and "95.8% (113/118)" in row
 
 
-def test_report_published_sets_the_recorded_colouring_cells_beside_000s() -> None:
-    rows = json.loads(invoke("report", "--published", "--dataset", str(DATASETS), "--format", "json").stdout)
+@pytest.mark.xdist_group(PUBLISHED)  # the report is computed once for the tests reading it
+def test_report_published_sets_the_recorded_colouring_cells_beside_000s(published_report: str) -> None:
+    rows = json.loads(published_report)  # report --published --dataset DATASETS --format json
     cells = {r["where"]: (r["published"], r["ours"], r["agrees"]) for r in rows if "Graph Coloring" in r["where"]
              and ("Table 1" in r["where"] or r["where"].startswith("Table 2, "))}  # fmt: skip
     assert cells == {

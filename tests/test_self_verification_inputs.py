@@ -12,6 +12,7 @@ import pytest
 
 from critiquebench.domains import get_domain, load_instances
 from critiquebench.domains.study_files import CandidateFileError, candidates
+from tests.conftest import PUBLISHED
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 FILES = DATASETS / "self_verification"
@@ -114,12 +115,11 @@ def test_a_folder_without_the_studys_files_is_one_clear_error(tmp_path: Path) ->
         candidates(bad, "1")
 
 
-def test_report_published_sets_every_checkable_number_beside_the_data() -> None:
+@pytest.mark.xdist_group(PUBLISHED)  # the report is computed once for the tests reading it
+def test_report_published_sets_every_checkable_number_beside_the_data(published_report: str) -> None:
     """`report --published` needs no study and no store: the papers' numbers beside the recorded data, each
     mismatch with its reason, the main job's 41/50 named for what it is."""
-    from tests.test_study_cli import invoke
-
-    rows = json.loads(invoke("report", "--published", "--dataset", str(DATASETS), "--format", "json").stdout)
+    rows = json.loads(published_report)  # report --published --dataset DATASETS --format json
     by = {r["where"]: r for r in rows}
     assert all(r["table"] == "published" and r["reason"] for r in rows)
     assert by["Table 1, Blocksworld, S.P. (000:193)"]["ours"] == "40.0% (40/100)"
