@@ -188,6 +188,8 @@ def _end(code: object) -> None:
     threading._shutdown()  # type: ignore[attr-defined]  # what the interpreter calls first at exit
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
+        if stream is None or stream.closed:  # as the interpreter: a closed stream is not flushed
+            continue
         try:
             stream.flush()
         except Exception:  # noqa: BLE001 - as the interpreter: a failed flush at exit is status 120
