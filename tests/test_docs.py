@@ -107,6 +107,9 @@ def docs_env(docs_server: ScriptedServer, tmp_path_factory: pytest.TempPathFacto
         yield forked
 
 
+# one worker runs every page (~1 min of wall): under xdist each worker running some would start a fork server of
+# its own, importing everything again (~10 s of CPU)
+@pytest.mark.xdist_group("docs-examples")
 @pytest.mark.parametrize("page", runnable_pages())
 def test_every_example_on_the_page_runs(
     page: str, docs_server: ScriptedServer, docs_env: dict[str, str], tmp_path: Path
