@@ -101,10 +101,15 @@ def docs_env(docs_server: ScriptedServer, tmp_path_factory: pytest.TempPathFacto
            "OPENAI_BASE_URL": docs_server.base_url, "OPENAI_API_KEY": "sk-docs", "PYTHONPATH": str(ROOT),
            "NO_COLOR": "1", "TERM": "dumb"}  # fmt: skip
     env.pop("CRITIQUEBENCH_DATA", None)
-    with forked_cli(tmp_path_factory.mktemp("cli"), env, also=CONFIDENCE_LIBRARIES) as forked:
+    # finalize=False: each command ends as the interpreter ends it up to the finalization's module teardown, which
+    # would copy the server's whole preloaded heap into each of the ~100 commands (~0.28 s of CPU each, ~28 s)
+    with forked_cli(tmp_path_factory.mktemp("cli"), env, also=CONFIDENCE_LIBRARIES, finalize=False) as forked:
         yield forked
 
 
+# one worker runs every page (~1 min of wall): under xdist each worker running some would start a fork server of
+# its own, importing everything again (~10 s of CPU)
+@pytest.mark.xdist_group("docs-examples")
 @pytest.mark.parametrize("page", runnable_pages())
 def test_every_example_on_the_page_runs(
     page: str, docs_server: ScriptedServer, docs_env: dict[str, str], tmp_path: Path

@@ -17,16 +17,17 @@ import logging
 import random
 import threading
 from collections import defaultdict
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import sqlite_utils
 
 from critiquebench.domains import call_options
 from critiquebench.domains.base import read_judgement, split_kind, verification_messages
-from critiquebench.domains.contract import Domain, Instance, VerifyVariant
+from critiquebench.domains.contract import Domain, Instance, Judged, Messages, VerifyVariant, verify_purpose
 from critiquebench.domains.datasets import default_root
 from critiquebench.domains.study_files import candidates
 from critiquebench.store.db import Store, connect, is_readonly, table_names
@@ -197,11 +198,23 @@ def estimate_verify(db: sqlite_utils.Database, config: StudyConfig, store: Path)
     todo = [i for i in items if (i.domain.name, i.instance.id, i.kind, i.idx) not in done]
     # once per domain: a capability check (`isinstance` on a Protocol) per answer was a tenth of a dry run
     options = {key: call_options(domain) for key, domain in {id(i.domain): i.domain for i in todo}.items()}
-    known = ((verification_messages(i.domain, i.instance, i.text, i.variant), options[id(i.domain)])
-             for i in todo if not _pending(i))  # fmt: skip
-    unknown = (verification_messages(i.domain, i.instance, i.text, i.variant) for i in todo if _pending(i))
+    asked = [i for i in todo if not _pending(i)]
+    known = zip(_messages(asked), (options[id(i.domain)] for i in asked), strict=True)
+    unknown = _messages([i for i in todo if _pending(i)])
     return estimate_calls(known, config.model, settings.endpoint(), settings.sampling_params(), store,
                           len(items), len(items) - len(todo), unknown, answer_counts(items))  # fmt: skip
+
+
+def _messages(items: list[Item]) -> Iterator[Messages]:
+    """`verification_messages` of each item, its checks (the domain judges, and has the variant's prompt) made
+    once per domain and variant: an `isinstance` on the Judged Protocol costs ~60 us, per answer."""
+    checked: set[tuple[int, str]] = set()
+    for i in items:
+        if (id(i.domain), i.variant) in checked:  # the items hold their domains: an id is not reused meanwhile
+            yield cast(Judged, i.domain).judge_prompt(i.instance, verify_purpose(i.variant), i.text)
+            continue
+        yield verification_messages(i.domain, i.instance, i.text, i.variant)
+        checked.add((id(i.domain), i.variant))
 
 
 def _pending(item: Item) -> bool:
