@@ -50,6 +50,7 @@ def test_a_ray_study_survives_a_killed_worker(ray_address: str, pg_store: str, t
         deadline = time.monotonic() + 180
         pids: list[int] = []  # the workers' pids are asked for before the runs, not when the kill is due
         while len(pids) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)  # each look asks the control store and the workers: not in a tight loop
             pids = worker_pids()
         assert len(pids) == 2 and os.getpid() not in pids, pids
         while done_runs(pg_store, "r") < 4 and proc.poll() is None and time.monotonic() < deadline:
