@@ -65,8 +65,9 @@ def test_a_two_node_cluster_runs_the_study_and_survives_losing_a_node(tmp_path: 
     local_store = tmp_path / "local.sqlite"
     pool = ThreadPoolExecutor(1, thread_name_prefix="local-run")
     local = pool.submit(local_run, local_store)
-    # the killed node is taken for dead in ~1.5 s; nothing reads what the nodes would write when stopped gracefully
-    nodes = ray_cluster(nodes=2, health_checks=QUICK_NODE_DEATH, stop=signal.SIGKILL)
+    # the killed node is taken for dead in ~1.5 s; nothing reads what the nodes would write when stopped gracefully,
+    # nor their workers' output
+    nodes = ray_cluster(nodes=2, health_checks=QUICK_NODE_DEATH, stop=signal.SIGKILL, log_monitor=False)
     # 0.25 s a call: a run takes a second or so, so the second node has runs under way when it goes (at 0.05 s
     # they had often all come back before the kill took effect, and none was lost to be done elsewhere)
     with ScriptedServer(reply=game24_reply, latency=0.25) as server, nodes as cluster:
