@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tests.ray_nodes import QUICK_NODE_DEATH
@@ -66,22 +67,29 @@ def test_a_dead_raylet_ends_the_study_with_one_line_and_a_resume_finishes_it(tmp
                 "--executor", "ray", "--workers", "2"]  # fmt: skip
         proc = subprocess.Popen([str(CLI), *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, env=env, start_new_session=True)  # fmt: skip
+        # the same study run whole without Ray (the report to compare with), while the command starts Ray
+        local = tmp_path / "clean.sqlite"
+        pool = ThreadPoolExecutor(1, thread_name_prefix="clean-run")
+        clean = pool.submit(clean_run, local)
         try:
             run_and_kill_the_raylet(proc, store)
         finally:
             if proc.poll() is None:  # a failed check leaves no Ray instance behind
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+            clean.result(timeout=240)  # done before the resume below: one in-process command at a time
+            pool.shutdown()
 
         server.latency = 0  # it only kept the study going until the raylet died
         resumed = invoke("resume", "r", "--store", str(store), "--no-progress")  # local threads, no Ray
         assert "Table 1" in resumed.stdout
         assert done_runs(store, "r") == RUNS
-
-    with ScriptedServer(reply=game24_reply) as clean:
-        local = tmp_path / "clean.sqlite"
-        invoke(*run_args("r", local, clean, INSTANCES, SCHEMES, concurrency=4))
     assert numbers(store, "r") == numbers(local, "r")
+
+
+def clean_run(local: Path) -> None:
+    with ScriptedServer(reply=game24_reply) as clean:
+        invoke(*run_args("r", local, clean, INSTANCES, SCHEMES, concurrency=4))
 
 
 def run_and_kill_the_raylet(proc: subprocess.Popen[str], store: Path) -> None:
