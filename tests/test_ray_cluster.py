@@ -4,8 +4,10 @@ nodes, the report equals the local executor's, and killing the second node mid-s
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from critiquebench.store.db import connect
 from critiquebench.store.results import ensure_schema, save_study
 from critiquebench.studies.config import build_config
 from critiquebench.studies.runner import load_matrix, run_study
-from tests.ray_nodes import ray_cluster
+from tests.ray_nodes import QUICK_NODE_DEATH, ray_cluster
 from tests.scripted_server import ScriptedServer
 from tests.test_scale_claims import done_runs, numbers
 from tests.test_study_cli import game24_reply
@@ -53,10 +55,28 @@ def test_a_two_node_cluster_runs_the_study_and_survives_losing_a_node(tmp_path: 
         killed["nodes"] = len(ex.runs_per_node())
         cluster.kill(1)
 
-    with ScriptedServer(reply=game24_reply, latency=0.05) as server, ray_cluster(nodes=2) as cluster:
+    def local_run(store: Path) -> bool:
+        with ScriptedServer(reply=game24_reply) as clean:
+            settings = LLMSettings(model="scripted", base_url=clean.base_url, concurrency=4, timeout=30.0)
+            llm = LLMClient(settings, CallCache(store))
+            return run_study(store, config, llm, tasks=_study(store, config)).ok
+
+    # the local executor's run (the report to compare with) is done while the cluster starts, mostly waiting
+    local_store = tmp_path / "local.sqlite"
+    pool = ThreadPoolExecutor(1, thread_name_prefix="local-run")
+    local = pool.submit(local_run, local_store)
+    # the killed node is taken for dead in ~1.5 s; nothing reads what the nodes would write when stopped gracefully,
+    # nor their workers' output
+    nodes = ray_cluster(nodes=2, health_checks=QUICK_NODE_DEATH, stop=signal.SIGKILL, log_monitor=False)
+    # 0.25 s a call: a run takes a second or so, so the second node has runs under way when it goes (at 0.05 s
+    # they had often all come back before the kill took effect, and none was lost to be done elsewhere)
+    with ScriptedServer(reply=game24_reply, latency=0.25) as server, nodes as cluster:
         assert sum(bool(n["Alive"]) for n in ray.nodes()) == 2
         settings = LLMSettings(model="scripted", base_url=server.base_url, concurrency=4, timeout=30.0)
         with RayExecutor(cluster_store, settings, concurrency=4, workers=2, address=cluster.address) as ex:
+            # both workers up (one per node) before the first run: on a loaded machine the second one started
+            # seconds after the first, which had done most of the study by then and left the kill no runs to lose
+            assert len(ex.worker_pids()) == 2
             stop = threading.Event()
             killer = threading.Thread(target=kill_second_node, args=(ex, stop), daemon=True)
             killer.start()
@@ -68,10 +88,6 @@ def test_a_two_node_cluster_runs_the_study_and_survives_losing_a_node(tmp_path: 
     assert killed["nodes"] == 2  # runs landed on both nodes before one was lost
     assert 4 <= killed["done before"] < RUNS  # the node died mid-study
     assert done_runs(cluster_store, "c") == RUNS  # its finished runs kept, its unfinished ones done elsewhere
-
-    with ScriptedServer(reply=game24_reply) as clean:
-        local_store = tmp_path / "local.sqlite"
-        settings = LLMSettings(model="scripted", base_url=clean.base_url, concurrency=4, timeout=30.0)
-        llm = LLMClient(settings, CallCache(local_store))
-        assert run_study(local_store, config, llm, tasks=_study(local_store, config)).ok
+    assert local.result(timeout=120)
+    pool.shutdown()
     assert numbers(cluster_store, "c") == numbers(local_store, "c")

@@ -7,6 +7,8 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,9 +49,14 @@ def test_a_ray_study_survives_a_killed_worker(ray_address: str, pg_store: str, t
         args = [*run_args("r", pg_store, server, "901-920", SCHEMES, concurrency=4),  # type: ignore[arg-type]
                 "--executor", "ray", "--workers", "2", "--ray-address", ray_address]  # fmt: skip
         proc = subprocess.Popen([str(CLI), *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # the same study run whole without Ray (the report and calls to compare with), while the command starts
+        local = tmp_path / "local.sqlite"
+        pool = ThreadPoolExecutor(1, thread_name_prefix="clean-run")
+        clean = pool.submit(clean_run, local)
         deadline = time.monotonic() + 180
         pids: list[int] = []  # the workers' pids are asked for before the runs, not when the kill is due
         while len(pids) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)  # each look asks the control store and the workers: not in a tight loop
             pids = worker_pids()
         assert len(pids) == 2 and os.getpid() not in pids, pids
         while done_runs(pg_store, "r") < 4 and proc.poll() is None and time.monotonic() < deadline:
@@ -66,12 +73,16 @@ def test_a_ray_study_survives_a_killed_worker(ray_address: str, pg_store: str, t
         assert "died; starting a new one" in err, err
         assert done_runs(pg_store, "r") == 40
         ray_calls = asked(server)
-
-    with ScriptedServer(reply=game24_reply) as clean:
-        local = tmp_path / "local.sqlite"
-        invoke(*run_args("r", local, clean, "901-920", SCHEMES, concurrency=4))
-        clean_calls = asked(clean)
+    clean_calls = clean.result(timeout=240)
+    pool.shutdown()
     assert numbers(pg_store, "r") == numbers(local, "r")
     # no call paid twice beyond the (at most 4) in flight when the worker died
     assert sorted(set(ray_calls)) == sorted(clean_calls)
     assert len(clean_calls) <= len(ray_calls) <= len(clean_calls) + 4
+
+
+def clean_run(local: Path) -> list[str]:
+    """The calls the study asks run whole by the local executor, its results in `local`."""
+    with ScriptedServer(reply=game24_reply) as clean:
+        invoke(*run_args("r", local, clean, "901-920", SCHEMES, concurrency=4))
+        return asked(clean)

@@ -75,8 +75,14 @@ class _RunWorker:
     """One worker process: executes runs with its own store connections and LLM client."""
 
     def __init__(self, store: Locator, settings: LLMSettings, domain_options: Mapping[str, Any]) -> None:
+        # A worker is started to make calls, so it imports the LLM SDK now (langchain-openai and openai: ~1 s of
+        # CPU, seconds of wall on a loaded machine), while the driver starts its study, not in its first run:
+        # workers of a cluster, started at once, were then ready seconds apart, the first one doing most of the
+        # study meanwhile. (The driver's own client still imports it at its first call only.)
+        import langchain_openai  # noqa: F401
         import ray
 
+        import critiquebench.llm.deadline  # noqa: F401 - the SDK's HTTP client
         from critiquebench.studies.clients import worker_client
 
         self.store = store
