@@ -46,8 +46,8 @@ def test_the_built_site_opens_with_the_network_blocked_and_draws_its_diagrams(bu
                 page = context.new_page()
                 page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
                 page.on("response", lambda r: failed.append(f"{r.url}: {r.status}") if r.status >= 400 else None)
+                # networkidle: no request for 500 ms, so one a page's layout or scripts start late is in
                 page.goto(base + path, wait_until="networkidle")
-                page.wait_for_timeout(500)
             drawn = page.locator(".scheme-graph svg").count()
             boxes = [page.locator(".scheme-graph svg").nth(i).bounding_box() for i in range(drawn)]
             browser.close()
