@@ -124,7 +124,7 @@ def test_a_package_adds_a_domain_through_the_entry_point(
 @pytest.fixture
 def forked_env(plugin: None, tmp_path: Path) -> Iterator[dict[str, str]]:
     """The environment of `critiquebench` commands forked from a server started with the plug-in on its path."""
-    with forked_cli(tmp_path / "forked", dict(os.environ)) as env:
+    with forked_cli(tmp_path / "forked", dict(os.environ), finalize=False) as env:
         yield env
 
 
