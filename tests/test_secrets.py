@@ -68,7 +68,7 @@ def cli_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     still a process of its own, with its own arguments, environment and output; tests/forked_cli.py)."""
     env = {**os.environ, "OPENAI_API_KEY": "sk-SECRETENV", "NO_COLOR": "1"}
     env.pop("OPENAI_BASE_URL", None)
-    with forked_cli(tmp_path / "forked", env, finalize=False) as forked:
+    with forked_cli(tmp_path / "forked", env) as forked:
         yield forked
 
 
