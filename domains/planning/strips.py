@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
+from typing import Any
 
 Fact = tuple[str, ...]
 State = frozenset[Fact]
@@ -96,6 +97,18 @@ class DomainModel:
                 todo.extend(self.type_parents.get(kind, ()))
         return frozenset(seen)
 
+    @cached_property
+    def built_actions(self) -> dict[tuple[str, tuple[str, ...]], GroundAction]:
+        """Ground actions by (name, args), shared by every problem of the domain: what an action requires and
+        does follows from its schema and arguments alone (`Task.ground` checks the problem's objects and types
+        first), so the problems over the same objects (PlanBench's 500 Blocksworld problems have two object sets)
+        build each action once. Cleared past `MAX_GROUND_ACTIONS` entries."""
+        return {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the shared actions are a cache, rebuilt where the domain is unpickled (a Ray worker), not shipped
+        return {k: v for k, v in self.__dict__.items() if k != "built_actions"}
+
     @cached_property  # a parsed domain never changes; the plan reader asks for every line it reads
     def static_predicates(self) -> frozenset[str]:
         changed = {atom[0] for s in self.schemas.values() for atom in (*s.add, *s.delete)}
@@ -160,16 +173,13 @@ class Task:
             kinds = objects.get(arg)
             if kinds is None or (wanted is not None and kinds.isdisjoint(wanted)):
                 return None
-        c_pre, c_neg, c_add, c_delete = _compiled(schema)
-        pre, neg = frozenset(_instantiate(c_pre, args)), frozenset(_instantiate(c_neg, args))
-        add, delete = frozenset(_instantiate(c_add, args)), frozenset(_instantiate(c_delete, args))
-        if not (schema.eq or schema.neq):
-            return GroundAction(name, args, pre, neg, add, delete)
-        eq = _instantiate(tuple(("=", p) for p in _slots(schema, schema.eq)), args)
-        neq = _instantiate(tuple(("=", p) for p in _slots(schema, schema.neq)), args)
-        false_eq = frozenset(f for f in eq if f[1] != f[2])
-        true_neq = frozenset(f for f in neq if f[1] == f[2])
-        return GroundAction(name, args, pre, neg, add, delete, false_eq, true_neq)
+        built = self.domain.built_actions
+        action = built.get((name, args))
+        if action is None:
+            if len(built) >= MAX_GROUND_ACTIONS:
+                built.clear()
+            action = built[name, args] = _build(name, schema, args)
+        return action
 
     def ground_all(self) -> list[GroundAction]:
         """Every ground action whose static preconditions hold initially (the rest can never apply); a
@@ -229,6 +239,20 @@ def _compiled(schema: Schema) -> tuple[_Compiled, _Compiled, _Compiled, _Compile
         return tuple((a[0], tuple(index.get(x, x) for x in a[1:])) for a in atoms)
 
     return comp(schema.pre), comp(schema.neg_pre), comp(schema.add), comp(schema.delete)
+
+
+def _build(name: str, schema: Schema, args: tuple[str, ...]) -> GroundAction:
+    """The ground action `name(args)` of `schema` (the arguments' number and types already checked)."""
+    c_pre, c_neg, c_add, c_delete = _compiled(schema)
+    pre, neg = frozenset(_instantiate(c_pre, args)), frozenset(_instantiate(c_neg, args))
+    add, delete = frozenset(_instantiate(c_add, args)), frozenset(_instantiate(c_delete, args))
+    if not (schema.eq or schema.neq):
+        return GroundAction(name, args, pre, neg, add, delete)
+    eq = _instantiate(tuple(("=", p) for p in _slots(schema, schema.eq)), args)
+    neq = _instantiate(tuple(("=", p) for p in _slots(schema, schema.neq)), args)
+    false_eq = frozenset(f for f in eq if f[1] != f[2])
+    true_neq = frozenset(f for f in neq if f[1] == f[2])
+    return GroundAction(name, args, pre, neg, add, delete, false_eq, true_neq)
 
 
 def _slots(schema: Schema, pairs: tuple[tuple[str, str], ...]) -> list[tuple[int | str, ...]]:
