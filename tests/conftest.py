@@ -146,22 +146,6 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return site
 
 
-@pytest.fixture(scope="session")
-def chromium() -> Iterator[Any]:
-    """The system's Chromium driven by Playwright, launched once for the browser tests (tests/test_viewer.py's
-    `browser`, tests/test_docs_offline.py), which share one worker (xdist group `browser`): a launch costs ~1.3 s
-    of wall time a module. Each test opens a context of its own (or a module's tab): no state is shared."""
-    import shutil
-
-    from playwright import sync_api
-
-    executable = shutil.which("chromium") or "/usr/bin/chromium"
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        yield browser
-        browser.close()
-
-
 # the xdist group of the tests that read `gpt4_colouring_loops`: one worker imports the files for them all
 GPT4_COLOURING = "gpt4_colouring"
 

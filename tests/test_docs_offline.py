@@ -11,15 +11,15 @@ import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
-from playwright.sync_api import Browser, Route
+from playwright.sync_api import sync_playwright
+
+from tests.test_viewer import CHROMIUM
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("", "get-started/", "api/", "schemes/")  # the diagrams are counted on the last
 
 
-def test_the_built_site_opens_with_the_network_blocked_and_draws_its_diagrams(
-    built_site: Path, chromium: Browser
-) -> None:
+def test_the_built_site_opens_with_the_network_blocked_and_draws_its_diagrams(built_site: Path) -> None:
     site = built_site  # `mkdocs build --strict`, once for this and tests/test_docs.py's build test (conftest)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     handler.log_message = lambda *a: None  # type: ignore[method-assign]
@@ -28,28 +28,30 @@ def test_the_built_site_opens_with_the_network_blocked_and_draws_its_diagrams(
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     failed: list[str] = []
     outside: list[str] = []
-    context = chromium.new_context()  # conftest's Chromium, launched once for the browser tests
     try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            context = browser.new_context()
 
-        def only_loopback(route: Route) -> None:
-            url = route.request.url
-            if urlparse(url).hostname == "127.0.0.1" or url.startswith("data:"):
-                route.continue_()
-            else:
-                outside.append(url)
-                route.abort()
+            def only_loopback(route: object) -> None:
+                url = route.request.url  # type: ignore[attr-defined]
+                if urlparse(url).hostname == "127.0.0.1" or url.startswith("data:"):
+                    route.continue_()  # type: ignore[attr-defined]
+                else:
+                    outside.append(url)
+                    route.abort()  # type: ignore[attr-defined]
 
-        context.route("**/*", only_loopback)
-        for path in PAGES:  # each page in a tab of its own, its requests all finished before the next
-            page = context.new_page()
-            page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
-            page.on("response", lambda r: failed.append(f"{r.url}: {r.status}") if r.status >= 400 else None)
-            # networkidle: no request for 500 ms, so one a page's layout or scripts start late is in
-            page.goto(base + path, wait_until="networkidle")
-        drawn = page.locator(".scheme-graph svg").count()
-        boxes = [page.locator(".scheme-graph svg").nth(i).bounding_box() for i in range(drawn)]
+            context.route("**/*", only_loopback)
+            for path in PAGES:  # each page in a tab of its own, its requests all finished before the next
+                page = context.new_page()
+                page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
+                page.on("response", lambda r: failed.append(f"{r.url}: {r.status}") if r.status >= 400 else None)
+                # networkidle: no request for 500 ms, so one a page's layout or scripts start late is in
+                page.goto(base + path, wait_until="networkidle")
+            drawn = page.locator(".scheme-graph svg").count()
+            boxes = [page.locator(".scheme-graph svg").nth(i).bounding_box() for i in range(drawn)]
+            browser.close()
     finally:
-        context.close()
         server.shutdown()
     assert outside == [] and failed == [], (outside, failed)
     assert drawn == 3 and all(b and b["width"] > 100 and b["height"] > 100 for b in boxes), boxes

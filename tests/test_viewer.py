@@ -82,9 +82,11 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def browser(chromium: Any) -> Any:
-    """The system's Chromium, launched once for all the browser tests (conftest's `chromium`)."""
-    return chromium
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
 
 
 def watch(page: Any) -> tuple[list[str], list[str]]:
