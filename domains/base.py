@@ -53,6 +53,7 @@ __all__ = [
     "leveled_feedback",
     "read_judgement",
     "split_kind",
+    "judging",
     "verification_messages",
 ]
 
@@ -80,12 +81,19 @@ def verification_messages(domain: Domain, instance: Instance, text: str,
                           variant: VerifyVariant = "default") -> Messages:  # fmt: skip
     """The verification-only study's prompt for `text`; a domain that cannot ask it is a ValueError (Unsupported)
     with the domain's reason."""
+    return judging(domain, variant).judge_prompt(instance, verify_purpose(variant), text)
+
+
+def judging(domain: Domain, variant: VerifyVariant = "default") -> Judged:
+    """`domain` as a judge of answers under `variant`'s prompt; a domain that cannot ask it is a ValueError
+    (Unsupported) with the domain's reason. (The `isinstance` on the Judged Protocol costs ~60 us: a caller
+    judging many answers asks once per domain and variant.)"""
     purpose = verify_purpose(variant)
     if not isinstance(domain, Judged):
         raise Unsupported(f"{domain.name} has no LLM-verifier prompts (it does not implement Judged)")
     if why := dict(domain.purposes).get(purpose, f"{domain.name} has no {purpose!r} prompt"):
         raise Unsupported(why)
-    return domain.judge_prompt(instance, purpose, text)
+    return domain
 
 
 def read_judgement(domain: Domain, instance: Instance, text: str, reply: str,

@@ -27,13 +27,6 @@ def recorded_calls(db: Any, model: str, endpoint: str) -> int:
                .fetchone()[0])  # fmt: skip
 
 
-def run_counts(db: Any, study: str) -> tuple[int, int]:
-    """(runs, runs done) of `study`."""
-    runs, done = db.execute("SELECT count(*), sum(CASE WHEN status = 'done' THEN 1 ELSE 0 END) FROM runs "
-                            "WHERE study = ?", [study]).fetchone()  # fmt: skip
-    return int(runs), int(done or 0)
-
-
 def remember_import(db: Any, study: str, source: str, definition: str, calls: int) -> None:
     """`study` was imported from `source` as `definition` with `calls` answers; its replay is not finished."""
     ensure_tables(db, SCHEMA)

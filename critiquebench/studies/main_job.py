@@ -168,7 +168,8 @@ def _imported_before(store: Any, study: str, source: str) -> tuple[Any, int | No
     that import stored (the same definition, every recorded answer), else None: the file is imported; and the
     number of its runs if its replay finished them all and exactly those runs are there, all done."""
     from critiquebench.store.db import opened
-    from critiquebench.store.imports import recorded_calls, recorded_import, run_counts
+    from critiquebench.store.imports import recorded_calls, recorded_import
+    from critiquebench.store.reads import study_progress
     from critiquebench.store.results import ensure_schema, load_study
     from critiquebench.studies.config import StudyConfig
 
@@ -182,7 +183,8 @@ def _imported_before(store: Any, study: str, source: str) -> tuple[Any, int | No
         if (_definition(config) != row["definition"]
                 or recorded_calls(db, config.model, config.endpoint_id) < row["calls"]):  # fmt: skip
             return None, None
-        runs, done = run_counts(db, study)
+        statuses = study_progress(db, study)["statuses"]
+        runs, done = sum(statuses.values()), statuses.get("done", 0)
         finished = row.get("finished")
         return config, finished if finished is not None and runs == done == finished else None
 

@@ -21,12 +21,12 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import sqlite_utils
 
 from critiquebench.domains import call_options
-from critiquebench.domains.base import read_judgement, split_kind, verification_messages
+from critiquebench.domains.base import judging, read_judgement, split_kind, verification_messages
 from critiquebench.domains.contract import Domain, Instance, Judged, Messages, VerifyVariant, verify_purpose
 from critiquebench.domains.datasets import default_root
 from critiquebench.domains.study_files import candidates
@@ -206,15 +206,14 @@ def estimate_verify(db: sqlite_utils.Database, config: StudyConfig, store: Path)
 
 
 def _messages(items: list[Item]) -> Iterator[Messages]:
-    """`verification_messages` of each item, its checks (the domain judges, and has the variant's prompt) made
-    once per domain and variant: an `isinstance` on the Judged Protocol costs ~60 us, per answer."""
-    checked: set[tuple[int, str]] = set()
+    """`verification_messages` of each item, the domain's ability to judge under the item's variant checked once
+    per domain and variant (`judging`)."""
+    judges: dict[tuple[int, str], Judged] = {}  # the items hold their domains: an id is not reused meanwhile
     for i in items:
-        if (id(i.domain), i.variant) in checked:  # the items hold their domains: an id is not reused meanwhile
-            yield cast(Judged, i.domain).judge_prompt(i.instance, verify_purpose(i.variant), i.text)
-            continue
-        yield verification_messages(i.domain, i.instance, i.text, i.variant)
-        checked.add((id(i.domain), i.variant))
+        judge = judges.get((id(i.domain), i.variant))
+        if judge is None:
+            judge = judges[id(i.domain), i.variant] = judging(i.domain, i.variant)
+        yield judge.judge_prompt(i.instance, verify_purpose(i.variant), i.text)
 
 
 def _pending(item: Item) -> bool:
