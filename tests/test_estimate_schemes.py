@@ -8,29 +8,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-import click.testing
 import pytest
-from typer.main import get_command
 
-from critiquebench.cli import app
 from critiquebench.domains import get_domain
 from critiquebench.graphs import SCHEMES, unsupported
 from tests.scripted_server import ScriptedServer
 from tests.test_dry_run import numbers
-from tests.test_study_cli import game24_reply, run_args
-
-# The app's click command, built once: tests.test_study_cli.invoke (typer's CliRunner) builds the whole command
-# tree again on every call (~20 ms of CPU; this file's 64 commands paid ~1.3 s), which a user's process does once.
-COMMAND = get_command(app)
-
-
-def invoke(*args: str, check: int | None = 0) -> click.testing.Result:
-    """tests.test_study_cli.invoke (typer's CliRunner is click's) on the command built once."""
-    result = click.testing.CliRunner().invoke(COMMAND, list(args))
-    if check is not None:
-        assert result.exit_code == check, (result.stdout, result.stderr, result.exception)
-    return result
-
+from tests.test_study_cli import game24_reply, invoke, run_args
 
 SMALL = {"rounds": 3, "k": 3, "steps": 2}  # keep every loop short
 

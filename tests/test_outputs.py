@@ -15,6 +15,7 @@ import os
 import stat
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -184,6 +185,7 @@ def fifo_reader(path: Path) -> Iterator[list[bytes]]:
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
+    _blocked_in_open(reader)
     try:
         yield got
     finally:
@@ -194,6 +196,20 @@ def fifo_reader(path: Path) -> Iterator[list[bytes]]:
                 pass
         reader.join(10)
         assert not reader.is_alive()
+
+
+def _blocked_in_open(reader: threading.Thread) -> None:
+    """Wait until `reader` waits in its FIFO's open() for a writer (Linux names that wait `wait_for_partner`): a
+    command checking for a reader before the thread got there would rightly say none reads (seen under load)."""
+    wchan = Path(f"/proc/self/task/{reader.native_id}/wchan")
+    deadline = time.monotonic() + 10
+    while reader.is_alive() and time.monotonic() < deadline:
+        try:
+            if wchan.read_text() == "wait_for_partner":
+                return
+        except OSError:  # no /proc: nothing to watch, the command may race the reader as before
+            return
+        time.sleep(0.001)
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
