@@ -42,11 +42,12 @@ def test_the_built_site_opens_with_the_network_blocked_and_draws_its_diagrams(bu
                     route.abort()  # type: ignore[attr-defined]
 
             context.route("**/*", only_loopback)
-            for path in PAGES:  # each page in a tab of its own, its requests all finished before the next
-                page = context.new_page()
-                page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
-                page.on("response", lambda r: failed.append(f"{r.url}: {r.status}") if r.status >= 400 else None)
-                # networkidle: no request for 500 ms, so one a page's layout or scripts start late is in
+            page = context.new_page()  # one tab: a new one for each page cost Chromium a renderer's start-up each
+            page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
+            page.on("response", lambda r: failed.append(f"{r.url}: {r.status}") if r.status >= 400 else None)
+            for path in PAGES:
+                # networkidle: no request for 500 ms, so one a page's layout or scripts start late is in, and every
+                # request of a page has finished before the next page is asked for
                 page.goto(base + path, wait_until="networkidle")
             drawn = page.locator(".scheme-graph svg").count()
             boxes = [page.locator(".scheme-graph svg").nth(i).bounding_box() for i in range(drawn)]

@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -137,16 +138,34 @@ def _module_tab(browser: Any) -> Iterator[Tab]:
     context.close()
 
 
+def _checked(tab: Tab) -> None:
+    """What every test's tab must not have seen: a script error, a request leaving loopback and disk, a dialog
+    (an alert would be script run from the store)."""
+    assert not tab.errors, tab.errors
+    assert not tab.outside, f"the page reached outside loopback/disk: {tab.outside}"
+    assert not tab.dialogs, f"the page opened dialogs: {tab.dialogs}"
+
+
 @pytest.fixture
 def tab(_module_tab: Tab) -> Iterator[Tab]:
-    """The module's tab, checked after each test: no script error, no request leaving loopback and disk, and no
-    dialog (an alert would be script run from the store)."""
+    """The module's tab, checked after each test (`_checked`)."""
     for seen in (_module_tab.errors, _module_tab.outside, _module_tab.dialogs):
         seen.clear()
     yield _module_tab
-    assert not _module_tab.errors, _module_tab.errors
-    assert not _module_tab.outside, f"the page reached outside loopback/disk: {_module_tab.outside}"
-    assert not _module_tab.dialogs, f"the page opened dialogs: {_module_tab.dialogs}"
+    _checked(_module_tab)
+
+
+@contextmanager
+def fresh_tab(browser: Any) -> Iterator[Tab]:
+    """A tab in a browser context of its own, for a test that changes what the context does for every page in it
+    (Playwright's fake clock); checked as `tab` is, then closed."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        fresh = Tab(context.new_page())
+        yield fresh
+        _checked(fresh)
+    finally:
+        context.close()
 
 
 def test_list_cell_run_transcript_and_false_positive_filter(store: Path, tab: Tab) -> None:
@@ -305,16 +324,16 @@ def test_another_origin_cannot_read_the_served_data(store: Path, browser: Any, t
         threading.Thread(target=attacker.serve_forever, daemon=True).start()
         disk_page = tmp_path / "attacker.html"
         disk_page.write_bytes(page_html)
+        context = browser.new_context()  # not the viewer's: nothing the viewer's page kept is at hand
         try:
+            page = context.new_page()
             for url in (f"http://127.0.0.2:{attacker.server_address[1]}/", disk_page.as_uri()):
-                context = browser.new_context()
-                page = context.new_page()
                 page.goto(url)
                 page.wait_for_function("window.finished === true")
                 stolen = page.evaluate("window.stolen")
-                context.close()
                 assert not [s for s in stolen if "critic" in s], f"{url} read the viewer's data: {stolen[:1]}"
         finally:
+            context.close()
             attacker.shutdown()
             attacker.server_close()
         # the viewer's own page still reads it

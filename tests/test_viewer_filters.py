@@ -13,8 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import subprocess
-import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,11 +23,12 @@ from urllib.parse import quote
 import pytest
 from playwright import sync_api
 
+from critiquebench import api
 from critiquebench.viewer import filters
 from critiquebench.viewer.site import ViewerServer
 from tests import test_viewer
 from tests.scripted_server import ScriptedServer
-from tests.test_viewer import XSS, Tab, cli
+from tests.test_viewer import XSS, Tab, cli, fresh_tab
 
 # the viewer tests' fixtures: the system's Chromium, the module's one tab, which fails a test on any script error,
 # dialog or request leaving loopback, and the hostile study
@@ -39,6 +39,9 @@ N = 6
 FILTER = 'scheme == "llm-llm" and not correct and rounds > 1'
 LATENCY = 0.1  # seconds the scripted server waits before each answer
 SECRETS = ("SECRETPW", "SECRETQUERY", "SECRETENV")
+# how often the served page reads the study list again while a study runs (critiquebench/viewer/static/app.js)
+APP_JS = Path(filters.__file__).parent / "static" / "app.js"
+POLL_MS = int(re.findall(r"const POLL_MS = (\d+);", APP_JS.read_text(encoding="utf-8"))[0])
 
 
 def numbers_of(messages: list[dict[str, Any]]) -> list[int]:
@@ -276,37 +279,52 @@ def test_each_call_shows_the_time_it_took(mix_store: Path, mix_viewer: str, tab:
     sync_api.expect(page.locator("#transcript .round").first.locator(".usage")).to_contain_text("s when made")
 
 
-def test_the_run_list_follows_a_running_study(tmp_path: Path, tab: Tab) -> None:
+def test_the_run_list_follows_a_running_study(tmp_path: Path, browser: Any) -> None:
     """Opened while a study runs, the page lists its runs as they finish, its filter kept; refresh reads the
-    store again on demand."""
+    store again on demand. The study runs in a thread of this process (the Python API's `run`), writing the store
+    the viewer reads as a second `critiquebench run` would, without an interpreter's start-up (~4 s of CPU); the
+    page's clock is Playwright's, so its own every-POLL_MS poll is fired once the study has ended instead of
+    waited for (up to two polls, 5-10 s)."""
     path = tmp_path / "store.sqlite"
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(api.run("grow", store=path, progress=False, domains="game24", instances=f"gen:{N}:1",
+                                   schemes="standard", base_url=server.base_url, model="scripted",
+                                   concurrency=1))  # fmt: skip
+        except BaseException as exc:  # noqa: BLE001 - reported by the test's assertion below
+            outcome.append(exc)
+
     # 0.8 s an answer: the page must open before the study is done (4 of its 6 runs answered); a shorter latency
-    # made that a race with the viewer's and the page's start-up on a loaded machine
-    with ScriptedServer(reply=mix_reply, latency=0.8) as server:
-        cli = [sys.executable, "-m", "critiquebench.cli", "run", "grow", "--domains", "game24", "--instances",
-               f"gen:{N}:1", "--schemes", "standard", "--base-url", server.base_url, "--model", "scripted",
-               "--store", str(path), "--no-progress", "--concurrency", "1"]  # fmt: skip
-        study = subprocess.Popen(cli, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # made that a race with the viewer's and the page's start-up on a loaded machine. The tab is made first.
+    with ScriptedServer(reply=mix_reply, latency=0.8) as server, fresh_tab(browser) as tab:
+        page = tab.page
+        page.clock.install()  # time flows as usual; `run_for` below fires the timers due in that span
+        study = threading.Thread(target=run, name="study-grow", daemon=True)
+        study.start()
         try:
             deadline = time.monotonic() + 120
             while not _has_study(path, "grow"):
-                assert study.poll() is None and time.monotonic() < deadline, "the study did not start"
-                time.sleep(0.2)
+                assert study.is_alive() and time.monotonic() < deadline, f"the study did not start: {outcome}"
+                time.sleep(0.05)
             with ViewerServer(path, []) as viewer:
-                page = tab.open(viewer.url + "#study=grow&f=" + quote('status == "done" and not correct'))
+                tab.open(viewer.url + "#study=grow&f=" + quote('status == "done" and not correct'))
                 first = int(page.locator("#run-count").inner_text())
                 assert first < N - 2, "the study finished before the page opened"
-                # every instance but the two it solves, as they finish, with no reload
-                sync_api.expect(page.locator("#run-count")).to_have_text(str(N - 2), timeout=90_000)
+                study.join(timeout=90)
+                assert not study.is_alive(), "the study did not end"
+                (result,) = outcome
+                assert isinstance(result, api.Result) and result.ok, result
+                # every instance but the two it solves, read by the page's own poll, with no reload
+                page.clock.run_for(POLL_MS)
+                sync_api.expect(page.locator("#run-count")).to_have_text(str(N - 2))
                 assert page.input_value("#run-filter") == 'status == "done" and not correct'
-                assert study.wait(timeout=60) == 0, study.stderr.read() if study.stderr else ""
                 page.click("#refresh")
                 sync_api.expect(page.locator("#studies tbody td.num")).to_have_text(f"{N}/{N}")
                 sync_api.expect(page.locator("#run-count")).to_have_text(str(N - 2))
         finally:
-            if study.poll() is None:
-                study.kill()
-                study.wait()
+            study.join(timeout=90)  # the server answers until the study is done: it ends it either way
 
 
 def _has_study(path: Path, name: str) -> bool:
