@@ -141,6 +141,7 @@ _INSERT_CALL = "INSERT OR IGNORE INTO llm_calls ({}) VALUES ({})".format(
 _SELECT_ANSWER = (
     "SELECT response, prompt_tokens, completion_tokens, tokens_estimated, latency_s FROM llm_calls WHERE key = ?"
 )
+_ANSWERED = "SELECT 1 FROM llm_calls WHERE key = ?"
 _INSERT_EVENT = (
     "INSERT INTO llm_events (ts, key, model, kind, error, prompt_tokens, completion_tokens) "
     "VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -269,9 +270,10 @@ class CallCache:
 
     def reserve(self, key: str, seconds: float) -> bool:
         """Mark `key` as being called by this process for `seconds` (renewable); False when another process
-        is calling it."""
+        is calling it, or when the cache holds its answer (decided in the one statement that reserves: a call
+        answered between a look-up and the reservation is never made again)."""
         with self._connection() as db:
-            return take_lease(db, "llm_inflight", key, process_owner(), seconds)
+            return take_lease(db, "llm_inflight", key, process_owner(), seconds, unless=_ANSWERED)
 
     def unreserve(self, key: str) -> None:
         with self._connection() as db:

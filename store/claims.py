@@ -58,15 +58,22 @@ CLAIM_SCHEMA = tuple(
 )
 
 
-def take_lease(db: Any, table: str, ident: str, owner: str, seconds: float) -> bool:
-    """Take (or renew) the lease on `ident`; False when another owner holds a live one."""
+def take_lease(db: Any, table: str, ident: str, owner: str, seconds: float, unless: str | None = None) -> bool:
+    """Take (or renew) the lease on `ident`; False when another owner holds a live one, or when the query
+    `unless` (a SELECT of one `?`, given `ident`) finds a row: the work is done, decided in the same statement
+    (the call cache's answer to a call, so a reservation needs no second look-up for it)."""
     column = CLAIM_TABLES[table]
     now = time.time()
+    if unless is None:
+        source, done, args = "VALUES (?, ?, ?)", "", [ident, owner, now + seconds, now]
+    else:  # an INSERT ... SELECT with an upsert needs the SELECT's WHERE (SQLite's parsing ambiguity)
+        source, done = f"SELECT ?, ?, ? WHERE NOT EXISTS ({unless})", f" AND NOT EXISTS ({unless})"
+        args = [ident, owner, now + seconds, ident, now]
     cursor = db.execute(
-        f"INSERT INTO {table} ({column}, owner, expires_at) VALUES (?, ?, ?) "
+        f"INSERT INTO {table} ({column}, owner, expires_at) {source} "
         f"ON CONFLICT ({column}) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at "
         f"WHERE {table}.owner = excluded.owner OR {table}.expires_at < ?",
-        [ident, owner, now + seconds, now],
+        args,
     )
     if cursor.rowcount > 0:
         return True
@@ -74,8 +81,8 @@ def take_lease(db: Any, table: str, ident: str, owner: str, seconds: float) -> b
     if current is None or not _dead_here(current):
         return False
     cursor = db.execute(
-        f"UPDATE {table} SET owner = ?, expires_at = ? WHERE {column} = ? AND owner = ?",
-        [owner, time.time() + seconds, ident, current],
+        f"UPDATE {table} SET owner = ?, expires_at = ? WHERE {column} = ? AND owner = ?{done}",
+        [owner, time.time() + seconds, ident, current, *([ident] if unless else [])],
     )
     if cursor.rowcount > 0:
         log.info("%s %s: took over from %s, which is gone", table, ident, current)

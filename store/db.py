@@ -16,6 +16,7 @@ import errno
 import os
 import sqlite3
 import stat
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -49,15 +50,139 @@ class ReadOnlyConnection(sqlite3.Connection):
     """A connection opened by a reading command (`connect(..., readonly=True)`)."""
 
 
+class _WriteGate:
+    """The turn to write one store file among the threads of this process (`StoreConnection`).
+
+    SQLite lets one connection write at a time and makes the others wait in its busy handler, which polls with
+    sleeps of 1 to 20 ms (more per call than the statements cost: about 20 sleeps per LLM call of a 32-run
+    study, benchmarks/bench_scale.py). Threads of one process take this gate first and hand it on at once when
+    the write ends; other processes still wait through the busy timeout. Reentrant (one thread writing through
+    several connections of the file keeps its turn), and released by whichever thread ends the transaction.
+    Waiting for it is bounded as SQLite's busy timeout bounds a wait: then "database is locked", as SQLite says.
+    """
+
+    __slots__ = ("_cond", "_depth", "_owner")
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._owner: int | None = None
+        self._depth = 0
+
+    def acquire(self, timeout: float) -> None:
+        me = threading.get_ident()
+        with self._cond:
+            if self._owner == me:
+                self._depth += 1
+                return
+            if self._owner is not None and not self._cond.wait_for(lambda: self._owner is None, timeout):
+                raise sqlite3.OperationalError("database is locked")
+            self._owner, self._depth = me, 1
+
+    def release(self) -> None:
+        with self._cond:
+            self._depth -= 1
+            if self._depth <= 0:
+                self._owner, self._depth = None, 0
+                self._cond.notify()
+
+
+_gates: dict[tuple[int, int], _WriteGate] = {}
+_gates_lock = threading.Lock()
+
+
+def _gate(path: Path) -> _WriteGate | None:
+    """The write gate of the store file at `path` (by device and inode: one gate however the path is spelt)."""
+    try:
+        stat_ = path.stat()
+    except OSError:
+        return None
+    with _gates_lock:
+        return _gates.setdefault((stat_.st_dev, stat_.st_ino), _WriteGate())
+
+
+def _gates_after_fork() -> None:
+    """A forked child starts with every gate free: the threads holding them in the parent are not in it."""
+    for gate in _gates.values():
+        gate._reset()
+
+
+os.register_at_fork(after_in_child=_gates_after_fork)
+
+# statements that need no turn outside a transaction: reads, and settings (sqlite-utils sets one as it opens a
+# store, which would otherwise wait for a writer's transaction to end)
+_UNGATED = ("SELECT", "select", "PRAGMA", "pragma")
+
+
 class StoreConnection(sqlite3.Connection):
     """A connection that writes: it remembers the `CREATE ... IF NOT EXISTS` statements it has run
-    (`ensure_tables`), so a replay that asks for a table before each of its runs runs each statement once."""
+    (`ensure_tables`), so a replay that asks for a table before each of its runs runs each statement once.
+
+    Its writes take the store file's `_WriteGate` first: a statement outside a transaction for its duration, a
+    transaction (BEGIN .. COMMIT/ROLLBACK, a SAVEPOINT, a script that leaves one open) from its first statement
+    until the connection is out of it again, however it ends (a failed COMMIT keeps it until the ROLLBACK, an
+    error SQLite rolls back on ends it at once, `close` ends it). Reads and PRAGMAs outside a transaction need no
+    turn (WAL readers run beside the writer). A connection in Python's implicit-transaction mode (an isolation level
+    other than None: the LangGraph saver's, which writes through cursors) does not use the gate."""
 
     ensured: set[str]
+    gate: _WriteGate | None
+    _held: bool
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.ensured = set()
+        self.gate = None  # set by `connect_raw` once the file is there
+        self._held = False  # this connection's open transaction holds the gate
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        gate = self.gate
+        if gate is None or (not self._held and sql.lstrip().startswith(_UNGATED)):
+            return super().execute(sql, *args)
+        return self._write(gate, super().execute, sql, *args)
+
+    def executemany(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        gate = self.gate
+        if gate is None:
+            return super().executemany(sql, *args)
+        return self._write(gate, super().executemany, sql, *args)
+
+    def executescript(self, script: str) -> sqlite3.Cursor:  # type: ignore[override]
+        gate = self.gate
+        if gate is None:
+            return super().executescript(script)
+        return self._write(gate, super().executescript, script)
+
+    def _write(self, gate: _WriteGate, run: Any, *args: Any) -> sqlite3.Cursor:
+        """`run(*args)` in this process's turn to write: taken unless this connection's transaction holds it
+        (or one begun without the gate does: SQLite's lock is already this connection's), kept while a
+        transaction is open after it, given back when none is."""
+        if self.isolation_level is not None:
+            return run(*args)
+        if not self._held:
+            if self.in_transaction:
+                return run(*args)
+            gate.acquire(self._timeout)
+            self._held = True
+        try:
+            return run(*args)
+        finally:
+            if not self.in_transaction:
+                self._held = False
+                gate.release()
+
+    _timeout = 60.0  # seconds a write waits for its turn: the busy timeout (`connect_raw`)
+
+    def close(self) -> None:
+        """Close; an open transaction is rolled back by SQLite, and its turn to write is given back."""
+        try:
+            super().close()
+        finally:
+            if self._held and self.gate is not None:
+                self._held = False
+                self.gate.release()
 
 
 class StoreError(ValueError):
@@ -189,6 +314,7 @@ def connect_raw(path: str | os.PathLike[str], *, readonly: bool = False) -> sqli
         # read their pages again (GPT-4's 500 one-shot answers replayed: about 5% less CPU). Writes still go
         # through the WAL file as before.
         conn.execute("PRAGMA mmap_size=268435456")
+        conn.gate = _gate(path)
     except sqlite3.Error as exc:
         conn.close()
         if not _writable(path):
@@ -303,7 +429,14 @@ def transaction(db: Store) -> Iterator[Store]:
     except BaseException:
         db.execute("ROLLBACK")
         raise
-    db.execute("COMMIT")
+    try:
+        db.execute("COMMIT")
+    except BaseException:
+        # a COMMIT SQLite refused (e.g. busy) leaves the transaction open, holding the store's write lock
+        conn = getattr(db, "conn", None)
+        if isinstance(conn, sqlite3.Connection) and conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def query_only(path: str | os.PathLike[str], live: bool = True) -> sqlite_utils.Database:

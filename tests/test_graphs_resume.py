@@ -213,7 +213,19 @@ def test_a_kill_in_a_step_of_a_run_without_checkpoints_resumes_to_the_uninterrup
     assert hits == (1, 1)
 
 
-def kill_and_resume(tmp_path: Path, trigger_sql: str, fork_server: ForkServer) -> Path:
+def test_a_kill_after_a_sound_verifiers_step_resumes_to_the_uninterrupted_result(
+    tmp_path: Path, fork_server: ForkServer
+) -> None:
+    """A call-free step's rows (the sound verifier's) go in with the next step's: a kill as the next generation's
+    rows are written loses the verifier's with them, and the resume does that step again (no call) and the
+    generation (its call a cache hit): the rows are an uninterrupted run's, with the one cache hit counted."""
+    trigger = "BEFORE INSERT ON round_calls WHEN NEW.node = 'generator' AND NEW.round = 2"
+    store = kill_and_resume(tmp_path, trigger, fork_server, spec="sound-first:rounds=3")
+    hits = connect(store).execute("SELECT SUM(cache_hits), (SELECT cache_hits FROM runs) FROM attempts").fetchone()
+    assert hits == (1, 1)
+
+
+def kill_and_resume(tmp_path: Path, trigger_sql: str, fork_server: ForkServer, spec: str = SPEC) -> Path:
     """Run the study's one llm-llm run in a driver SIGKILLed where `trigger_sql` fires (a process forked from
     the preloaded CLI, with this process's environment), resume it here, and check it ends as an uninterrupted
     run; the killed store."""
@@ -221,7 +233,7 @@ def kill_and_resume(tmp_path: Path, trigger_sql: str, fork_server: ForkServer) -
     instance = load_instances(domain, "901", DATASETS)[0]
     clean_store, store = tmp_path / "clean.sqlite", tmp_path / "killed.sqlite"
     with ScriptedServer(ScriptedModel([(domain, instance)], plan=[0, 1, "c"])) as server:
-        clean = execute_run(clean_store, "kill", domain, instance, SPEC, 0, scripted(server, clean_store))
+        clean = execute_run(clean_store, "kill", domain, instance, spec, 0, scripted(server, clean_store))
     assert clean.status == "done"
 
     with open_saver(store):  # the checkpointer's tables, to put the trigger on
@@ -230,12 +242,12 @@ def kill_and_resume(tmp_path: Path, trigger_sql: str, fork_server: ForkServer) -
     trigger = connect_raw(store)
     trigger.execute(f"CREATE TRIGGER kill {trigger_sql} BEGIN SELECT kill_here(); END")
     with ScriptedServer(ScriptedModel([(domain, instance)], plan=[0, 1, "c"])) as server:
-        child = fork_server.run(["-c", KILL_IN_STORE, str(store), server.base_url, str(DATASETS), SPEC],
+        child = fork_server.run(["-c", KILL_IN_STORE, str(store), server.base_url, str(DATASETS), spec],
                                 program="forked-python", cwd=ROOT, timeout=300)  # fmt: skip
         assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
         trigger.execute("DROP TRIGGER kill")
         trigger.close()
-        outcome = execute_run(store, "kill", domain, instance, SPEC, 0, scripted(server, store))
+        outcome = execute_run(store, "kill", domain, instance, spec, 0, scripted(server, store))
     assert (outcome.status, outcome.error) == ("done", None)
     (runs, rows), (clean_runs, clean_rows) = results(store), results(clean_store)
     assert runs == clean_runs

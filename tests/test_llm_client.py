@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -137,6 +138,23 @@ def test_final_failure_is_recorded_and_a_resume_retries(
     assert llm.cache.get(llm.key(ASK)) is None  # failures are not answers
     assert llm.complete(ASK).cached is False  # so a resumed run asks again
     assert llm.cache.stats()["total"]["failed"] == 1
+
+
+def test_a_rate_limited_first_attempt_is_retried_after_retry_after_and_logged(
+    scripted_server: ScriptedServer, make_llm: MakeLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The first attempt is made outside tenacity; its transient failure is retried as tenacity would have:
+    the server's Retry-After waited, one warning naming attempt 1 and the wait, one retry counted."""
+    llm = make_llm(max_retries=2, backoff_s=30.0)  # a backoff would be 15-30 s: the 0.01 s is the Retry-After
+    scripted_server.retry_after = 0.01
+    scripted_server.queue_fault("429", times=2)
+    with caplog.at_level(logging.WARNING, logger="critiquebench.llm.client"):
+        done = llm.complete(ASK)
+    assert not done.cached and scripted_server.requests == 3
+    said = [r.getMessage() for r in caplog.records if "retrying in" in r.getMessage()]
+    assert [m.split(" failed")[0] for m in said] == ["scripted attempt 1", "scripted attempt 2"], said
+    assert all(m.endswith("retrying in 0.01s") for m in said), said
+    assert llm.usage()["retries"] == 2 and llm.usage()["failed"] == 0
 
 
 def test_fault_injection_batch_loses_and_duplicates_nothing(

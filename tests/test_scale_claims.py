@@ -107,6 +107,23 @@ def test_an_expired_claim_is_taken_over_and_a_live_one_is_not(tmp_path: Path) ->
     assert db.execute("SELECT COUNT(*) FROM llm_inflight").fetchone()[0] == 0
 
 
+def test_a_call_answered_since_the_look_up_is_not_reserved_again(tmp_path: Path) -> None:
+    """A process that missed the cache reserves the call; if another process stored its answer in between
+    (and dropped its marker, or died before dropping it), the reservation is refused and the answer is found:
+    the call is not paid twice."""
+    cache = CallCache(tmp_path / "store.sqlite")
+    try:
+        key = cache.put_recorded("m", "e", [{"role": "user", "content": "q"}], "answer")
+        assert not cache.reserve(key, 60)  # no marker: the answer alone refuses it
+        dead = f"{socket.gethostname()}:{_exited_pid()}:x"
+        assert take_lease(cache.db, "llm_inflight", key, dead, 60)  # the answerer died before dropping it
+        assert not cache.reserve(key, 60)
+        assert cache.answer(key) is not None
+        assert cache.reserve("unanswered", 60)
+    finally:
+        cache.close()
+
+
 def test_a_killed_but_unreaped_owner_is_taken_over_at_once(tmp_path: Path) -> None:
     """A SIGKILLed worker whose parent has not collected it yet (a zombie) is gone: its claims move at once."""
     cache = CallCache(tmp_path / "store.sqlite")

@@ -226,18 +226,16 @@ class LLMClient:
                 return self._hit(hit)
             if self.settings.replay:
                 raise ReplayMiss(self.cache.explain_miss(self.settings.model, self.endpoint, msgs, params, sample))
-            # two processes asking for the same call make one request: the second waits for the answer
+            # two processes asking for the same call make one request: the second waits for the answer (a
+            # reservation is refused once the answer is in, so one answered since the look-up is found here)
             while not self.cache.reserve(key, self._inflight_lease()):
-                time.sleep(_INFLIGHT_POLL_S)
                 hit = self.cache.answer(key)
                 if hit is not None:
                     return self._hit(hit)
+                time.sleep(_INFLIGHT_POLL_S)
             done: Completion | None = None
             stored = False
             try:
-                hit = self.cache.answer(key)  # answered between our first look and the reservation
-                if hit is not None:
-                    return self._hit(hit)
                 reserved = self._reserve(msgs)
                 try:
                     done, record, note = self._call(key, msgs, sample, params)
@@ -282,28 +280,19 @@ class LLMClient:
         settings = self.settings
         # A scheme's own temperature and length cap override the model's for this request only.
         overrides = {} if params is self._params else _overrides(params, self._params, _is_openai(self._base_url))
-        # imported by the first request: a replay makes none (tenacity brings asyncio, 20 ms of every start)
-        from tenacity import Retrying, retry_if_exception, stop_after_attempt
-
-        retrying = Retrying(
-            stop=stop_after_attempt(settings.max_retries + 1),
-            wait=self._retry_wait,
-            retry=retry_if_exception(self._transient),
-            before_sleep=self._log_retry,
-            reraise=True,
-        )
         started = time.monotonic()
+        retrying: Any = None
         try:
-            for attempt in retrying:
-                with attempt:
-                    if attempt.retry_state.attempt_number > 1:
+            try:
+                started, reply = self._attempt(messages, overrides)
+            except Exception as first:  # noqa: BLE001 - retried by tenacity as if it had made this attempt
+                if settings.max_retries < 1 or not self._transient(first):
+                    raise
+                retrying = self._retrying()
+                for attempt in _attempts_after(retrying, first):
+                    with attempt:
                         self.cache.reserve(key, self._inflight_lease())
-                    with self._slots, self._slow_notice():
-                        # the clock starts at the request: not while the client is built (its imports, 1-4 s in a
-                        # fresh process) nor while the call waits for a concurrency slot
-                        model = self._chat_model()
-                        started = time.monotonic()
-                        reply = _ask(model, messages, overrides)
+                        started, reply = self._attempt(messages, overrides)
         except Exception as exc:  # noqa: BLE001 - every failure is classified, recorded or retried
             error = self._describe(exc)
             self.cache.log_event(key, settings.model, "failed", error)
@@ -312,7 +301,7 @@ class LLMClient:
                 raise EndpointUnreachable(
                     f"cannot connect to {self.shown_endpoint} (connection refused): is the server running?"
                 ) from exc
-            tries = retrying.statistics.get("attempt_number", 1)
+            tries = retrying.statistics.get("attempt_number", 1) if retrying is not None else 1
             raise LLMCallError(
                 f"{settings.model} at {self.shown_endpoint} failed after {tries} attempt(s): {error}"
             ) from exc
@@ -327,6 +316,29 @@ class LLMClient:
         record = CallRecord(key, settings.model, self.endpoint, messages, params, sample, text, prompt_tokens,
                             completion_tokens, estimated, latency, time.time())  # fmt: skip
         return Completion(text, key, False, prompt_tokens, completion_tokens, latency, estimated), record, note
+
+    def _attempt(self, messages: list[dict[str, str]], overrides: dict[str, Any]) -> tuple[float, Any]:
+        """One request: (when it was sent, the reply)."""
+        with self._slots, self._slow_notice():
+            # the clock starts at the request: not while the client is built (its imports, 1-4 s in a fresh
+            # process) nor while the call waits for a concurrency slot
+            model = self._chat_model()
+            started = time.monotonic()
+            return started, _ask(model, messages, overrides)
+
+    def _retrying(self) -> Any:
+        """The retry policy of a call whose first attempt failed transiently (tenacity, imported then: a replay and
+        a call answered at the first attempt never need it; it brings asyncio, 20 ms of a start): transient
+        failures only, up to `max_retries` more attempts, Retry-After or backoff between, each logged."""
+        from tenacity import Retrying, retry_if_exception, stop_after_attempt
+
+        return Retrying(
+            stop=stop_after_attempt(self.settings.max_retries + 1),
+            wait=self._retry_wait,
+            retry=retry_if_exception(self._transient),
+            before_sleep=self._log_retry,
+            reraise=True,
+        )
 
     @contextmanager
     def _slow_notice(self) -> Iterator[None]:
@@ -454,6 +466,28 @@ class _Flight:
     lock: threading.Lock = field(default_factory=threading.Lock)
     waiters: int = 0
     error: LLMCallError | None = None
+
+
+def _attempts_after(retrying: Any, first: Exception) -> Iterator[Any]:
+    """`for attempt in retrying`'s attempts after a first one made without tenacity that failed with `first`:
+    tenacity's own loop (`Retrying.__iter__`) started from that outcome, so the wait, the log line and the
+    count of the retry after it, the attempts left, the statistics and the exception raised at the end are what
+    they would be had tenacity made the first attempt too. The first attempt skips building and stepping the
+    loop (about 50 us of CPU a call, most of a call's own work besides the request and the store)."""
+    from tenacity import AttemptManager, DoAttempt, DoSleep, RetryCallState
+
+    retrying.begin()
+    state = RetryCallState(retrying, fn=None, args=(), kwargs={})
+    state.set_exception((type(first), first, first.__traceback__))
+    while True:
+        do = retrying.iter(retry_state=state)
+        if isinstance(do, DoAttempt):
+            yield AttemptManager(retry_state=state)
+        elif isinstance(do, DoSleep):
+            state.prepare_for_next_attempt()
+            retrying.sleep(do)
+        else:
+            break
 
 
 def _tokens(value: object) -> int | None:

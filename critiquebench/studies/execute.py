@@ -427,6 +427,10 @@ def _step_live(db: sqlite_utils.Database, stepper: DirectGraph, ctx: RunContext,
     live = ctx.llm.llm
     if recorded:
         ctx.llm.llm = _cache_only(live)
+    # A step that made no LLM call (a sound verifier's) is written with the next step's rows, one commit for
+    # both, or when stepping ends however it ends: a kill in between loses only a step that costs nothing to
+    # do again and comes out the same (no call, so no cache hit in its usage), as a step in flight would.
+    pending: list[tuple[int, str, dict[str, Any]]] = []
     try:
         for step, (node, update) in enumerate(stepper.stream(initial_state(ctx.instance.id), ctx, limit), 1):
             keys = ctx.llm.take_keys()
@@ -440,16 +444,43 @@ def _step_live(db: sqlite_utils.Database, stepper: DirectGraph, ctx: RunContext,
                     stored_usage = round_usage(db, tid, attempt["round"], USAGE_KEYS)
                     update["attempt"] = {**attempt, **{k: v for k, v in stored_usage.items() if k in attempt}}
                 continue
-            if attempt:  # the one place where rounds are recorded: a step's rows in one commit
+            if attempt and not keys:
+                pending.append((step, node, attempt))
+            elif attempt:  # the one place where rounds are recorded: a step's rows in one commit
                 with transaction(db):
+                    _record_pending(db, tid, pending)
                     _record(db, tid, attempt, None, node, keys)
                     set_recorded_steps(db, tid, step)
+                pending.clear()
     except ReplayMiss as exc:
         if ctx.llm.llm is live:
             raise
         raise _Diverged("a call of its recorded steps is not in the call cache") from exc
     finally:
         ctx.llm.llm = live
+        if pending:
+            _write_pending(db, tid, pending, failing=sys.exc_info()[0] is not None)
+
+
+def _record_pending(db: sqlite_utils.Database, tid: str, pending: list[tuple[int, str, dict[str, Any]]]) -> None:
+    for _, node, attempt in pending:
+        _record(db, tid, attempt, None, node, [])
+
+
+def _write_pending(
+    db: sqlite_utils.Database, tid: str, pending: list[tuple[int, str, dict[str, Any]]], failing: bool
+) -> None:
+    """Write call-free steps held back by `_step_live` (with their step count) when stepping ends. While an
+    error ends it, a store that cannot take them (a full disk) leaves them to be done again by the resume,
+    and the error that ended the stepping is the one raised."""
+    try:
+        with transaction(db):
+            _record_pending(db, tid, pending)
+            set_recorded_steps(db, tid, pending[-1][0])
+    except Exception:
+        if not failing:
+            raise
+        log.debug("run %s: call-free steps left to the resume", tid, exc_info=True)
 
 
 def _cache_only(llm: Any) -> Any:
