@@ -280,19 +280,14 @@ class LLMClient:
         settings = self.settings
         # A scheme's own temperature and length cap override the model's for this request only.
         overrides = {} if params is self._params else _overrides(params, self._params, _is_openai(self._base_url))
+        retrying = self._retrying()
         started = time.monotonic()
-        retrying: Any = None
         try:
-            try:
-                started, reply = self._attempt(messages, overrides)
-            except Exception as first:  # noqa: BLE001 - retried by tenacity as if it had made this attempt
-                if settings.max_retries < 1 or not self._transient(first):
-                    raise
-                retrying = self._retrying()
-                for attempt in _attempts_after(retrying, first):
-                    with attempt:
+            for attempt in retrying:
+                with attempt:
+                    if attempt.retry_state.attempt_number > 1:
                         self.cache.reserve(key, self._inflight_lease())
-                        started, reply = self._attempt(messages, overrides)
+                    started, reply = self._attempt(messages, overrides)
         except Exception as exc:  # noqa: BLE001 - every failure is classified, recorded or retried
             error = self._describe(exc)
             self.cache.log_event(key, settings.model, "failed", error)
@@ -301,7 +296,7 @@ class LLMClient:
                 raise EndpointUnreachable(
                     f"cannot connect to {self.shown_endpoint} (connection refused): is the server running?"
                 ) from exc
-            tries = retrying.statistics.get("attempt_number", 1) if retrying is not None else 1
+            tries = retrying.statistics.get("attempt_number", 1)
             raise LLMCallError(
                 f"{settings.model} at {self.shown_endpoint} failed after {tries} attempt(s): {error}"
             ) from exc
@@ -327,9 +322,9 @@ class LLMClient:
             return started, _ask(model, messages, overrides)
 
     def _retrying(self) -> Any:
-        """The retry policy of a call whose first attempt failed transiently (tenacity, imported then: a replay and
-        a call answered at the first attempt never need it; it brings asyncio, 20 ms of a start): transient
-        failures only, up to `max_retries` more attempts, Retry-After or backoff between, each logged."""
+        """A call's retry policy: transient failures only, up to `max_retries` more attempts, Retry-After or
+        backoff between, each logged (tenacity, imported by the first request: a replay makes none, and it
+        brings asyncio, 20 ms of a start)."""
         from tenacity import Retrying, retry_if_exception, stop_after_attempt
 
         return Retrying(
@@ -466,28 +461,6 @@ class _Flight:
     lock: threading.Lock = field(default_factory=threading.Lock)
     waiters: int = 0
     error: LLMCallError | None = None
-
-
-def _attempts_after(retrying: Any, first: Exception) -> Iterator[Any]:
-    """`for attempt in retrying`'s attempts after a first one made without tenacity that failed with `first`:
-    tenacity's own loop (`Retrying.__iter__`) started from that outcome, so the wait, the log line and the
-    count of the retry after it, the attempts left, the statistics and the exception raised at the end are what
-    they would be had tenacity made the first attempt too. The first attempt skips building and stepping the
-    loop (about 50 us of CPU a call, most of a call's own work besides the request and the store)."""
-    from tenacity import AttemptManager, DoAttempt, DoSleep, RetryCallState
-
-    retrying.begin()
-    state = RetryCallState(retrying, fn=None, args=(), kwargs={})
-    state.set_exception((type(first), first, first.__traceback__))
-    while True:
-        do = retrying.iter(retry_state=state)
-        if isinstance(do, DoAttempt):
-            yield AttemptManager(retry_state=state)
-        elif isinstance(do, DoSleep):
-            state.prepare_for_next_attempt()
-            retrying.sleep(do)
-        else:
-            break
 
 
 def _tokens(value: object) -> int | None:
