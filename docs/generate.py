@@ -816,11 +816,32 @@ def _test_module(name: str) -> Any:
     return module
 
 
+@functools.cache
+def _modules() -> dict[Path, tuple[str, list[str]]]:
+    """Every module of the layer folders: its docstring and the critiquebench modules it imports (module level or
+    in a function), each module parsed once per run (nothing is imported): the three architecture tables read
+    the same modules, and parsing them was most of their cost. The trees themselves are not kept (held, the
+    collector walked their ~250,000 nodes at every full collection, costing more than the parse saved)."""
+    import ast
+
+    layers = _test_module("test_layers")
+    found: dict[Path, tuple[str, list[str]]] = {}
+    for layer, folder in LAYER_FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            dotted = "critiquebench." + ".".join(parts) if layer != "app" else ".".join(parts)
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            imported = [name for _, name in layers.imports_in(tree, dotted.rpartition(".")[0])]
+            found[path] = (ast.get_docstring(tree) or "", imported)
+    return found
+
+
 def _summary(path: Path) -> str:
     """A module's first docstring sentence, read with `ast` (nothing is imported)."""
     import ast
 
-    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"), str(path))) or ""
+    known = _modules().get(path)
+    doc = known[0] if known else ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"), str(path))) or ""
     first = " ".join(doc.split("\n\n")[0].split())
     return re.split(r"(?<=\.)\s+(?=[A-Z`(])", first, maxsplit=1)[0]
 
@@ -842,15 +863,13 @@ def _imports_by_place() -> dict[str, dict[str, int]]:
     read once per run: three blocks show parts of it."""
     from collections import Counter
 
-    layers = _test_module("test_layers")
     found: dict[str, Counter[str]] = {}
     for layer, folder in LAYER_FOLDERS.items():
         for path in sorted((ROOT / folder).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
             dotted = "critiquebench." + ".".join(parts) if layer != "app" else ".".join(parts)
             here = _place(dotted.removesuffix(".__init__"))
-            package = dotted.rpartition(".")[0]
-            for _, name in layers.imports_of(path, package):
+            for name in _modules()[path][1]:
                 there = _place(name)
                 if there != here:
                     found.setdefault(here, Counter())[there] += 1

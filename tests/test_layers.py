@@ -31,7 +31,11 @@ def layer_of(module: str) -> str:
 
 
 def imports_of(path: Path, package: str) -> list[tuple[int, str]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return imports_in(ast.parse(path.read_text(encoding="utf-8"), str(path)), package)
+
+
+def imports_in(tree: ast.AST, package: str) -> list[tuple[int, str]]:
+    """`imports_of` on a module already parsed (docs/generate.py parses each module once for several tables)."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

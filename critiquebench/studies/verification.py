@@ -95,6 +95,7 @@ def make_items(config: StudyConfig, db: sqlite_utils.Database, pending_ok: bool 
         files = _candidate_files(config, name)
         for inst in instances:
             given = candidates(files, inst.id) if files else {}
+            made: dict[tuple[str, int], str] = {}  # (kind, idx) -> its candidate, made once for all its variants
             for kind, base, variant in kinds:
                 if base == LLM_KIND:
                     continue
@@ -102,9 +103,11 @@ def make_items(config: StudyConfig, db: sqlite_utils.Database, pending_ok: bool 
                     if base in given and idx == 0:  # the study's own candidate
                         items.append(Item(domain, inst, kind, idx, f"file:{files.name}", given[base], variant))
                         continue
-                    # The same candidate for every variant of a kind, as in the study's files.
-                    rng = random.Random(f"{config.seed}/{domain.name}/{inst.id}/{base}/{idx}")
-                    text = domain.candidate(inst, base, rng)
+                    # The same candidate for every variant of a kind, as in the study's files: drawn once.
+                    text = made.get((base, idx))
+                    if text is None:
+                        rng = random.Random(f"{config.seed}/{domain.name}/{inst.id}/{base}/{idx}")
+                        text = made[base, idx] = domain.candidate(inst, base, rng)
                     items.append(Item(domain, inst, kind, idx, "candidate", text, variant))
         if files and not config.from_study_for(name) and any(base == LLM_KIND for _, base, _ in kinds):
             # The study's llm answers, from its files: one per instance that has one.

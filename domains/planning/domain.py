@@ -27,6 +27,7 @@ from critiquebench.domains.contract import (
     Unsupported,
     Verdict,
 )
+from critiquebench.domains.memo import ObjectMemo
 from critiquebench.domains.planning import prompts as plan_prompts
 from critiquebench.domains.planning.candidates import CANDIDATE_KINDS, make_candidate
 from critiquebench.domains.planning.critique import FORMATTED, critic_prompt, make_examples, parse_critic_verdict
@@ -84,8 +85,13 @@ class _Problem:
     @cached_property
     def reader(self) -> ActionReader:
         # built when an answer is first read by our reader: a replay or score read by PlanBench's reader never
-        # builds one
-        return ActionReader(self.cfg, self.task)
+        # builds one. Shared by every domain over the same config and problem (their tasks are shared), with the
+        # lines it has read: each PlanBench task file replayed builds its domain anew, and the t2-t8 files'
+        # answers to one problem repeat each other's lines
+        return _READERS.get((self.cfg, self.task), None, lambda: ActionReader(self.cfg, self.task))
+
+
+_READERS = ObjectMemo(2048)  # a PlanBench domain's 500 problems, under a few configs
 
 
 # The `intro` option's values and the config key each selects (None: the config's `domain_intro`).

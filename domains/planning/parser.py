@@ -25,6 +25,7 @@ from critiquebench.domains.planning.templates import NLConfig
 Step = tuple[str, tuple[str, ...]]
 
 READS_KEPT = 64  # answers whose reading a task's reader keeps (`ActionReader.read`)
+LINES_KEPT = 256  # answer lines whose reading a task's reader keeps (`ActionReader._read_text`)
 _UNREAD = object()
 _ARTICLES = {"the", "a", "an"}
 _NUMBER = re.compile(r"^\s*(?:[-*+\u2022]\s*)?(?:step\s*)?\(?(\d{1,3})\s*[.):\]]\s*")
@@ -74,6 +75,10 @@ class ActionReader:
     # texts read lately and what they gave: a verification study judges each answer under up to three prompts
     # and verifies it too, each reading it again (a dry run's main cost); a ParsedPlan is immutable, so shared
     _read: dict[str, ParsedPlan | None] = field(init=False, default_factory=dict, repr=False)
+    # lines read lately: answers to one problem repeat each other's lines ("unstack the red block from on top of
+    # the blue block"), and a replay of PlanBench's t2-t8 files reads each of those lines ~2 times (a Line is
+    # immutable, so shared)
+    _lines: dict[str, Line] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         # The patterns depend on the config, the domain and the objects' names only: tasks over the same objects
@@ -138,11 +143,13 @@ class ActionReader:
         return parsed
 
     def _read_text(self, text: str) -> ParsedPlan | None:
-        seen: dict[str, Line] = {}  # the region's lines were read while finding it: each is read once
+        seen = self._lines  # the region's lines were read while finding it, or for another answer: each once
 
         def line(raw: str) -> Line:
             found = seen.get(raw)
             if found is None:
+                if len(seen) >= LINES_KEPT:
+                    seen.clear()
                 found = seen[raw] = self._line(raw)
             return found
 
