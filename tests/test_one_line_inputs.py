@@ -35,13 +35,24 @@ def _forked(forked_light_env: dict[str, str]) -> Iterator[None]:
     _FORKED.pop("plain")
 
 
-def cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60) -> tuple[int, list[str]]:
+def cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60,
+        full: bool = False) -> tuple[int, list[str]]:  # fmt: skip
     """rc and output lines (stdout and stderr) of the command run in `cwd` (forked from the server with the
-    plug-ins of `plugins` on its path if `env` sets PYTHONPATH: a fork keeps its server's)."""
-    server = "plugins" if env and "PYTHONPATH" in env else "plain"
+    plug-ins of `plugins` on its path if `env` sets PYTHONPATH: a fork keeps its server's; with `full`, from the
+    one that imported LangGraph too: the test asks for `full_server`)."""
+    server = "plugins" if env and "PYTHONPATH" in env else "full" if full else "plain"
     full = {**_FORKED[server], "CRITIQUEBENCH_DATA": str(DATASETS), **(env or {})}
     done = forked_cli.run(["critiquebench", *args], full, cwd=cwd, timeout=timeout)
     return done.returncode, (done.stdout + done.stderr).splitlines()
+
+
+@pytest.fixture
+def full_server(forked_env: dict[str, str]) -> Iterator[None]:
+    """`cli(..., full=True)` forks from `forked_env`'s server, which imported LangGraph: `graph` imports it to draw,
+    ~1.9 s of CPU forked from the light server, ~0.4 s from the full one (which the suite runs anyway)."""
+    _FORKED["full"] = forked_env
+    yield
+    _FORKED.pop("full")
 
 
 @pytest.fixture(scope="module")
@@ -160,16 +171,18 @@ def test_json_text_writes_null_for_non_finite_numbers() -> None:
     assert written == '{"a": null, "b": [null, 1.5], "c": "x"}'
 
 
+@pytest.mark.usefixtures("full_server")
 def test_fifos_without_a_peer_are_refused_not_waited_on(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "prompts.fifo")
     rc, lines = cli("prompt", "--domain", "game24", "--instance", "901", "--domain-option", "prompts=prompts.fifo",
                     cwd=tmp_path, timeout=30)  # fmt: skip
     assert (rc, lines) == (2, ["error: cannot read prompt file prompts.fifo: it is a FIFO, not a regular file"])
     os.mkfifo(tmp_path / "out.fifo")
-    rc, lines = cli("graph", "standard", "--output", "out.fifo", cwd=tmp_path, timeout=30)
+    rc, lines = cli("graph", "standard", "--output", "out.fifo", cwd=tmp_path, timeout=30, full=True)
     assert rc == 2 and lines == ["error: cannot write out.fifo: it is a FIFO no process reads; start its reader first"]
 
 
+@pytest.mark.usefixtures("full_server")
 def test_a_fifo_with_a_reader_is_still_written_into(tmp_path: Path) -> None:
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
@@ -186,7 +199,7 @@ def test_a_fifo_with_a_reader_is_still_written_into(tmp_path: Path) -> None:
             except OSError as exc:  # ENXIO: no reader yet
                 assert exc.errno == errno.ENXIO and reader.poll() is None and time.monotonic() < deadline, exc
                 time.sleep(0.005)
-        rc, lines = cli("graph", "standard", "--output", "out.fifo", cwd=tmp_path, timeout=30)
+        rc, lines = cli("graph", "standard", "--output", "out.fifo", cwd=tmp_path, timeout=30, full=True)
         os.close(held)
         held = -1
         out, _ = reader.communicate(timeout=30)
