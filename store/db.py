@@ -492,7 +492,9 @@ def ensure_tables(db: sqlite_utils.Database | sqlite3.Connection, statements: It
     empty TEMP tables instead, so reading a store that lacks them (e.g. a cache-only one) finds nothing."""
     conn = db.conn if isinstance(db, sqlite_utils.Database) else db
     if not is_readonly(conn):
-        done = conn.ensured if isinstance(conn, StoreConnection) else set()
+        # a StoreConnection's own statements, a Postgres store's of this process (`PgDatabase.ensured`)
+        done = getattr(conn, "ensured", None)
+        done = set() if done is None else done
         for sql in statements:
             if sql not in done:
                 conn.execute(sql)

@@ -32,6 +32,9 @@ EXCEPTION WHEN duplicate_function OR unique_violation THEN NULL;  -- another pro
 END $$"""
 _ready: set[str] = set()
 _ready_lock = threading.Lock()
+# per store URL, the `CREATE ... IF NOT EXISTS` statements this process has run there (`ensure_tables`): a study
+# opens a connection per run, and each statement is a transaction under a lock every process shares
+_ensured: dict[str, set[str]] = {}
 
 
 class StoreUnavailable(ValueError):
@@ -97,6 +100,7 @@ class PgDatabase:
             if url not in _ready:
                 self.conn.execute(_BOOL_SUM)
                 _ready.add(url)
+            self.ensured = _ensured.setdefault(url, set())
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         import psycopg
