@@ -63,6 +63,11 @@ _FINALIZE = True  # the server's setting, inherited by every command it forks
 # `preexec_fn` caps a command it starts itself (the script is that child; the command is the server's fork)
 LIMIT_AS_ENV = "CRITIQUEBENCH_TEST_FORK_LIMIT_AS"
 
+# in a command's own environment: folders (os.pathsep-separated) put on its sys.path after the script's folder, as
+# PYTHONPATH puts them for a fresh interpreter (the server's sys.path was fixed when it started): a package installed
+# into a folder of its own after the server started (a plug-in) is then importable and its entry points found
+SYS_PATH_ENV = "CRITIQUEBENCH_TEST_FORK_SYS_PATH"
+
 
 def preload(names: tuple[str, ...] | None = None) -> None:
     """Import `names`, else PRELOAD and every module of the project's packages (but their `__main__`, which
@@ -141,6 +146,9 @@ def _run_command(request: dict, fds: list[int]) -> None:
 
         resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
     sys.path[0] = str(Path(sys.executable).parent)  # as for the console script, not `-c`'s working folder
+    extra = os.environ.pop(SYS_PATH_ENV, None)
+    if extra:
+        sys.path[1:1] = extra.split(os.pathsep)
     try:
         if request["program"] == "forked-python":  # `python -c SOURCE ARGS...`, as the interpreter runs it
             option, source, *rest = request["argv"]

@@ -4,8 +4,7 @@ load runs and rounds as DataFrames, render a report."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 import critiquebench as cb
 import critiquebench.api
 from critiquebench.reports.records import ROUND_COLUMNS, RUN_COLUMNS
+from tests import forked_cli
 from tests.scripted_server import ScriptedServer
 from tests.test_study_cli import game24_reply
 
@@ -25,8 +25,17 @@ def server() -> ScriptedServer:
         yield srv
 
 
-def test_python_c_runs_a_study_and_returns_a_dataframe(server: ScriptedServer, tmp_path: Path) -> None:
-    """README's snippet, as a user runs it."""
+def forked_python(forked_env: dict[str, str]) -> str:
+    """`forked-python`, which runs `-c SOURCE` as `python -c` does in a process forked from the preloaded CLI
+    (tests/forked_cli.py): the API's calls, not a fresh interpreter's imports (~5 s of CPU each), are what these
+    tests are about; tests/test_packaging.py runs the README's block in a fresh interpreter of a fresh venv."""
+    return str(shutil.which("forked-python", path=forked_env["PATH"]))
+
+
+def test_python_c_runs_a_study_and_returns_a_dataframe(
+    server: ScriptedServer, tmp_path: Path, forked_env: dict[str, str]
+) -> None:
+    """README's snippet, run by `python -c` as a user runs it (forked from the preloaded CLI)."""
     store = tmp_path / "demo.sqlite"
     code = (
         "import critiquebench as cb; "
@@ -35,7 +44,7 @@ def test_python_c_runs_a_study_and_returns_a_dataframe(server: ScriptedServer, t
         f"df = cb.runs('demo', store={str(store)!r}); "
         "print(type(df).__name__, len(df), df.groupby('scheme')['correct'].mean().to_json())"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    done = forked_cli.run([forked_python(forked_env), "-c", code], forked_env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     kind, rows, means = done.stdout.split(" ", 2)
     assert (kind, rows) == ("DataFrame", "6")
@@ -88,15 +97,17 @@ def test_errors_are_one_line_study_errors(server: ScriptedServer, tmp_path: Path
 
 @pytest.mark.parametrize("progress", [True, False])
 def test_cb_run_shows_the_live_bars_on_a_terminal_unless_silenced(server: ScriptedServer, tmp_path: Path,
-                                                                  progress: bool) -> None:  # fmt: skip
+                                                                  progress: bool,
+                                                                  forked_env: dict[str, str]) -> None:  # fmt: skip
     """What a terminal (or a notebook's cell) shows while `cb.run` works: the command line's bars; none with
-    progress=False."""
+    progress=False. `python -c` forked from the preloaded CLI, its output on a pseudo-terminal."""
     from tests.test_live_display import screen_of
 
     store = tmp_path / "s.sqlite"
     code = (f"import critiquebench as cb; cb.run('p', domains='game24', instances='gen:3:1', schemes='standard', "
             f"model='scripted', base_url={server.base_url!r}, store={str(store)!r}, progress={progress})")  # fmt: skip
-    exit_code, lines = screen_of([sys.executable, "-c", code], {"TERM": "xterm-256color", "PATH": "/usr/bin:/bin"})
+    env = {"TERM": "xterm-256color", "PATH": "/usr/bin:/bin", forked_cli.SOCKET_ENV: forked_env[forked_cli.SOCKET_ENV]}
+    exit_code, lines = screen_of([forked_python(forked_env), "-c", code], env)
     assert exit_code == 0, "\n".join(lines)
     bars = [line for line in lines if line.startswith("standard ") and "3/3" in line]
     assert len(bars) == (1 if progress else 0), "\n".join(lines)

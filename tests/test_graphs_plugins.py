@@ -20,7 +20,7 @@ from critiquebench.store.db import connect
 from critiquebench.store.results import attempts
 from critiquebench.studies.execute import execute_run
 from tests.conftest import DATASETS
-from tests.forked_cli import forked_cli
+from tests.forked_cli import SYS_PATH_ENV
 from tests.scripted_server import ScriptedServer
 from tests.test_graphs_support import ScriptedModel
 
@@ -122,24 +122,25 @@ def test_a_package_adds_a_domain_through_the_entry_point(
 
 
 @pytest.fixture
-def forked_env(plugin: None, tmp_path: Path) -> Iterator[dict[str, str]]:
-    """The environment of `critiquebench` commands forked from a server started with the plug-in on its path."""
-    with forked_cli(tmp_path / "forked", dict(os.environ), finalize=False) as env:
-        yield env
+def plugin_env(plugin: None, forked_env: dict[str, str]) -> dict[str, str]:
+    """The environment of `critiquebench` commands forked from the worker's preloaded server (`forked_env`), with
+    the plug-in's folder on their path (tests/forked_cli.py's SYS_PATH_ENV, as PYTHONPATH for a fresh one)."""
+    site = os.environ["PYTHONPATH"].split(os.pathsep)[0]  # the `plugin` fixture's folder
+    return {**forked_env, "PYTHONPATH": os.environ["PYTHONPATH"], SYS_PATH_ENV: site}
 
 
 def test_a_scheme_plugin_is_listed_drawn_run_resumed_and_reported_like_a_built_in(
-    forked_env: dict[str, str], tmp_path: Path
+    plugin_env: dict[str, str], tmp_path: Path
 ) -> None:
     """A scheme defined outside the package (the example's `sound-window`: first-error feedback with a window of
     one exchange) runs through the CLI as a built-in one does: listed, drawn, costed, stopped by a budget,
     resumed, reported; its requests show the window. Its six commands are processes forked from one that imported
-    the CLI with the plug-in on its path (tests/forked_cli.py; ~2 s of CPU less each); the critics test above runs
-    the installed command, which finds the plug-in's entry points in a fresh interpreter."""
-    cli_path = shutil.which("critiquebench", path=forked_env["PATH"])
+    the CLI (tests/forked_cli.py; ~2 s of CPU less each), which finds the plug-in installed after it started; the
+    critics test above runs the installed command, which finds the plug-in's entry points in a fresh interpreter."""
+    cli_path = shutil.which("critiquebench", path=plugin_env["PATH"])
 
     def cli(*args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([str(cli_path), *args], capture_output=True, text=True, timeout=300, env=forked_env)
+        done = subprocess.run([str(cli_path), *args], capture_output=True, text=True, timeout=300, env=plugin_env)
         assert done.returncode == check, done.stderr[-3000:]
         return done
 

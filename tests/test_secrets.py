@@ -9,17 +9,14 @@ the scripted server and a real Postgres; the check is `grep -r SECRET` over ever
 from __future__ import annotations
 
 import base64
-import os
 import shutil
 import socket
 import sqlite3
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.forked_cli import forked_cli
 from tests.scripted_server import ScriptedServer
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -63,13 +60,13 @@ def grep_secret(root: Path) -> list[str]:
 
 
 @pytest.fixture
-def cli_env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """The commands' environment, with `critiquebench` forked from one process that imported it (each command is
-    still a process of its own, with its own arguments, environment and output; tests/forked_cli.py)."""
-    env = {**os.environ, "OPENAI_API_KEY": "sk-SECRETENV", "NO_COLOR": "1"}
+def cli_env(forked_env: dict[str, str]) -> dict[str, str]:
+    """The commands' environment, with `critiquebench` forked from the worker's process that imported it
+    (`forked_env`; each command is still a process of its own, with its own arguments, environment and output,
+    ending with the interpreter's teardown, whose warnings are output too; tests/forked_cli.py)."""
+    env = {**forked_env, "OPENAI_API_KEY": "sk-SECRETENV", "NO_COLOR": "1"}
     env.pop("OPENAI_BASE_URL", None)
-    with forked_cli(tmp_path / "forked", env) as forked:
-        yield forked
+    return env
 
 
 def test_no_secret_of_a_url_reaches_the_store_exports_pages_or_output(

@@ -19,6 +19,7 @@ same in every ablation and nested across shot counts.
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 from collections.abc import Sequence
@@ -102,15 +103,27 @@ def read_plan_file(path: Path) -> list[str]:
 
 def _plan_files(path: Path, folder: Path, ids: list[str], by_id: dict[str, Path]) -> dict[str, list[str]]:
     places = [path / name for name in PLAN_FOLDERS if (path / name).is_dir()] + [folder]
+    # each folder's names listed once: a folder of problems without plans (PlanBench's Logistics: 286) was asked
+    # for 4 names per problem every time a domain loaded it
+    listed = {place: _names(place) for place in places}
     out: dict[str, list[str]] = {}
     for ident in ids:
         stem = by_id[ident].stem
         for place in places:
-            found = next((place / (stem + s) for s in PLAN_SUFFIXES if (place / (stem + s)).is_file()), None)
+            names = [stem + s for s in PLAN_SUFFIXES if stem + s in listed[place]]
+            found = next((place / name for name in names if (place / name).is_file()), None)
             if found is not None:
                 out[ident] = read_plan_file(found)
                 break
     return out
+
+
+def _names(folder: Path) -> frozenset[str]:
+    """The names in `folder` (none if it cannot be listed)."""
+    try:
+        return frozenset(os.listdir(folder))
+    except OSError:
+        return frozenset()
 
 
 def _known_plans(path: Path, folder: Path) -> dict[str, list[str]]:
