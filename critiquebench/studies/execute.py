@@ -431,6 +431,7 @@ def _step_live(db: sqlite_utils.Database, stepper: DirectGraph, ctx: RunContext,
     # both, or when stepping ends however it ends: a kill in between loses only a step that costs nothing to
     # do again and comes out the same (no call, so no cache hit in its usage), as a step in flight would.
     pending: list[tuple[int, str, dict[str, Any]]] = []
+    stepped = False  # (not sys.exc_info(): the caller's retry after `_Diverged` runs inside its except block)
     try:
         for step, (node, update) in enumerate(stepper.stream(initial_state(ctx.instance.id), ctx, limit), 1):
             keys = ctx.llm.take_keys()
@@ -452,6 +453,7 @@ def _step_live(db: sqlite_utils.Database, stepper: DirectGraph, ctx: RunContext,
                     _record(db, tid, attempt, None, node, keys)
                     set_recorded_steps(db, tid, step)
                 pending.clear()
+        stepped = True
     except ReplayMiss as exc:
         if ctx.llm.llm is live:
             raise
@@ -459,7 +461,7 @@ def _step_live(db: sqlite_utils.Database, stepper: DirectGraph, ctx: RunContext,
     finally:
         ctx.llm.llm = live
         if pending:
-            _write_pending(db, tid, pending, failing=sys.exc_info()[0] is not None)
+            _write_pending(db, tid, pending, failing=not stepped)
 
 
 def _record_pending(db: sqlite_utils.Database, tid: str, pending: list[tuple[int, str, dict[str, Any]]]) -> None:
